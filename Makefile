@@ -1,0 +1,68 @@
+# FRIS developer commands. `make help` lists them.
+SHELL := /usr/bin/env bash
+.DEFAULT_GOAL := help
+
+BIN        := $(CURDIR)/bin
+SERVICES   := mdr
+PROTO_SVCS := mdr
+MODULES     = $(shell go list -m -f '{{.Dir}}')
+
+# Pinned code generators, installed into bin/ from the Go module proxy.
+BUF_VERSION          := v1.75.0
+PROTOC_GEN_GO        := v1.36.12
+PROTOC_GEN_GO_GRPC   := v1.6.2
+PROTOC_GEN_GATEWAY   := v2.32.0
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: tools
+tools: ## install the pinned code generators into bin/
+	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO)
+	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC)
+	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(PROTOC_GEN_GATEWAY)
+
+$(BIN)/buf:
+	$(MAKE) tools
+
+.PHONY: proto
+proto: $(BIN)/buf ## regenerate the gRPC and gateway code under proto/
+	cd proto && $(BIN)/buf generate $(addprefix --path ,$(PROTO_SVCS))
+
+.PHONY: proto-verify
+proto-verify: $(BIN)/buf ## fail when the committed generated code is stale
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	cp -r proto/. $$tmp/ && \
+	(cd $$tmp && sed -i 's#\.\./bin/#$(BIN)/#' buf.gen.yaml && $(BIN)/buf generate $(addprefix --path ,$(PROTO_SVCS))) && \
+	if diff -r -q proto $$tmp >/dev/null; then echo "generated code is up to date"; \
+	else diff -r proto $$tmp | head -40; echo "generated code is stale: run make proto"; exit 1; fi
+
+.PHONY: build
+build: ## build every binary into bin/
+	go build -o $(BIN)/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./gateway/cmd/gateway
+
+.PHONY: run
+run: build ## start every service and the gateway on the embedded store, with demo data
+	deploy/local/run.sh
+
+.PHONY: test
+test: ## run every test of every module with -race (starts a throwaway Redis unless REDIS_URL is set)
+	deploy/local/test.sh
+
+.PHONY: bench
+bench: build ## run the load benchmarks (see BENCHMARKS.md)
+	deploy/local/bench.sh
+
+.PHONY: vet
+vet: ## go vet every module
+	go vet $(addsuffix /...,$(MODULES))
+
+.PHONY: fmt
+fmt: ## gofmt every Go file
+	gofmt -l -w $(MODULES)
+
+.PHONY: clean
+clean: ## remove binaries and the local data directory
+	rm -rf $(BIN) .fris

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `make run`: start every service and the gateway on the embedded store, seed
+# the demo data, write .fris/demo.env, and stop everything cleanly on Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+BIN=${BIN:-bin}
+DATA=${FRIS_DATA_DIR:-.fris/data}
+ADDR=${FRIS_GATEWAY_ADDR:-127.0.0.1:8080}
+LOGS=.fris/logs
+mkdir -p "$DATA" "$LOGS"
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  if ((${#pids[@]})); then
+    echo
+    echo "stopping..."
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    wait "${pids[@]}" 2>/dev/null || true
+  fi
+  echo "stopped"
+}
+trap stop INT TERM EXIT
+
+# wait_ready URL NAME: poll until the URL answers 200 (30 s at most).
+wait_ready() {
+  for _ in $(seq 1 300); do
+    if curl -fsS -o /dev/null "$1" 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "$2 did not become ready; see $LOGS/$2.log" >&2
+  exit 1
+}
+
+start() { # start NAME ARGS...
+  local name=$1
+  shift
+  "$BIN/$name" "$@" 2>>"$LOGS/$name.log" &
+  pids+=($!)
+}
+
+start mdr serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9102 -ops-addr 127.0.0.1:9202
+wait_ready http://127.0.0.1:9202/readyz mdr
+"$BIN/mdr" import -addr 127.0.0.1:9102 services/mdr/demo/mdr16.json
+
+start gateway -addr "$ADDR" -mdr-addr 127.0.0.1:9102
+wait_ready "http://$ADDR/readyz" gateway
+
+cat > .fris/demo.env <<ENV
+FRIS_GATEWAY_URL=http://$ADDR
+ENV
+
+cat <<MSG
+
+FRIS is running at http://$ADDR   (logs: $LOGS/, data: $DATA/, demo credentials: .fris/demo.env)
+
+  curl -s http://$ADDR/v3/api/mdr/namespaces
+  curl -s http://$ADDR/v3/api/mdr/namespaces/mdr16/members
+  curl -s -H 'Accept-Language: de' http://$ADDR/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1
+
+Press Ctrl-C to stop.
+MSG
+wait

@@ -1,0 +1,36 @@
+// Command gateway is FRIS's HTTP front: it serves the documented REST/XML
+// paths and forwards them to the services over gRPC.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"fris.dev/gateway/internal/app"
+	"fris.dev/pkg/config"
+	"fris.dev/pkg/logging"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var cfg app.Config
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	if err := config.Parse(fs, os.Args[1:], "FRIS_GATEWAY"); err != nil {
+		os.Exit(2)
+	}
+	log, err := logging.New(os.Stderr, cfg.LogLevel, "gateway")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gateway:", err)
+		os.Exit(2)
+	}
+	if err := app.Run(ctx, cfg, log); err != nil {
+		log.Error("gateway failed", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,119 @@
+// Package apierr is the gateway's one mapping from gRPC status codes to HTTP
+// statuses and error bodies.
+package apierr
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// HTTPStatus is the HTTP status for a gRPC code.
+func HTTPStatus(c codes.Code) int {
+	switch c {
+	case codes.OK:
+		return http.StatusOK
+	case codes.InvalidArgument, codes.OutOfRange, codes.FailedPrecondition:
+		return http.StatusBadRequest
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized
+	case codes.PermissionDenied:
+		return http.StatusForbidden
+	case codes.NotFound:
+		return http.StatusNotFound
+	case codes.AlreadyExists, codes.Aborted:
+		return http.StatusConflict
+	case codes.ResourceExhausted:
+		return http.StatusRequestEntityTooLarge
+	case codes.Unimplemented:
+		return http.StatusNotImplemented
+	case codes.Unavailable, codes.Canceled:
+		return http.StatusServiceUnavailable
+	case codes.DeadlineExceeded:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}
+
+// errorCode is the short machine-readable `error` of a body, in the style of
+// RFC 6749 for every JSON group.
+func errorCode(httpStatus int) string {
+	switch httpStatus {
+	case http.StatusBadRequest:
+		return "invalid_request"
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusForbidden:
+		return "access_denied"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusConflict:
+		return "conflict"
+	case http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	case http.StatusNotImplemented:
+		return "not_implemented"
+	case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return "temporarily_unavailable"
+	}
+	if httpStatus >= 500 {
+		return "server_error"
+	}
+	return "error"
+}
+
+// Body is the JSON error body.
+type Body struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description"`
+}
+
+// WriteJSON writes a JSON error. 5xx descriptions never carry internals:
+// services already replace them with "internal error".
+func WriteJSON(w http.ResponseWriter, httpStatus int, description string) {
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(httpStatus)
+	_ = json.NewEncoder(w).Encode(Body{Error: errorCode(httpStatus), Description: description})
+}
+
+// WriteText writes a plain-text error, for the XML and text groups.
+func WriteText(w http.ResponseWriter, httpStatus int, description string) {
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(httpStatus)
+	_, _ = w.Write([]byte(strings.TrimSpace(description) + "\n"))
+}
+
+// FromGRPC describes a gRPC error as HTTP status and description.
+func FromGRPC(err error) (int, string) {
+	st := status.Convert(err)
+	code := HTTPStatus(st.Code())
+	msg := st.Message()
+	if code >= 500 && code != http.StatusNotImplemented && code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout {
+		msg = "internal error"
+	}
+	if st.Code() == codes.Unavailable {
+		msg = "service temporarily unavailable"
+	}
+	return code, msg
+}
+
+// GatewayErrorHandler plugs the mapping into grpc-gateway.
+func GatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+	code, msg := FromGRPC(err)
+	WriteJSON(w, code, msg)
+}

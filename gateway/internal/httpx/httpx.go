@@ -1,0 +1,213 @@
+// Package httpx holds the gateway's HTTP middleware.
+package httpx
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"fris.dev/gateway/internal/apierr"
+)
+
+type ridKey struct{}
+
+// RequestID returns the request id set by the RequestID middleware.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(ridKey{}).(string)
+	return id
+}
+
+// WithRequestID keeps a sane client-sent X-Request-Id or makes one, and
+// echoes it in the response.
+func WithRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !saneID(id) {
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ridKey{}, id)))
+	})
+}
+
+func saneID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// Recover turns a handler panic into a 500 so one request cannot take the
+// gateway down.
+func Recover(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				log.ErrorContext(r.Context(), "panic in handler", "panic", fmt.Sprint(p), "path", r.URL.Path, "stack", string(debug.Stack()))
+				apierr.WriteText(w, http.StatusInternalServerError, "internal error")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Metrics are the gateway's request metrics.
+type Metrics struct {
+	count   *prometheus.CounterVec
+	latency *prometheus.HistogramVec
+}
+
+// NewMetrics registers the request metrics in reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		count: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fris_http_requests_total", Help: "HTTP requests by route and status class.",
+		}, []string{"route", "method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "fris_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route"}),
+	}
+	reg.MustRegister(m.count, m.latency)
+	return m
+}
+
+// Observe logs and measures every request. Route labels are patterns, never
+// raw paths, so the metric's cardinality stays bounded.
+func Observe(log *slog.Logger, m *Metrics, route func(*http.Request) string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		d := time.Since(start)
+		rt := route(r)
+		m.count.WithLabelValues(rt, r.Method, strconv.Itoa(rec.status)).Inc()
+		m.latency.WithLabelValues(rt).Observe(d.Seconds())
+		level := slog.LevelDebug
+		if rec.status >= 500 {
+			level = slog.LevelError
+		}
+		log.Log(r.Context(), level, "request", "method", r.Method, "route", rt, "status", rec.status,
+			"bytes", rec.bytes, "duration_ms", float64(d.Microseconds())/1000, "request_id", RequestID(r.Context()))
+	})
+}
+
+// LimitBody caps request bodies; handlers see an error past the limit and
+// answer 413.
+func LimitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			apierr.WriteText(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", max))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// etagWriter buffers a GET response so its ETag can be computed.
+type etagWriter struct {
+	h      http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (e *etagWriter) Header() http.Header         { return e.h }
+func (e *etagWriter) WriteHeader(code int)        { e.status = code }
+func (e *etagWriter) Write(b []byte) (int, error) { return e.buf.Write(b) }
+
+// ETag gives successful GET responses a strong ETag over the body and answers
+// a matching If-None-Match with 304. The body depends on the language asked
+// for and on the caller's token (private namespaces), hence the Vary header.
+func ETag(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ew := &etagWriter{h: w.Header(), status: http.StatusOK}
+		next.ServeHTTP(ew, r)
+		h := w.Header()
+		if ew.status == http.StatusOK {
+			sum := sha256.Sum256(ew.buf.Bytes())
+			tag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+			h.Set("ETag", tag)
+			h.Set("Vary", "Accept-Language, Authorization")
+			if h.Get("Cache-Control") == "" {
+				h.Set("Cache-Control", "no-cache")
+			}
+			if matches(r.Header.Get("If-None-Match"), tag) {
+				h.Del("Content-Length")
+				h.Del("Content-Type")
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
+		h.Set("Content-Length", strconv.Itoa(ew.buf.Len()))
+		w.WriteHeader(ew.status)
+		_, _ = w.Write(ew.buf.Bytes())
+	})
+}
+
+// matches implements If-None-Match's weak comparison over a list of tags.
+func matches(header, tag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == tag {
+			return true
+		}
+	}
+	return false
+}

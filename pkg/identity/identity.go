@@ -1,0 +1,83 @@
+// Package identity carries the caller the gateway verified to the services,
+// as gRPC metadata. Only the gateway sets it: its header matcher never lets a
+// client send these keys itself.
+package identity
+
+import (
+	"context"
+	"strings"
+
+	"google.golang.org/grpc/metadata"
+)
+
+// Metadata keys set by the gateway.
+const (
+	KeySubject = "x-fris-subject"
+	KeyScope   = "x-fris-scope"
+	KeyClient  = "x-fris-client"
+)
+
+// Identity is a verified bearer token's subject and scopes; zero means
+// anonymous.
+type Identity struct {
+	Subject string
+	Client  string
+	Scopes  []string
+}
+
+// Anonymous reports whether no token was verified.
+func (i Identity) Anonymous() bool { return i.Subject == "" }
+
+// HasScope reports whether the token grants scope s.
+func (i Identity) HasScope(s string) bool {
+	for _, x := range i.Scopes {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Pairs renders the identity as metadata pairs for an outgoing call.
+func (i Identity) Pairs() []string {
+	if i.Anonymous() {
+		return nil
+	}
+	p := []string{KeySubject, i.Subject}
+	if i.Client != "" {
+		p = append(p, KeyClient, i.Client)
+	}
+	for _, s := range i.Scopes {
+		p = append(p, KeyScope, s)
+	}
+	return p
+}
+
+// FromIncoming reads the identity a service was called with.
+func FromIncoming(ctx context.Context) Identity {
+	md, ok := metadata.FromIncomingContext(ctx)
+	if !ok {
+		return Identity{}
+	}
+	id := Identity{Subject: first(md, KeySubject), Client: first(md, KeyClient)}
+	if id.Subject == "" {
+		return Identity{}
+	}
+	for _, s := range md.Get(KeyScope) {
+		id.Scopes = append(id.Scopes, strings.Fields(s)...)
+	}
+	return id
+}
+
+func first(md metadata.MD, k string) string {
+	if v := md.Get(k); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// Incoming returns the first value of an incoming metadata key.
+func Incoming(ctx context.Context, key string) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return first(md, key)
+}

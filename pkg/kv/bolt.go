@@ -1,0 +1,278 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketData    = []byte("data")
+	bucketExpires = []byte("expires") // (expiry unix nanos || key) -> nil, for sweeping
+)
+
+// BoltOptions tune the embedded backend.
+type BoltOptions struct {
+	// BatchDelay is how long a write waits for others to share its commit
+	// (group commit: one fsync for many writers). Zero means 1ms.
+	BatchDelay time.Duration
+	// SweepEvery is the period of the expired-key sweeper. Zero means 1 minute.
+	SweepEvery time.Duration
+	// NoSync skips fsync; only for throwaway stores in tests.
+	NoSync bool
+	Logger *slog.Logger
+	now    clock
+}
+
+// Bolt is the embedded backend: one bbolt file, values prefixed by an 8-byte
+// expiry (unix nanos, 0 = never).
+type Bolt struct {
+	db   *bolt.DB
+	now  clock
+	log  *slog.Logger
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// OpenBolt opens (creating if needed) the store file at path.
+func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("kv: create data dir: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: o.NoSync})
+	if err != nil {
+		return nil, fmt.Errorf("kv: open %s: %w", path, err)
+	}
+	db.MaxBatchDelay = o.BatchDelay
+	if db.MaxBatchDelay <= 0 {
+		db.MaxBatchDelay = time.Millisecond
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucketIfNotExists(bucketData); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucketIfNotExists(bucketExpires)
+		return err
+	}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("kv: init %s: %w", path, err)
+	}
+	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{})}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	every := o.SweepEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	b.wg.Add(1)
+	go b.sweepLoop(every)
+	return b, nil
+}
+
+func (b *Bolt) Close() error {
+	close(b.stop)
+	b.wg.Wait()
+	return b.db.Close()
+}
+
+func (b *Bolt) Ping(context.Context) error {
+	return b.db.View(func(*bolt.Tx) error { return nil })
+}
+
+func (b *Bolt) Get(ctx context.Context, key string) ([]byte, error) {
+	var out []byte
+	err := b.db.View(func(tx *bolt.Tx) error {
+		v, err := boltGet(tx, key, b.now())
+		out = v
+		return err
+	})
+	return out, err
+}
+
+func (b *Bolt) Scan(ctx context.Context, prefix, after string, limit int) ([]Entry, error) {
+	var out []Entry
+	err := b.db.View(func(tx *bolt.Tx) error {
+		var err error
+		out, err = boltScan(tx, prefix, after, limit, b.now())
+		return err
+	})
+	return out, err
+}
+
+// Update runs fn inside a bbolt batch so concurrent writers share one commit.
+func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.db.Batch(func(tx *bolt.Tx) error {
+		return fn(&boltTx{tx: tx, now: b.now()})
+	})
+}
+
+type boltTx struct {
+	tx  *bolt.Tx
+	now time.Time
+}
+
+func (t *boltTx) Get(_ context.Context, key string) ([]byte, error) {
+	return boltGet(t.tx, key, t.now)
+}
+
+func (t *boltTx) Scan(_ context.Context, prefix, after string, limit int) ([]Entry, error) {
+	return boltScan(t.tx, prefix, after, limit, t.now)
+}
+
+func (t *boltTx) Put(key string, value []byte, ttl time.Duration) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := t.dropExpiry(key); err != nil {
+		return err
+	}
+	var exp int64
+	if ttl > 0 {
+		exp = t.now.Add(ttl).UnixNano()
+		if err := t.tx.Bucket(bucketExpires).Put(expiryKey(exp, key), nil); err != nil {
+			return err
+		}
+	}
+	buf := make([]byte, 8+len(value))
+	binary.BigEndian.PutUint64(buf, uint64(exp))
+	copy(buf[8:], value)
+	return t.tx.Bucket(bucketData).Put([]byte(key), buf)
+}
+
+func (t *boltTx) Delete(key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if err := t.dropExpiry(key); err != nil {
+		return err
+	}
+	return t.tx.Bucket(bucketData).Delete([]byte(key))
+}
+
+// dropExpiry removes the sweeper's index entry of the key's current value.
+func (t *boltTx) dropExpiry(key string) error {
+	raw := t.tx.Bucket(bucketData).Get([]byte(key))
+	if len(raw) < 8 {
+		return nil
+	}
+	if exp := int64(binary.BigEndian.Uint64(raw)); exp != 0 {
+		return t.tx.Bucket(bucketExpires).Delete(expiryKey(exp, key))
+	}
+	return nil
+}
+
+func expiryKey(exp int64, key string) []byte {
+	k := make([]byte, 8+len(key))
+	binary.BigEndian.PutUint64(k, uint64(exp))
+	copy(k[8:], key)
+	return k
+}
+
+// decode returns the live value of a raw record, or false when it has expired.
+func decode(raw []byte, now time.Time) ([]byte, bool) {
+	if len(raw) < 8 {
+		return nil, false
+	}
+	if exp := int64(binary.BigEndian.Uint64(raw)); exp != 0 && exp <= now.UnixNano() {
+		return nil, false
+	}
+	return bytes.Clone(raw[8:]), true
+}
+
+func boltGet(tx *bolt.Tx, key string, now time.Time) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	v, ok := decode(tx.Bucket(bucketData).Get([]byte(key)), now)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return v, nil
+}
+
+func boltScan(tx *bolt.Tx, prefix, after string, limit int, now time.Time) ([]Entry, error) {
+	c := tx.Bucket(bucketData).Cursor()
+	start := []byte(prefix)
+	if after >= prefix {
+		start = []byte(after)
+	}
+	var out []Entry
+	p := []byte(prefix)
+	for k, raw := c.Seek(start); k != nil && bytes.HasPrefix(k, p); k, raw = c.Next() {
+		if string(k) <= after {
+			continue
+		}
+		v, ok := decode(raw, now)
+		if !ok {
+			continue
+		}
+		out = append(out, Entry{Key: string(k), Value: v})
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (b *Bolt) sweepLoop(every time.Duration) {
+	defer b.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			if n, err := b.sweep(); err != nil {
+				b.log.Warn("kv: sweep expired keys", "err", err)
+			} else if n > 0 {
+				b.log.Debug("kv: swept expired keys", "count", n)
+			}
+		}
+	}
+}
+
+// sweep deletes expired keys so the file does not grow with dead TTL records.
+func (b *Bolt) sweep() (int, error) {
+	n := 0
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		now := uint64(b.now().UnixNano())
+		exp := tx.Bucket(bucketExpires)
+		data := tx.Bucket(bucketData)
+		c := exp.Cursor()
+		for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= now; k, _ = c.First() {
+			key := k[8:]
+			raw := data.Get(key)
+			if len(raw) >= 8 && binary.BigEndian.Uint64(raw) == binary.BigEndian.Uint64(k) {
+				if err := data.Delete(key); err != nil {
+					return err
+				}
+				n++
+			}
+			if err := exp.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		return 0, nil
+	}
+	return n, err
+}

@@ -1,0 +1,87 @@
+package kv_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/kv/kvtest"
+	"fris.dev/pkg/testredis"
+)
+
+func TestBolt(t *testing.T) {
+	kvtest.Run(t, func(t *testing.T) kv.Store {
+		s, err := kv.OpenBolt(filepath.Join(t.TempDir(), "kv.db"), kv.BoltOptions{SweepEvery: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
+func TestRedis(t *testing.T) {
+	c := testredis.Client(t)
+	kvtest.Run(t, func(t *testing.T) kv.Store {
+		s := kv.NewRedis(c, kv.RedisOptions{Prefix: testredis.Prefix(t), SweepEvery: 10 * time.Millisecond})
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
+func TestBoltSurvivesReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kv.db")
+	ctx := context.Background()
+	s, err := kv.OpenBolt(path, kv.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(ctx, func(tx kv.Tx) error { return tx.Put("k", []byte("v"), 0) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = kv.OpenBolt(path, kv.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, err := s.Get(ctx, "k"); err != nil || string(v) != "v" {
+		t.Fatalf("after reopen: %q %v", v, err)
+	}
+}
+
+func TestParseRedisURL(t *testing.T) {
+	for _, tc := range []struct {
+		url     string
+		addrs   int
+		cluster bool
+		master  string
+		bad     bool
+	}{
+		{url: "redis://127.0.0.1:6379/0", addrs: 1},
+		{url: "rediss://user:pw@example:6380/2", addrs: 1},
+		{url: "redis://h1:7000,h2:7001,h3:7002", addrs: 3, cluster: true},
+		{url: "redis://s1:26379/0?master_name=mymaster", addrs: 1, master: "mymaster"},
+		{url: "http://x", bad: true},
+		{url: "127.0.0.1:6379", bad: true},
+	} {
+		o, err := kv.ParseRedisURL(tc.url)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%s: no error", tc.url)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.url, err)
+			continue
+		}
+		if len(o.Addrs) != tc.addrs || o.IsClusterMode != tc.cluster || o.MasterName != tc.master {
+			t.Errorf("%s: got %+v", tc.url, o)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package kv
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+)
+
+// Config selects and configures a backend. Services register its flags with
+// their own names so one process can run with FRIS_<SVC>_STORE and friends.
+type Config struct {
+	Backend    string // "bolt" (default) or "redis"
+	DataDir    string
+	RedisURL   string
+	BatchDelay time.Duration
+}
+
+// RegisterFlags adds -store, -data-dir, -redis-url and -batch-delay to fs.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Backend, "store", "bolt", "storage backend: bolt (embedded, on disk) or redis")
+	fs.StringVar(&c.DataDir, "data-dir", ".fris/data", "directory of the embedded store's files")
+	fs.StringVar(&c.RedisURL, "redis-url", "redis://127.0.0.1:6379/0", "Redis URL (redis://, rediss://; h1,h2 for Cluster; ?master_name= for Sentinel)")
+	fs.DurationVar(&c.BatchDelay, "batch-delay", time.Millisecond, "embedded store: how long a write waits to share a commit with others")
+}
+
+// Validate reports configuration mistakes before anything is opened.
+func (c *Config) Validate() error {
+	switch c.Backend {
+	case "bolt":
+		if c.DataDir == "" {
+			return fmt.Errorf("store bolt needs -data-dir")
+		}
+	case "redis":
+		if c.RedisURL == "" {
+			return fmt.Errorf("store redis needs -redis-url")
+		}
+		if _, err := ParseRedisURL(c.RedisURL); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown store %q (want bolt or redis)", c.Backend)
+	}
+	return nil
+}
+
+// Open opens the configured backend for the named service: the file
+// <data-dir>/<name>.db, or keys under the prefix "fris:<name>" in Redis.
+func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Backend == "redis" {
+		return OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: "fris:" + name, Logger: log})
+	}
+	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log})
+}

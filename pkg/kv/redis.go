@@ -1,0 +1,426 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisOptions tune the Redis backend.
+type RedisOptions struct {
+	// Prefix namespaces every key of one store, e.g. "fris:mdr". It is wrapped
+	// in a hash tag so all keys of a store share one Cluster slot, which keeps
+	// MULTI/EXEC transactions across them legal.
+	Prefix string
+	// SweepEvery is the period of the index sweeper for expired keys. Zero
+	// means 1 minute.
+	SweepEvery time.Duration
+	// MaxRetries bounds optimistic-transaction retries. Zero means 64.
+	MaxRetries int
+	Logger     *slog.Logger
+}
+
+// Redis is the scale-out backend. Values live in plain string keys (with
+// PEXPIRE for TTLs); a sorted set with all scores 0 indexes the keys so prefix
+// scans are ZRANGEBYLEX, and a second sorted set scored by expiry lets the
+// sweeper drop index entries of keys Redis has expired.
+type Redis struct {
+	c       redis.UniversalClient
+	own     bool
+	prefix  string
+	index   string
+	expires string
+	retries int
+	log     *slog.Logger
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// ParseRedisURL turns a redis:// or rediss:// URL into client options. Several
+// hosts (redis://h1:6379,h2:6379) select Cluster; ?master_name=X selects
+// Sentinel; otherwise a single node.
+func ParseRedisURL(raw string) (*redis.UniversalOptions, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || (scheme != "redis" && scheme != "rediss") {
+		return nil, fmt.Errorf("kv: redis URL must start with redis:// or rediss://, got %q", raw)
+	}
+	hostPart := rest
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		hostPart = rest[:i]
+	}
+	if at := strings.LastIndex(hostPart, "@"); at >= 0 {
+		hostPart = hostPart[at+1:]
+	}
+	if strings.Contains(hostPart, ",") {
+		// Cluster: go-redis parses one address per URL, so expand the list.
+		hosts := strings.Split(hostPart, ",")
+		first := strings.Replace(raw, hostPart, hosts[0], 1)
+		co, err := redis.ParseClusterURL(first)
+		if err != nil {
+			return nil, fmt.Errorf("kv: %w", err)
+		}
+		co.Addrs = hosts
+		return &redis.UniversalOptions{
+			Addrs: co.Addrs, Username: co.Username, Password: co.Password,
+			TLSConfig: co.TLSConfig, IsClusterMode: true,
+		}, nil
+	}
+	// go-redis rejects options it does not know, so take ours out first.
+	master := ""
+	if base, query, ok := strings.Cut(raw, "?"); ok {
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			return nil, fmt.Errorf("kv: redis URL query: %w", err)
+		}
+		master = q.Get("master_name")
+		q.Del("master_name")
+		raw = base
+		if len(q) > 0 {
+			raw += "?" + q.Encode()
+		}
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("kv: %w", err)
+	}
+	uo := &redis.UniversalOptions{
+		Addrs: []string{o.Addr}, DB: o.DB, Username: o.Username, Password: o.Password,
+		TLSConfig: o.TLSConfig, PoolSize: o.PoolSize, MasterName: master,
+	}
+	return uo, nil
+}
+
+// OpenRedis connects to the URL and returns a store under o.Prefix.
+func OpenRedis(ctx context.Context, url string, o RedisOptions) (*Redis, error) {
+	uo, err := ParseRedisURL(url)
+	if err != nil {
+		return nil, err
+	}
+	c := redis.NewUniversalClient(uo)
+	r := NewRedis(c, o)
+	r.own = true
+	if err := r.Ping(ctx); err != nil {
+		_ = r.Close()
+		return nil, fmt.Errorf("kv: redis %s: %w", redactURL(url), err)
+	}
+	return r, nil
+}
+
+// NewRedis wraps an existing client; Close does not close it.
+func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
+	p := o.Prefix
+	if p == "" {
+		p = "fris"
+	}
+	if !strings.Contains(p, "{") {
+		p = "{" + p + "}"
+	}
+	p += ":"
+	r := &Redis{
+		c: c, prefix: p + "d:", index: p + "i", expires: p + "x",
+		retries: o.MaxRetries, log: o.Logger, stop: make(chan struct{}),
+	}
+	if r.retries <= 0 {
+		r.retries = 64
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	every := o.SweepEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	r.wg.Add(1)
+	go r.sweepLoop(every)
+	return r
+}
+
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "redis"
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = "***@" + rest[at+1:]
+	}
+	return scheme + "://" + rest
+}
+
+func (r *Redis) Close() error {
+	close(r.stop)
+	r.wg.Wait()
+	if r.own {
+		return r.c.Close()
+	}
+	return nil
+}
+
+func (r *Redis) Ping(ctx context.Context) error { return r.c.Ping(ctx).Err() }
+
+func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	v, err := r.c.Get(ctx, r.prefix+key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	return v, err
+}
+
+func (r *Redis) Scan(ctx context.Context, prefix, after string, limit int) ([]Entry, error) {
+	return r.scan(ctx, r.c, prefix, after, limit)
+}
+
+// cmdable is what both the client and a WATCHed transaction can run.
+type cmdable interface {
+	ZRangeByLex(ctx context.Context, key string, opt *redis.ZRangeBy) *redis.StringSliceCmd
+	MGet(ctx context.Context, keys ...string) *redis.SliceCmd
+}
+
+func (r *Redis) scan(ctx context.Context, c cmdable, prefix, after string, limit int) ([]Entry, error) {
+	min := "[" + prefix
+	if after >= prefix {
+		min = "(" + after
+	}
+	max := "+"
+	if end := PrefixEnd(prefix); end != "" {
+		max = "(" + end
+	}
+	page := int64(limit)
+	if limit <= 0 || page < 256 {
+		page = 256
+	}
+	var out []Entry
+	for {
+		keys, err := c.ZRangeByLex(ctx, r.index, &redis.ZRangeBy{Min: min, Max: max, Count: page}).Result()
+		if err != nil {
+			return nil, err
+		}
+		if len(keys) == 0 {
+			return out, nil
+		}
+		full := make([]string, len(keys))
+		for i, k := range keys {
+			full[i] = r.prefix + k
+		}
+		vals, err := c.MGet(ctx, full...).Result()
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			s, ok := v.(string)
+			if !ok { // expired; the sweeper drops its index entry
+				continue
+			}
+			out = append(out, Entry{Key: keys[i], Value: []byte(s)})
+			if limit > 0 && len(out) >= limit {
+				return out, nil
+			}
+		}
+		if int64(len(keys)) < page {
+			return out, nil
+		}
+		min = "(" + keys[len(keys)-1]
+	}
+}
+
+// Update runs fn as an optimistic transaction: every key it reads is WATCHed,
+// writes are buffered and applied in one MULTI/EXEC, and a concurrent change
+// to a watched key makes the whole function run again. The index is watched
+// only by transactions that scan, so writers of unrelated keys never collide.
+func (r *Redis) Update(ctx context.Context, fn func(Tx) error) error {
+	for i := 0; i < r.retries; i++ {
+		err := r.c.Watch(ctx, func(rtx *redis.Tx) error {
+			t := &redisTx{r: r, rtx: rtx, writes: map[string]*write{}}
+			if err := fn(t); err != nil {
+				return err
+			}
+			return t.commit(ctx)
+		})
+		if !errors.Is(err, redis.TxFailedErr) {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("kv: %w: transaction retried %d times", ErrConflict, r.retries)
+}
+
+type write struct {
+	value []byte
+	ttl   time.Duration
+	del   bool
+}
+
+type redisTx struct {
+	r      *Redis
+	rtx    *redis.Tx
+	writes map[string]*write
+}
+
+func (t *redisTx) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if w, ok := t.writes[key]; ok {
+		if w.del {
+			return nil, ErrNotFound
+		}
+		return w.value, nil
+	}
+	full := t.r.prefix + key
+	if err := t.rtx.Watch(ctx, full).Err(); err != nil {
+		return nil, err
+	}
+	v, err := t.rtx.Get(ctx, full).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	return v, err
+}
+
+// Scan inside a transaction sees the transaction's own writes. The index key
+// is watched for the whole transaction, so inserts and deletes by others
+// abort it; the scanned values are watched as well.
+func (t *redisTx) Scan(ctx context.Context, prefix, after string, limit int) ([]Entry, error) {
+	if err := t.rtx.Watch(ctx, t.r.index).Err(); err != nil {
+		return nil, err
+	}
+	base, err := t.r.scan(ctx, t.rtx, prefix, after, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(base) > 0 {
+		keys := make([]string, len(base))
+		for i, e := range base {
+			keys[i] = t.r.prefix + e.Key
+		}
+		if err := t.rtx.Watch(ctx, keys...).Err(); err != nil {
+			return nil, err
+		}
+	}
+	merged := make(map[string][]byte, len(base))
+	for _, e := range base {
+		merged[e.Key] = e.Value
+	}
+	for k, w := range t.writes {
+		if !strings.HasPrefix(k, prefix) || k <= after {
+			continue
+		}
+		if w.del {
+			delete(merged, k)
+		} else {
+			merged[k] = w.value
+		}
+	}
+	out := make([]Entry, 0, len(merged))
+	for k, v := range merged {
+		out = append(out, Entry{Key: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (t *redisTx) Put(key string, value []byte, ttl time.Duration) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	t.writes[key] = &write{value: append([]byte(nil), value...), ttl: ttl}
+	return nil
+}
+
+func (t *redisTx) Delete(key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	t.writes[key] = &write{del: true}
+	return nil
+}
+
+func (t *redisTx) commit(ctx context.Context) error {
+	if len(t.writes) == 0 {
+		return nil
+	}
+	_, err := t.rtx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for k, w := range t.writes {
+			full := t.r.prefix + k
+			if w.del {
+				p.Del(ctx, full)
+				p.ZRem(ctx, t.r.index, k)
+				p.ZRem(ctx, t.r.expires, k)
+				continue
+			}
+			p.Set(ctx, full, w.value, w.ttl)
+			p.ZAdd(ctx, t.r.index, redis.Z{Member: k})
+			if w.ttl > 0 {
+				at := time.Now().Add(w.ttl).UnixMilli()
+				p.ZAdd(ctx, t.r.expires, redis.Z{Score: float64(at), Member: k})
+			} else {
+				p.ZRem(ctx, t.r.expires, k)
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+func (r *Redis) sweepLoop(every time.Duration) {
+	defer r.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), every)
+			if err := r.sweep(ctx); err != nil {
+				r.log.Warn("kv: sweep redis index", "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// sweep drops index entries of keys that Redis has expired. A key re-put
+// without TTL in the meantime is no longer in the expiry set, and one re-put
+// with a later TTL has a later score, so neither is touched.
+func (r *Redis) sweep(ctx context.Context) error {
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	keys, err := r.c.ZRangeByScore(ctx, r.expires, &redis.ZRangeBy{Min: "-inf", Max: now, Count: 1000}).Result()
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		err := r.c.Watch(ctx, func(rtx *redis.Tx) error {
+			n, err := rtx.Exists(ctx, r.prefix+k).Result()
+			if err != nil || n > 0 {
+				return err
+			}
+			_, err = rtx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.ZRem(ctx, r.index, k)
+				p.ZRem(ctx, r.expires, k)
+				return nil
+			})
+			return err
+		}, r.prefix+k, r.index)
+		if err != nil && !errors.Is(err, redis.TxFailedErr) {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+// Package rpcerr is the one place where storage and context errors become
+// gRPC status codes.
+package rpcerr
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"fris.dev/pkg/kv"
+)
+
+// Domain sentinels beside the storage ones in kv. Wrap them with a message
+// written for the caller: that message is what the client sees.
+var (
+	ErrInvalid         = errors.New("invalid argument")
+	ErrPermission      = errors.New("permission denied")
+	ErrUnauthenticated = errors.New("unauthenticated")
+	ErrUnimplemented   = errors.New("not enabled")
+	ErrTooLarge        = errors.New("too large")
+)
+
+// From converts err into a gRPC status error. Errors that already carry a
+// status pass through; storage sentinels map to their codes; anything else is
+// a server fault, logged here and hidden from the caller.
+func From(ctx context.Context, log *slog.Logger, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, kv.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, kv.ErrExists):
+		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, ErrInvalid):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, ErrPermission):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, ErrUnauthenticated):
+		return status.Error(codes.Unauthenticated, err.Error())
+	case errors.Is(err, ErrUnimplemented):
+		return status.Error(codes.Unimplemented, err.Error())
+	case errors.Is(err, ErrTooLarge):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, kv.ErrConflict):
+		return status.Error(codes.Aborted, "conflicting concurrent update, try again")
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "canceled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
+	}
+	log.ErrorContext(ctx, "internal error", "err", err)
+	return status.Error(codes.Internal, "internal error")
+}
+
+// Errorf is status.Errorf, re-exported so services need one import for errors.
+func Errorf(c codes.Code, format string, a ...any) error { return status.Errorf(c, format, a...) }

@@ -1,0 +1,242 @@
+// Package server runs a FRIS service process: a gRPC server with the
+// standard health service and the shared interceptors, and a small HTTP
+// operations port with /healthz, /readyz and /metrics, both shut down
+// gracefully when the context ends.
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+)
+
+// Config is the listening side of a service.
+type Config struct {
+	GRPCAddr        string
+	OpsAddr         string
+	ShutdownTimeout time.Duration
+	// MaxRecvBytes bounds one gRPC request message.
+	MaxRecvBytes int
+}
+
+// RegisterFlags adds -grpc-addr, -ops-addr and -shutdown-timeout with the
+// given defaults.
+func (c *Config) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
+	fs.StringVar(&c.GRPCAddr, "grpc-addr", grpcAddr, "gRPC listen address")
+	fs.StringVar(&c.OpsAddr, "ops-addr", opsAddr, "HTTP address for /healthz, /readyz and /metrics (empty: off)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on shutdown")
+	fs.IntVar(&c.MaxRecvBytes, "max-recv-bytes", 64<<20, "largest gRPC request message accepted")
+}
+
+// Service is what a service plugs into the bootstrap.
+type Service struct {
+	Name string
+	Log  *slog.Logger
+	// Register adds the service's gRPC servers.
+	Register func(*grpc.Server)
+	// Ready reports whether the service can serve (its store answers).
+	Ready func(context.Context) error
+	// Metrics, when set, is the registry the service's own metrics live in;
+	// the bootstrap adds its RPC metrics and the Go runtime's to it.
+	Metrics *prometheus.Registry
+}
+
+// Run serves until ctx ends, then drains in-flight requests.
+func Run(ctx context.Context, cfg Config, svc Service) error {
+	if svc.Log == nil {
+		svc.Log = slog.New(slog.DiscardHandler)
+	}
+	reg := svc.Metrics
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newRPCMetrics(reg)
+
+	gs := grpc.NewServer(
+		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+		grpc.ChainUnaryInterceptor(m.unary, recoverUnary(svc.Log)),
+		grpc.ChainStreamInterceptor(recoverStream(svc.Log)),
+		grpc.MaxRecvMsgSize(cfg.MaxRecvBytes),
+	)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	reflection.Register(gs)
+	svc.Register(gs)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+
+	glis, err := net.Listen("tcp", cfg.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("grpc listen %s: %w", cfg.GRPCAddr, err)
+	}
+	var olis net.Listener
+	if cfg.OpsAddr != "" {
+		if olis, err = net.Listen("tcp", cfg.OpsAddr); err != nil {
+			_ = glis.Close()
+			return fmt.Errorf("ops listen %s: %w", cfg.OpsAddr, err)
+		}
+	}
+
+	ready := func(ctx context.Context) error {
+		if svc.Ready == nil {
+			return nil
+		}
+		return svc.Ready(ctx)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := ready(c); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ops := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+
+	attrs := []any{"grpc", glis.Addr().String()}
+	if olis != nil {
+		attrs = append(attrs, "ops", olis.Addr().String())
+	}
+	svc.Log.Info("listening", attrs...)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := gs.Serve(glis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			return fmt.Errorf("grpc serve: %w", err)
+		}
+		return nil
+	})
+	if olis != nil {
+		g.Go(func() error {
+			if err := ops.Serve(olis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("ops serve: %w", err)
+			}
+			return nil
+		})
+	}
+	// Health follows readiness, so load balancers stop sending before we stop.
+	g.Go(func() error {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		last := healthpb.HealthCheckResponse_NOT_SERVING
+		for {
+			c, cancel := context.WithTimeout(gctx, 2*time.Second)
+			st := healthpb.HealthCheckResponse_SERVING
+			if err := ready(c); err != nil {
+				st = healthpb.HealthCheckResponse_NOT_SERVING
+			}
+			cancel()
+			if st != last {
+				hs.SetServingStatus("", st)
+				hs.SetServingStatus(svc.Name, st)
+				last = st
+			}
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		svc.Log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+		hs.Shutdown()
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		done := make(chan struct{})
+		go func() { gs.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-sctx.Done():
+			gs.Stop()
+		}
+		if olis != nil {
+			_ = ops.Shutdown(sctx)
+		}
+		return nil
+	})
+	err = g.Wait()
+	svc.Log.Info("stopped")
+	return err
+}
+
+type rpcMetrics struct {
+	count   *prometheus.CounterVec
+	latency *prometheus.HistogramVec
+}
+
+func newRPCMetrics(reg *prometheus.Registry) *rpcMetrics {
+	m := &rpcMetrics{
+		count: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fris_grpc_requests_total", Help: "gRPC requests by method and code.",
+		}, []string{"method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "fris_grpc_request_duration_seconds", Help: "gRPC request latency.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"method"}),
+	}
+	reg.MustRegister(m.count, m.latency)
+	return m
+}
+
+func (m *rpcMetrics) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	resp, err := h(ctx, req)
+	m.latency.WithLabelValues(info.FullMethod).Observe(time.Since(start).Seconds())
+	m.count.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
+	return resp, err
+}
+
+// recoverUnary turns a panic into Internal so one bad request cannot take the
+// process down; the stack goes to the log, not to the client.
+func recoverUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.ErrorContext(ctx, "panic in handler", "method", info.FullMethod, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				err = status.Error(codes.Internal, "internal error")
+			}
+		}()
+		return h(ctx, req)
+	}
+}
+
+func recoverStream(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.ErrorContext(ss.Context(), "panic in handler", "method", info.FullMethod, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				err = status.Error(codes.Internal, "internal error")
+			}
+		}()
+		return h(srv, ss)
+	}
+}
