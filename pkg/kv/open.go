@@ -12,10 +12,13 @@ import (
 // Config selects and configures a backend. Services register its flags with
 // their own names so one process can run with FRIS_<SVC>_STORE and friends.
 type Config struct {
-	Backend    string // "bolt" (default) or "redis"
-	DataDir    string
-	RedisURL   string
-	BatchDelay time.Duration
+	Backend  string // "bolt" (default) or "redis"
+	DataDir  string
+	RedisURL string
+	// RedisPrefix overrides the key prefix "fris:<service>", e.g. to run
+	// several deployments (or tests) on one Redis.
+	RedisPrefix string
+	BatchDelay  time.Duration
 }
 
 // RegisterFlags adds -store, -data-dir, -redis-url and -batch-delay to fs.
@@ -23,6 +26,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Backend, "store", "bolt", "storage backend: bolt (embedded, on disk) or redis")
 	fs.StringVar(&c.DataDir, "data-dir", ".fris/data", "directory of the embedded store's files")
 	fs.StringVar(&c.RedisURL, "redis-url", "redis://127.0.0.1:6379/0", "Redis URL (redis://, rediss://; h1,h2 for Cluster; ?master_name= for Sentinel)")
+	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "Redis key prefix (default fris:<service>)")
 	fs.DurationVar(&c.BatchDelay, "batch-delay", time.Millisecond, "embedded store: how long a write waits to share a commit with others")
 }
 
@@ -53,7 +57,11 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 		return nil, err
 	}
 	if c.Backend == "redis" {
-		return OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: "fris:" + name, Logger: log})
+		prefix := c.RedisPrefix
+		if prefix == "" {
+			prefix = "fris:" + name
+		}
+		return OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: prefix, Logger: log})
 	}
 	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log})
 }

@@ -283,4 +283,3 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	log.Info("stopped")
 	return err
 }
-

@@ -46,8 +46,8 @@ type Index struct {
 type nsEntry struct {
 	def     *mdrv1.NamespaceDef // without elements
 	api     *mdrv1.Namespace
-	members []*item  // root members
-	search  []*item  // newest version of each item, in stored order
+	members []*item // root members
+	search  []*item // newest version of each item, in stored order
 }
 
 type item struct {

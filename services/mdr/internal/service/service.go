@@ -100,7 +100,9 @@ func caller(ctx context.Context) (registry.Viewer, registry.LangOrder) {
 	return viewer{identity.FromIncoming(ctx)}, lo
 }
 
-func page(offset, limit int32) registry.Page { return registry.Page{Offset: int(offset), Limit: int(limit)} }
+func page(offset, limit int32) registry.Page {
+	return registry.Page{Offset: int(offset), Limit: int(limit)}
+}
 
 // Public implements the public registry API.
 type Public struct {

@@ -1,0 +1,310 @@
+// Package e2e drives the real binaries over HTTP, exactly as clients do:
+// every test starts (or shares) a stack of service processes and a gateway
+// on loopback ports chosen by the kernel.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"fris.dev/pkg/testredis"
+)
+
+var (
+	binDir   string // built binaries
+	repoRoot string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	wd, _ := os.Getwd()
+	repoRoot = wd
+	for !exists(filepath.Join(repoRoot, "go.work")) {
+		parent := filepath.Dir(repoRoot)
+		if parent == repoRoot {
+			fmt.Fprintln(os.Stderr, "e2e: go.work not found above", wd)
+			return 1
+		}
+		repoRoot = parent
+	}
+	dir, err := os.MkdirTemp("", "fris-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binDir = dir
+	build := exec.Command("go", "build", "-o", dir+"/", "./services/mdr/cmd/mdr", "./gateway/cmd/gateway")
+	build.Dir = repoRoot
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building binaries:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// proc is one running binary.
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	addrs  map[string]string
+	done   chan error
+}
+
+// start runs a binary and waits for its "listening" log line, which names
+// the addresses the kernel picked.
+func start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, done: make(chan error, 1)}
+	p.cmd = exec.Command(filepath.Join(binDir, name), args...)
+	pipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	listening := make(chan map[string]string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			p.mu.Lock()
+			p.stderr.Write(line)
+			p.stderr.WriteByte('\n')
+			p.mu.Unlock()
+			var rec map[string]any
+			if json.Unmarshal(line, &rec) == nil && rec["msg"] == "listening" {
+				addrs := map[string]string{}
+				for k, v := range rec {
+					if s, ok := v.(string); ok {
+						addrs[k] = s
+					}
+				}
+				listening <- addrs
+			}
+		}
+		p.done <- p.cmd.Wait()
+	}()
+	select {
+	case p.addrs = <-listening:
+	case err := <-p.done:
+		t.Fatalf("%s exited before listening: %v\n%s", name, err, p.logs())
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("%s did not start listening\n%s", name, p.logs())
+	}
+	t.Cleanup(func() {
+		p.stop(t)
+		if t.Failed() {
+			t.Logf("%s log:\n%s", name, p.logs())
+		}
+	})
+	return p
+}
+
+func (p *proc) logs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// stop sends SIGTERM and waits for a graceful exit; it returns the exit error.
+func (p *proc) stop(t *testing.T) error {
+	if p.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Errorf("%s did not stop within 20s of SIGTERM", p.name)
+		return <-p.done
+	}
+}
+
+// Stack is a running deployment: services and a gateway.
+type Stack struct {
+	URL     string
+	MDRAddr string
+	MDR     *proc
+	Gateway *proc
+	client  *http.Client
+}
+
+// Options choose the backend and extra flags.
+type Options struct {
+	Redis       bool
+	NoDemo      bool
+	GatewayArgs []string
+}
+
+func storeArgs(t *testing.T, o Options) []string {
+	if o.Redis {
+		return []string{"-store", "redis", "-redis-url", testredis.URL(t), "-redis-prefix", testredis.Prefix(t)}
+	}
+	return []string{"-data-dir", t.TempDir()}
+}
+
+// NewStack starts mdr and the gateway and seeds the demo registry.
+func NewStack(t *testing.T, o Options) *Stack {
+	t.Helper()
+	s := &Stack{client: &http.Client{Timeout: 30 * time.Second}}
+	s.MDR = start(t, "mdr", append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0", "-log-level", "debug"}, storeArgs(t, o)...)...)
+	s.MDRAddr = s.MDR.addrs["grpc"]
+	if !o.NoDemo {
+		s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "services/mdr/demo/mdr16.json"))
+	}
+	s.Gateway = start(t, "gateway", append([]string{"-addr", "127.0.0.1:0", "-mdr-addr", s.MDRAddr}, o.GatewayArgs...)...)
+	s.URL = "http://" + s.Gateway.addrs["http"]
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		res, err := s.client.Get(s.URL + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway not ready: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return s
+}
+
+// MDRCLI runs an mdr admin subcommand against the stack and checks its exit
+// code (0 or non-zero as wanted); it returns combined output.
+func (s *Stack) MDRCLI(t *testing.T, wantExit int, args ...string) string {
+	t.Helper()
+	full := append([]string{args[0], "-addr", s.MDRAddr}, args[1:]...)
+	cmd := exec.Command(filepath.Join(binDir, "mdr"), full...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("mdr %v: %v", args, err)
+	}
+	if (wantExit == 0) != (code == 0) {
+		t.Fatalf("mdr %v exited %d, want %d:\n%s", args, code, wantExit, out)
+	}
+	return string(out)
+}
+
+// Do sends a request and returns the response with its body read.
+func (s *Stack) Do(t *testing.T, method, path string, body io.Reader, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := s.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b
+}
+
+// Get is Do with GET, asserting the status.
+func (s *Stack) Get(t *testing.T, path string, wantStatus int, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	res, b := s.Do(t, http.MethodGet, path, nil, headers...)
+	if res.StatusCode != wantStatus {
+		t.Fatalf("GET %s = %d, want %d: %s", path, res.StatusCode, wantStatus, b)
+	}
+	return res, b
+}
+
+// JSON decodes b into a generic value, failing the test on bad JSON.
+func JSON(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, b)
+	}
+	return v
+}
+
+// field walks a decoded JSON value by object keys and array indexes.
+func field(t *testing.T, v any, path ...any) any {
+	t.Helper()
+	cur := v
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				t.Fatalf("at %v: %T is not an object", path, cur)
+			}
+			if cur, ok = m[k]; !ok {
+				t.Fatalf("at %v: no key %q in %v", path, k, keys(m))
+			}
+		case int:
+			a, ok := cur.([]any)
+			if !ok || k >= len(a) {
+				t.Fatalf("at %v: not an array with index %d: %v", path, k, cur)
+			}
+			cur = a[k]
+		}
+	}
+	return cur
+}
+
+func keys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+func wantHeader(t *testing.T, res *http.Response, name, want string) {
+	t.Helper()
+	if got := res.Header.Get(name); got != want {
+		t.Fatalf("%s = %q, want %q", name, got, want)
+	}
+}
+
+func wantContains(t *testing.T, s, sub string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Fatalf("%q does not contain %q", s, sub)
+	}
+}

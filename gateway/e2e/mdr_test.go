@@ -1,0 +1,521 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const mdr = "/v3/api/mdr"
+
+func designationTexts(t *testing.T, ds any) []string {
+	t.Helper()
+	var out []string
+	for _, d := range ds.([]any) {
+		out = append(out, field(t, d, "designation").(string))
+	}
+	return out
+}
+
+func memberIDs(t *testing.T, results any) []string {
+	t.Helper()
+	var out []string
+	for _, m := range results.([]any) {
+		out = append(out, field(t, m, "id").(string))
+	}
+	return out
+}
+
+// wantDesignationShape checks every documented field of a Designation, plus
+// `language`, which real clients read.
+func wantDesignationShape(t *testing.T, d any) {
+	t.Helper()
+	m := d.(map[string]any)
+	for _, k := range []string{"definition", "designation", "lang", "language"} {
+		if _, ok := m[k].(string); !ok {
+			t.Fatalf("designation field %q missing or not a string: %v", k, m)
+		}
+	}
+	if m["lang"] != m["language"] {
+		t.Fatalf("lang %v != language %v", m["lang"], m["language"])
+	}
+}
+
+func TestMDR(t *testing.T) {
+	s := NewStack(t, Options{})
+
+	t.Run("NamespacesShape", func(t *testing.T) {
+		res, b := s.Get(t, mdr+"/namespaces", 200)
+		wantHeader(t, res, "Content-Type", "application/json; charset=utf-8")
+		v := JSON(t, b).([]any)
+		if len(v) != 1 {
+			t.Fatalf("want only the public demo namespace, got %v", v)
+		}
+		ns := v[0].(map[string]any)
+		if ns["name"] != "mdr16" || ns["writeable"] != false {
+			t.Fatalf("namespace = %v", ns)
+		}
+		ds := ns["designations"].([]any)
+		if len(ds) == 0 {
+			t.Fatal("namespace has no designations")
+		}
+		for _, d := range ds {
+			wantDesignationShape(t, d)
+		}
+	})
+
+	t.Run("NamespaceMembers", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/namespaces/mdr16/members", 200)
+		v := JSON(t, b)
+		results := field(t, v, "results").([]any)
+		if tc := field(t, v, "totalcount").(float64); int(tc) != len(results) {
+			t.Fatalf("totalcount %v != len(results) %d", tc, len(results))
+		}
+		want := []string{
+			"urn:mdr16:dataelementgroup:1:1", "urn:mdr16:dataelementgroup:2:1", "urn:mdr16:dataelementgroup:3:1",
+			"urn:mdr16:dataelementgroup:4:1", "urn:mdr16:dataelementgroup:5:1", "urn:mdr16:dataelementgroup:6:1",
+		}
+		if got := memberIDs(t, results); !reflect.DeepEqual(got, want) {
+			t.Fatalf("root members = %v, want %v", got, want)
+		}
+		for _, m := range results {
+			if field(t, m, "type") != "DATAELEMENTGROUP" {
+				t.Fatalf("member type = %v", field(t, m, "type"))
+			}
+			wantDesignationShape(t, field(t, m, "designations", 0))
+		}
+	})
+
+	t.Run("Paging", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/namespaces/mdr16/members?offset=1&limit=2", 200)
+		v := JSON(t, b)
+		if got := memberIDs(t, field(t, v, "results")); !reflect.DeepEqual(got, []string{"urn:mdr16:dataelementgroup:2:1", "urn:mdr16:dataelementgroup:3:1"}) {
+			t.Fatalf("page = %v", got)
+		}
+		if field(t, v, "totalcount").(float64) != 6 {
+			t.Fatalf("totalcount with paging = %v, want the total 6", field(t, v, "totalcount"))
+		}
+		s.Get(t, mdr+"/namespaces/mdr16/members?offset=-1", 400)
+		s.Get(t, mdr+"/namespaces/mdr16/members?limit=abc", 400)
+	})
+
+	t.Run("GroupMembersInOrder", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/dataelementgroups/urn:mdr16:dataelementgroup:5:1/members", 200)
+		v := JSON(t, b)
+		want := []string{"urn:mdr16:dataelement:21:1", "urn:mdr16:dataelement:22:1", "urn:mdr16:dataelement:23:1", "urn:mdr16:dataelement:24:1"}
+		if got := memberIDs(t, field(t, v, "results")); !reflect.DeepEqual(got, want) {
+			t.Fatalf("members = %v, want %v", got, want)
+		}
+		if field(t, v, "totalcount").(float64) != 4 {
+			t.Fatalf("totalcount = %v", field(t, v, "totalcount"))
+		}
+		if field(t, v, "results", 0, "type") != "DATAELEMENT" {
+			t.Fatalf("type = %v", field(t, v, "results", 0, "type"))
+		}
+	})
+
+	t.Run("EnumeratedElement", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:23:1", 200)
+		v := JSON(t, b)
+		if field(t, v, "identification", "urn") != "urn:mdr16:dataelement:23:1" {
+			t.Fatalf("identification = %v", field(t, v, "identification"))
+		}
+		val := field(t, v, "validation").(map[string]any)
+		for _, k := range []string{"value_domain_type", "description", "datatype", "format", "maximum_character_quantity", "unit_of_measure", "validation_type", "validation_data", "meanings", "errorMessages"} {
+			if _, ok := val[k]; !ok {
+				t.Fatalf("validation lacks %q: %v", k, keys(val))
+			}
+		}
+		if val["value_domain_type"] != "ENUMERATED" || val["datatype"] != "enumerated" {
+			t.Fatalf("validation = %v", val)
+		}
+		pvs := val["permissible_values"].([]any)
+		if len(pvs) != 4 {
+			t.Fatalf("%d permissible values, want 4: %v", len(pvs), pvs)
+		}
+		for _, pv := range pvs {
+			if _, ok := field(t, pv, "value").(string); !ok {
+				t.Fatalf("permissible value without value: %v", pv)
+			}
+			wantDesignationShape(t, field(t, pv, "meanings", 0))
+		}
+		if n := len(val["meanings"].([]any)); n < 4 {
+			t.Fatalf("meanings has %d entries, want at least one per value", n)
+		}
+		if _, ok := v.(map[string]any)["slots"].([]any); !ok {
+			t.Fatalf("slots missing: %v", v)
+		}
+	})
+
+	t.Run("IntegerRange", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:14:1/validations", 200)
+		v := JSON(t, b)
+		if field(t, v, "validation_type") != "INTEGERRANGE" || field(t, v, "validation_data") != "0<=x<=120" {
+			t.Fatalf("validation = %v", v)
+		}
+	})
+
+	t.Run("DateTime", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:13:1/validations", 200)
+		v := JSON(t, b)
+		if field(t, v, "validation_type") != "DATETIME" || field(t, v, "validation_data") != "DIN_5008_WITH_DAYS; HOURS_24_WITH_SECONDS" {
+			t.Fatalf("validation = %v", v)
+		}
+	})
+
+	t.Run("AcceptLanguage", func(t *testing.T) {
+		for _, tc := range []struct{ lang, first string }{
+			{"de", "Geschlecht biologisch"},
+			{"en", "Sex"},
+			{"en-US,en;q=0.9,de;q=0.5", "Sex"},
+			{"fr, de;q=0.8", "Geschlecht biologisch"},
+		} {
+			for _, path := range []string{"/dataelements/urn:mdr16:dataelement:23:1", "/dataelements/urn:mdr16:dataelement:23:1/uimodel"} {
+				_, b := s.Get(t, mdr+path, 200, "Accept-Language", tc.lang)
+				got := designationTexts(t, field(t, JSON(t, b), "designations"))
+				if got[0] != tc.first || len(got) != 2 {
+					t.Fatalf("%s with Accept-Language %q: designations %v, want %q first and none dropped", path, tc.lang, got, tc.first)
+				}
+			}
+			_, b := s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:23:1/labels", 200, "Accept-Language", tc.lang)
+			if got := designationTexts(t, JSON(t, b)); got[0] != tc.first {
+				t.Fatalf("labels with %q = %v", tc.lang, got)
+			}
+		}
+		// Element 25 is stored with English first: German must still come first on request.
+		_, b := s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:25:1/labels", 200, "Accept-Language", "de")
+		if got := designationTexts(t, JSON(t, b)); got[0] != "Klinische Daten ID" {
+			t.Fatalf("labels of 25 in de = %v", got)
+		}
+	})
+
+	t.Run("BearerNullIsAnonymous", func(t *testing.T) {
+		for _, h := range []string{"Bearer null", "Bearer ", "Bearer not-a-jwt", "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4Iiwic2NvcGUiOlsibWRyOnNlY3JldCJdfQ.", "Basic Zm9vOmJhcg=="} {
+			_, b := s.Get(t, mdr+"/namespaces", 200, "Authorization", h)
+			if n := len(JSON(t, b).([]any)); n != 1 {
+				t.Fatalf("Authorization %q: %d namespaces", h, n)
+			}
+			s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:23:1", 200, "Authorization", h)
+		}
+	})
+
+	t.Run("NotFoundAndBadRequest", func(t *testing.T) {
+		for _, tc := range []struct {
+			path string
+			code int
+		}{
+			{"/dataelements/urn:mdr16:dataelement:999:1", 404},
+			{"/dataelements/urn:mdr16:dataelement:23:9", 404},
+			{"/dataelements/urn:nope:dataelement:1:1", 404},
+			{"/dataelements/urn:mdr16:dataelementgroup:5:1", 404},
+			{"/dataelementgroups/urn:mdr16:dataelement:23:1/members", 404},
+			{"/records/urn:mdr16:record:1:1/members", 404},
+			{"/namespaces/nope/members", 404},
+			{"/namespaces/nope/search?query=x", 404},
+			{"/dataelements/not-a-urn", 400},
+			{"/dataelements/urn:mdr16:dataelement:x:1", 400},
+			{"/dataelements/urn:mdr16:thing:1:1/labels", 400},
+			{"/dataelements/urn:mdr16:dataelement:1", 400},
+			{"/dataelementgroups/urn:mdr16:dataelementgroup:0:1/labels", 400},
+			{"/namespaces/mdr16/search", 400},
+			{"/namespaces/mdr16/search?query=%20", 400},
+		} {
+			res, b := s.Get(t, mdr+tc.path, tc.code)
+			wantHeader(t, res, "Content-Type", "application/json; charset=utf-8")
+			body := JSON(t, b)
+			if _, ok := field(t, body, "error").(string); !ok {
+				t.Fatalf("%s: error body %s", tc.path, b)
+			}
+			if d, _ := field(t, body, "error_description").(string); d == "" || len(d) > 300 {
+				t.Fatalf("%s: error_description %q", tc.path, d)
+			}
+		}
+	})
+
+	t.Run("PercentEncodedAndLatest", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/dataelements/urn%3Amdr16%3Adataelement%3A23%3A1", 200)
+		if field(t, JSON(t, b), "identification", "urn") != "urn:mdr16:dataelement:23:1" {
+			t.Fatalf("percent-encoded: %s", b)
+		}
+		_, b = s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:23:latest", 200)
+		if field(t, JSON(t, b), "identification", "urn") != "urn:mdr16:dataelement:23:1" {
+			t.Fatalf("latest: %s", b)
+		}
+		_, b = s.Get(t, mdr+"/dataelementgroups/urn%3Amdr16%3Adataelementgroup%3A5%3Alatest/members", 200)
+		if n := len(field(t, JSON(t, b), "results").([]any)); n != 4 {
+			t.Fatalf("latest group members: %d", n)
+		}
+	})
+
+	t.Run("UmlautsIntact", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:30:1/labels", 200)
+		if got := designationTexts(t, JSON(t, b)); got[0] != "Körpergröße" {
+			t.Fatalf("labels = %q", got)
+		}
+	})
+
+	t.Run("Search", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/namespaces/mdr16/search?query=SPENDER", 200)
+		v := JSON(t, b)
+		ids := memberIDs(t, field(t, v, "results"))
+		if int(field(t, v, "totalcount").(float64)) != len(ids) {
+			t.Fatalf("totalcount != len(results)")
+		}
+		for _, want := range []string{"urn:mdr16:dataelementgroup:5:1", "urn:mdr16:dataelement:21:1"} {
+			if !contains(ids, want) {
+				t.Fatalf("search SPENDER = %v, lacks %s", ids, want)
+			}
+		}
+		_, b = s.Get(t, mdr+"/namespaces/mdr16/search?query=k%C3%B6rpergr", 200)
+		if ids := memberIDs(t, field(t, JSON(t, b), "results")); !reflect.DeepEqual(ids, []string{"urn:mdr16:dataelement:30:1"}) {
+			t.Fatalf("search körpergr = %v", ids)
+		}
+		_, b = s.Get(t, mdr+"/namespaces/mdr16/search?query=zzzz-nothing", 200)
+		if v := JSON(t, b); field(t, v, "totalcount").(float64) != 0 || len(field(t, v, "results").([]any)) != 0 {
+			t.Fatalf("empty search = %s", b)
+		}
+	})
+
+	t.Run("SlotsAndUiModel", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:1:1/slots", 200)
+		slots := JSON(t, b).([]any)
+		if len(slots) == 0 {
+			t.Fatal("no slots")
+		}
+		for _, sl := range slots {
+			if _, ok := field(t, sl, "slot_name").(string); !ok {
+				t.Fatalf("slot = %v", sl)
+			}
+			if _, ok := field(t, sl, "slot_value").(string); !ok {
+				t.Fatalf("slot = %v", sl)
+			}
+		}
+		_, b = s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:14:1/uimodel", 200)
+		v := JSON(t, b).(map[string]any)
+		if len(v) != 2 || field(t, v, "validation", "validation_type") != "INTEGERRANGE" {
+			t.Fatalf("uimodel = %s", b)
+		}
+		_, b = s.Get(t, mdr+"/dataelementgroups/urn:mdr16:dataelementgroup:5:1/labels", 200)
+		if got := designationTexts(t, JSON(t, b)); !reflect.DeepEqual(got, []string{"Spender", "Donor"}) {
+			t.Fatalf("group labels = %v", got)
+		}
+	})
+
+	t.Run("ETag", func(t *testing.T) {
+		path := mdr + "/dataelements/urn:mdr16:dataelement:23:1"
+		res, b := s.Get(t, path, 200)
+		tag := res.Header.Get("ETag")
+		if tag == "" || !strings.HasPrefix(tag, `"`) {
+			t.Fatalf("ETag = %q", tag)
+		}
+		res2, b2 := s.Get(t, path, 304, "If-None-Match", tag)
+		if len(b2) != 0 || res2.Header.Get("ETag") != tag {
+			t.Fatalf("304 body %q, etag %q", b2, res2.Header.Get("ETag"))
+		}
+		s.Get(t, path, 304, "If-None-Match", `"other", W/`+tag)
+		s.Get(t, path, 200, "If-None-Match", `"stale"`)
+		// Another language is another representation.
+		res3, _ := s.Get(t, path, 200, "Accept-Language", "en", "If-None-Match", tag)
+		if res3.Header.Get("ETag") == tag {
+			t.Fatal("ETag does not depend on Accept-Language")
+		}
+		wantContains(t, res.Header.Get("Vary"), "Accept-Language")
+		_ = b
+	})
+
+	t.Run("MethodNotAllowed", func(t *testing.T) {
+		for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
+			res, b := s.Do(t, m, mdr+"/namespaces", strings.NewReader("{}"), "Content-Type", "application/json")
+			if res.StatusCode != 405 {
+				t.Fatalf("%s /namespaces = %d %s", m, res.StatusCode, b)
+			}
+			wantContains(t, res.Header.Get("Allow"), "GET")
+		}
+		res, _ := s.Do(t, http.MethodHead, mdr+"/namespaces", nil)
+		if res.StatusCode != 200 {
+			t.Fatalf("HEAD = %d", res.StatusCode)
+		}
+		s.Get(t, "/v3/api/mdr/unknown", 404)
+		s.Get(t, "/nothing/here", 404)
+	})
+
+	t.Run("RequestIDAndCORS", func(t *testing.T) {
+		res, _ := s.Get(t, mdr+"/namespaces", 200, "X-Request-Id", "abc-123")
+		wantHeader(t, res, "X-Request-Id", "abc-123")
+		res, _ = s.Get(t, mdr+"/namespaces", 200)
+		if len(res.Header.Get("X-Request-Id")) < 16 {
+			t.Fatalf("generated request id %q", res.Header.Get("X-Request-Id"))
+		}
+		res, _ = s.Get(t, mdr+"/namespaces", 200, "Origin", "https://researcher.example")
+		wantHeader(t, res, "Access-Control-Allow-Origin", "*")
+		res, _ = s.Do(t, http.MethodOptions, mdr+"/namespaces", nil, "Origin", "https://researcher.example", "Access-Control-Request-Method", "GET", "Access-Control-Request-Headers", "authorization")
+		if res.StatusCode != 204 && res.StatusCode != 200 {
+			t.Fatalf("preflight = %d", res.StatusCode)
+		}
+		wantContains(t, strings.ToLower(res.Header.Get("Access-Control-Allow-Headers")), "authorization")
+	})
+
+	t.Run("SpoofedIdentityHeadersIgnored", func(t *testing.T) {
+		s.MDRCLI(t, 0, "import", filepath.Join("testdata", "extra.json"))
+		for _, h := range [][]string{
+			{"Grpc-Metadata-X-Fris-Subject", "admin"},
+			{"X-Fris-Subject", "admin"},
+		} {
+			_, b := s.Get(t, mdr+"/namespaces", 200, h[0], h[1], strings.Replace(h[0], "Subject", "Scope", 1), "mdr:secret")
+			for _, ns := range JSON(t, b).([]any) {
+				if field(t, ns, "name") == "secret" {
+					t.Fatalf("header %s revealed the private namespace", h[0])
+				}
+			}
+		}
+	})
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMDRImport changes data, so it has a stack of its own.
+func TestMDRImport(t *testing.T) {
+	s := NewStack(t, Options{})
+	before := s.MDRCLI(t, 0, "namespaces")
+
+	t.Run("BadFilesChangeNothing", func(t *testing.T) {
+		dir := t.TempDir()
+		bad := map[string]string{
+			"malformed.json": `{"namespaces": [`,
+			"unknown.json":   `{"namespaces": [{"name": "x", "colour": "red"}]}`,
+			"malformed.xml":  `<export xmlns="http://schema.samply.de/mdr/common"><namespace>`,
+			"badurn.json":    `{"namespaces": [{"name": "x", "elements": [{"urn": "urn:x:thing:1:1"}]}]}`,
+		}
+		for name, body := range bad {
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s.MDRCLI(t, 1, "import", p)
+		}
+		out := s.MDRCLI(t, 1, "import", filepath.Join("testdata", "dangling.json"))
+		wantContains(t, out, "urn:broken:dataelement:99:1")
+		if after := s.MDRCLI(t, 0, "namespaces"); after != before {
+			t.Fatalf("a rejected import changed the registry:\n%s\n%s", before, after)
+		}
+		s.Get(t, mdr+"/namespaces/broken/members", 404)
+	})
+
+	t.Run("PrivateNamespaceHidden", func(t *testing.T) {
+		s.MDRCLI(t, 0, "import", filepath.Join("testdata", "extra.json"))
+		out := s.MDRCLI(t, 0, "namespaces")
+		wantContains(t, out, "secret")
+		_, b := s.Get(t, mdr+"/namespaces", 200)
+		var names []string
+		for _, ns := range JSON(t, b).([]any) {
+			names = append(names, field(t, ns, "name").(string))
+		}
+		if !reflect.DeepEqual(names, []string{"mdr16", "recs"}) {
+			t.Fatalf("public namespaces = %v", names)
+		}
+		s.Get(t, mdr+"/namespaces/secret/members", 404)
+		s.Get(t, mdr+"/namespaces/secret/search?query=hidden", 404)
+		s.Get(t, mdr+"/dataelements/urn:secret:dataelement:1:1", 404, "Authorization", "Bearer null")
+	})
+
+	t.Run("Records", func(t *testing.T) {
+		_, b := s.Get(t, mdr+"/records/urn:recs:record:1:1/members", 200, "Accept-Language", "de")
+		arr := JSON(t, b).([]any)
+		if len(arr) != 2 {
+			t.Fatalf("record members = %s", b)
+		}
+		for i, want := range []string{"urn:recs:dataelement:2:1", "urn:recs:dataelement:1:1"} {
+			if field(t, arr[i], "id") != want || field(t, arr[i], "order").(float64) != float64(i+1) || field(t, arr[i], "type") != "DATAELEMENT" {
+				t.Fatalf("record member %d = %v", i, arr[i])
+			}
+		}
+		if first := field(t, arr[1], "designations", 0, "designation"); first != "Gewicht" {
+			t.Fatalf("Accept-Language on record members: %v", first)
+		}
+		_, b = s.Get(t, mdr+"/records/urn:recs:record:1:1/labels", 200)
+		if got := designationTexts(t, JSON(t, b)); !reflect.DeepEqual(got, []string{"Body measures", "Körpermaße"}) {
+			t.Fatalf("record labels = %v", got)
+		}
+		_, b = s.Get(t, mdr+"/namespaces/recs/members", 200)
+		if ids := memberIDs(t, field(t, JSON(t, b), "results")); !reflect.DeepEqual(ids, []string{"urn:recs:record:1:1", "urn:recs:dataelement:3:2"}) {
+			t.Fatalf("recs root = %v", ids)
+		}
+		if field(t, JSON(t, b), "results", 0, "type") != "RECORD" {
+			t.Fatalf("record member type: %s", b)
+		}
+		_, b = s.Get(t, mdr+"/dataelements/urn:recs:dataelement:3:latest", 200)
+		if field(t, JSON(t, b), "identification", "urn") != "urn:recs:dataelement:3:2" {
+			t.Fatalf("latest = %s", b)
+		}
+		// Search lists the newest version only.
+		_, b = s.Get(t, mdr+"/namespaces/recs/search?query=code", 200)
+		if ids := memberIDs(t, field(t, JSON(t, b), "results")); !reflect.DeepEqual(ids, []string{"urn:recs:dataelement:3:2"}) {
+			t.Fatalf("search code = %v", ids)
+		}
+	})
+
+	t.Run("RealExports", func(t *testing.T) {
+		dir := os.Getenv("FRIS_SHARED_DATA")
+		if dir == "" {
+			dir = filepath.Join(repoRoot, "..", "shared", "data", "samply-mdr-export")
+		}
+		full := filepath.Join(dir, "mdr-full.xml")
+		if !exists(full) {
+			t.Skipf("%s not present", full)
+		}
+		s.MDRCLI(t, 0, "import", filepath.Join(dir, "mdr16-gba.xml"))
+		first := s.MDRCLI(t, 0, "import", full)
+		_, b1 := s.Get(t, mdr+"/namespaces", 200)
+		snap := func() string {
+			var sb strings.Builder
+			_, b := s.Get(t, mdr+"/namespaces/mdr16/members", 200)
+			sb.Write(b)
+			for _, id := range memberIDs(t, field(t, JSON(t, b), "results")) {
+				_, mb := s.Get(t, mdr+"/dataelementgroups/"+id+"/members", 200)
+				sb.Write(mb)
+			}
+			return sb.String()
+		}
+		before := snap()
+		second := s.MDRCLI(t, 0, "import", full)
+		if strings.Fields(first)[1] != strings.Fields(second)[1] {
+			t.Fatalf("re-import reports different counts: %q vs %q", first, second)
+		}
+		_, b2 := s.Get(t, mdr+"/namespaces", 200)
+		if string(b1) != string(b2) || snap() != before {
+			t.Fatal("re-importing mdr-full.xml changed what the registry serves")
+		}
+		fmt.Fprintln(os.Stderr, "imported mdr-full.xml:", strings.TrimSpace(second))
+	})
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	s := NewStack(t, Options{})
+	s.Get(t, mdr+"/namespaces", 200)
+	if err := s.Gateway.stop(t); err != nil {
+		t.Fatalf("gateway exit on SIGTERM: %v", err)
+	}
+	if err := s.MDR.stop(t); err != nil {
+		t.Fatalf("mdr exit on SIGTERM: %v", err)
+	}
+}
+
+func TestMDROnRedis(t *testing.T) {
+	s := NewStack(t, Options{Redis: true})
+	_, b := s.Get(t, mdr+"/dataelementgroups/urn:mdr16:dataelementgroup:5:1/members", 200)
+	want := []string{"urn:mdr16:dataelement:21:1", "urn:mdr16:dataelement:22:1", "urn:mdr16:dataelement:23:1", "urn:mdr16:dataelement:24:1"}
+	if got := memberIDs(t, field(t, JSON(t, b), "results")); !reflect.DeepEqual(got, want) {
+		t.Fatalf("members on Redis = %v", got)
+	}
+}

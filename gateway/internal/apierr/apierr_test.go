@@ -1,0 +1,48 @@
+package apierr
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func TestFromGRPC(t *testing.T) {
+	for _, tc := range []struct {
+		code   codes.Code
+		msg    string
+		status int
+		desc   string
+	}{
+		{codes.NotFound, "namespace x: not found", 404, "namespace x: not found"},
+		{codes.InvalidArgument, "bad urn", 400, "bad urn"},
+		{codes.AlreadyExists, "exists", 409, "exists"},
+		{codes.PermissionDenied, "no", 403, "no"},
+		{codes.Unauthenticated, "who", 401, "who"},
+		{codes.ResourceExhausted, "big", 413, "big"},
+		{codes.Unimplemented, "off", 501, "off"},
+		{codes.Unavailable, "dial tcp 10.0.0.1: refused", 503, "service temporarily unavailable"},
+		{codes.Internal, "secret stack", 500, "internal error"},
+		{codes.Unknown, "secret", 500, "internal error"},
+		{codes.DataLoss, "secret", 500, "internal error"},
+	} {
+		st, desc := FromGRPC(status.Error(tc.code, tc.msg))
+		if st != tc.status || desc != tc.desc {
+			t.Errorf("%v: got %d %q, want %d %q", tc.code, st, desc, tc.status, tc.desc)
+		}
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	rec := httptest.NewRecorder()
+	WriteJSON(rec, 404, "gone")
+	var b Body
+	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 404 || b.Error != "not_found" || b.Description != "gone" || rec.Header().Get("Content-Type") != "application/json; charset=utf-8" {
+		t.Fatalf("%d %+v %q", rec.Code, b, rec.Header().Get("Content-Type"))
+	}
+}

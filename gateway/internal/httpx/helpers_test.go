@@ -1,0 +1,5 @@
+package httpx
+
+import "log/slog"
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

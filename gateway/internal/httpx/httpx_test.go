@@ -1,0 +1,127 @@
+package httpx
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestMatches(t *testing.T) {
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{``, false},
+		{`"abc"`, true},
+		{`W/"abc"`, true},
+		{`"x", "abc"`, true},
+		{`*`, true},
+		{`"abcd"`, false},
+		{`abc`, false},
+	} {
+		if got := matches(tc.header, `"abc"`); got != tc.want {
+			t.Errorf("matches(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
+
+func TestETagOnlyForSuccessfulGET(t *testing.T) {
+	status := http.StatusOK
+	h := ETag(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, `{"a":1}`)
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	tag := rec.Header().Get("ETag")
+	if rec.Code != 200 || tag == "" || rec.Body.String() != `{"a":1}` || rec.Header().Get("Content-Length") != "7" {
+		t.Fatalf("GET: %d %q %q", rec.Code, tag, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set("If-None-Match", tag)
+	h.ServeHTTP(rec, req)
+	if rec.Code != 304 || rec.Body.Len() != 0 {
+		t.Fatalf("conditional GET: %d %q", rec.Code, rec.Body)
+	}
+	status = http.StatusNotFound
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 404 || rec.Header().Get("ETag") != "" {
+		t.Fatalf("404 got an ETag or wrong code: %d %q", rec.Code, rec.Header().Get("ETag"))
+	}
+	status = http.StatusOK
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/", nil))
+	if rec.Header().Get("ETag") != "" {
+		t.Fatal("POST got an ETag")
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	var seen string
+	h := WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = RequestID(r.Context()) }))
+	for _, tc := range []struct {
+		in   string
+		keep bool
+	}{
+		{"abc-123", true},
+		{"", false},
+		{"has space", false},
+		{strings.Repeat("x", 129), false},
+		{"ümlaut", false},
+	} {
+		req := httptest.NewRequest("GET", "/", nil)
+		if tc.in != "" {
+			req.Header.Set("X-Request-Id", tc.in)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		got := rec.Header().Get("X-Request-Id")
+		if got != seen || got == "" {
+			t.Fatalf("%q: header %q, context %q", tc.in, got, seen)
+		}
+		if (got == tc.in) != tc.keep {
+			t.Fatalf("%q: kept = %v, want %v", tc.in, got == tc.in, tc.keep)
+		}
+	}
+}
+
+func TestLimitBody(t *testing.T) {
+	h := LimitBody(10, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			return
+		}
+		w.WriteHeader(200)
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/", strings.NewReader("0123456789")))
+	if rec.Code != 200 {
+		t.Fatalf("10 bytes: %d", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/", strings.NewReader("0123456789a")))
+	if rec.Code != 413 {
+		t.Fatalf("11 bytes with Content-Length: %d", rec.Code)
+	}
+	req := httptest.NewRequest("POST", "/", io.NopCloser(strings.NewReader("0123456789a")))
+	req.ContentLength = -1
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 413 {
+		t.Fatalf("11 bytes chunked: %d", rec.Code)
+	}
+}
+
+func TestRecover(t *testing.T) {
+	h := Recover(discard(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != 500 || strings.Contains(rec.Body.String(), "boom") {
+		t.Fatalf("panic: %d %q", rec.Code, rec.Body)
+	}
+}
