@@ -5,6 +5,7 @@ package rpcerr
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"google.golang.org/grpc/codes"
@@ -22,6 +23,22 @@ var (
 	ErrUnimplemented   = errors.New("not enabled")
 	ErrTooLarge        = errors.New("too large")
 )
+
+// kindError carries a caller-facing message and the sentinel that decides
+// its code, without the sentinel's own text in the message.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+// New returns an error of the given kind (a sentinel of this package or of
+// kv) whose message is exactly the formatted text: what the client sees.
+func New(kind error, format string, a ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, a...)}
+}
 
 // From converts err into a gRPC status error. Errors that already carry a
 // status pass through; storage sentinels map to their codes; anything else is

@@ -85,7 +85,9 @@ func WriteJSON(w http.ResponseWriter, httpStatus int, description string) {
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(httpStatus)
-	_ = json.NewEncoder(w).Encode(Body{Error: errorCode(httpStatus), Description: description})
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(Body{Error: errorCode(httpStatus), Description: description})
 }
 
 // WriteText writes a plain-text error, for the XML and text groups.

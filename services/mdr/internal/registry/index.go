@@ -5,7 +5,6 @@ package registry
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -67,10 +66,10 @@ func Build(gen int64, defs []*mdrv1.NamespaceDef) (*Index, error) {
 	ix := &Index{Generation: gen, byName: map[string]*nsEntry{}, byURN: map[string]*item{}, latest: map[string]*item{}}
 	for _, d := range defs {
 		if !validNamespace(d.GetName()) {
-			return nil, fmt.Errorf("%w: namespace name %q", ErrInvalid, d.GetName())
+			return nil, rpcerr.New(ErrInvalid, "namespace name %q: use 1-64 letters, digits, -, _ or .", d.GetName())
 		}
 		if _, dup := ix.byName[d.GetName()]; dup {
-			return nil, fmt.Errorf("%w: namespace %q twice", ErrInvalid, d.GetName())
+			return nil, rpcerr.New(ErrInvalid, "namespace %q twice", d.GetName())
 		}
 		meta := proto.Clone(d).(*mdrv1.NamespaceDef)
 		meta.Elements = nil
@@ -80,17 +79,17 @@ func Build(gen int64, defs []*mdrv1.NamespaceDef) (*Index, error) {
 		for _, el := range d.GetElements() {
 			u, err := ParseURN(el.GetUrn())
 			if err != nil {
-				return nil, fmt.Errorf("%w: element %q: %v", ErrInvalid, el.GetUrn(), err)
+				return nil, rpcerr.New(ErrInvalid, "element %q: %v", el.GetUrn(), err)
 			}
 			if u.Version == 0 {
-				return nil, fmt.Errorf("%w: element %q: stored URNs need a concrete version", ErrInvalid, el.GetUrn())
+				return nil, rpcerr.New(ErrInvalid, "element %q: stored URNs need a concrete version", el.GetUrn())
 			}
 			if u.Namespace != d.GetName() {
-				return nil, fmt.Errorf("%w: element %q is not in namespace %q", ErrInvalid, el.GetUrn(), d.GetName())
+				return nil, rpcerr.New(ErrInvalid, "element %q is not in namespace %q", el.GetUrn(), d.GetName())
 			}
 			key := u.String()
 			if _, dup := ix.byURN[key]; dup {
-				return nil, fmt.Errorf("%w: element %q twice", ErrInvalid, key)
+				return nil, rpcerr.New(ErrInvalid, "element %q twice", key)
 			}
 			it := &item{urn: u, ns: ns, el: el}
 			ds := withLanguage(el.GetDesignations())
@@ -102,7 +101,7 @@ func Build(gen int64, defs []*mdrv1.NamespaceDef) (*Index, error) {
 				}
 				v = normalizeValidation(v)
 				if it.rule, err = rules.Compile(v); err != nil {
-					return nil, fmt.Errorf("%w: element %q: %v", ErrInvalid, key, err)
+					return nil, rpcerr.New(ErrInvalid, "element %q: %v", key, err)
 				}
 				it.element = &mdrv1.DataElement{
 					Designations:   ds,
@@ -111,7 +110,7 @@ func Build(gen int64, defs []*mdrv1.NamespaceDef) (*Index, error) {
 					Identification: &mdrv1.Identification{Urn: key},
 				}
 			} else if el.GetValidation() != nil {
-				return nil, fmt.Errorf("%w: %s %q cannot have a validation", ErrInvalid, u.Kind, key)
+				return nil, rpcerr.New(ErrInvalid, "%s %q cannot have a validation", u.Kind, key)
 			}
 			var sb strings.Builder
 			for _, x := range ds {
@@ -131,17 +130,17 @@ func Build(gen int64, defs []*mdrv1.NamespaceDef) (*Index, error) {
 	for _, it := range ix.byURN {
 		if it.urn.Kind == KindDataElement {
 			if len(it.el.GetMembers()) > 0 {
-				return nil, fmt.Errorf("%w: data element %q cannot have members", ErrInvalid, it.urn)
+				return nil, rpcerr.New(ErrInvalid, "data element %q cannot have members", it.urn)
 			}
 			continue
 		}
 		for _, m := range it.el.GetMembers() {
 			mi, err := ix.resolveStored(m)
 			if err != nil {
-				return nil, fmt.Errorf("%w: member %q of %q: %v", ErrInvalid, m, it.urn, err)
+				return nil, rpcerr.New(ErrInvalid, "member %q of %q: %v", m, it.urn, err)
 			}
 			if it.urn.Kind == KindRecord && mi.urn.Kind != KindDataElement {
-				return nil, fmt.Errorf("%w: record %q may only have data elements, not %q", ErrInvalid, it.urn, m)
+				return nil, rpcerr.New(ErrInvalid, "record %q may only have data elements, not %q", it.urn, m)
 			}
 			it.members = append(it.members, mi)
 		}
@@ -150,10 +149,10 @@ func Build(gen int64, defs []*mdrv1.NamespaceDef) (*Index, error) {
 		for _, m := range ns.def.GetMembers() {
 			mi, err := ix.resolveStored(m)
 			if err != nil {
-				return nil, fmt.Errorf("%w: root member %q of namespace %q: %v", ErrInvalid, m, ns.def.GetName(), err)
+				return nil, rpcerr.New(ErrInvalid, "root member %q of namespace %q: %v", m, ns.def.GetName(), err)
 			}
 			if mi.ns != ns {
-				return nil, fmt.Errorf("%w: root member %q is not in namespace %q", ErrInvalid, m, ns.def.GetName())
+				return nil, rpcerr.New(ErrInvalid, "root member %q is not in namespace %q", m, ns.def.GetName())
 			}
 			ns.members = append(ns.members, mi)
 		}

@@ -2,9 +2,9 @@ package registry
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
+	"fris.dev/pkg/rpcerr"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
 
@@ -15,7 +15,7 @@ type Page struct {
 
 func (p Page) check() error {
 	if p.Offset < 0 || p.Limit < 0 {
-		return fmt.Errorf("%w: offset and limit must not be negative", ErrInvalid)
+		return rpcerr.New(ErrInvalid, "offset and limit must not be negative")
 	}
 	return nil
 }
@@ -34,7 +34,7 @@ func pageOf[T any](xs []T, p Page) []T {
 func (ix *Index) visibleNS(v Viewer, name string) (*nsEntry, error) {
 	ns, ok := ix.byName[name]
 	if !ok || (ns.def.GetPrivate() && !v.CanSee(name)) {
-		return nil, fmt.Errorf("%w: namespace %q", ErrNotFound, name)
+		return nil, rpcerr.New(ErrNotFound, "no namespace %q", name)
 	}
 	return ns, nil
 }
@@ -44,14 +44,14 @@ func (ix *Index) visibleNS(v Viewer, name string) (*nsEntry, error) {
 func (ix *Index) lookup(v Viewer, raw, kind string) (*item, error) {
 	u, err := ParseURN(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, rpcerr.New(ErrInvalid, "%v", err)
 	}
 	if u.Kind != kind {
-		return nil, fmt.Errorf("%w: %s is not a %s", ErrNotFound, raw, kind)
+		return nil, rpcerr.New(ErrNotFound, "%s is not a %s", u, kind)
 	}
 	it := ix.find(u)
 	if it == nil || (it.ns.def.GetPrivate() && !v.CanSee(u.Namespace)) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, u)
+		return nil, rpcerr.New(ErrNotFound, "no %s %s", kind, u)
 	}
 	return it, nil
 }
@@ -111,7 +111,7 @@ func (ix *Index) Search(v Viewer, name, query string, p Page, lo LangOrder) (*md
 	}
 	q := strings.ToLower(strings.TrimSpace(query))
 	if q == "" {
-		return nil, fmt.Errorf("%w: query is required", ErrInvalid)
+		return nil, rpcerr.New(ErrInvalid, "query is required")
 	}
 	ns, err := ix.visibleNS(v, name)
 	if err != nil {
