@@ -21,7 +21,9 @@ stop() {
   fi
   echo "stopped"
 }
-trap stop INT TERM EXIT
+# Ctrl-C is the normal way to stop: exit 0 then; other exits keep their status.
+trap 'stop; exit 0' INT TERM
+trap stop EXIT
 
 # wait_ready URL NAME: poll until the URL answers 200 (30 s at most).
 wait_ready() {

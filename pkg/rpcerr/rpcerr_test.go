@@ -1,0 +1,46 @@
+package rpcerr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"fris.dev/pkg/kv"
+)
+
+func TestFrom(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		err  error
+		code codes.Code
+		msg  string
+	}{
+		{fmt.Errorf("loading: %w", kv.ErrNotFound), codes.NotFound, "loading: not found"},
+		{New(kv.ErrNotFound, "no namespace %q", "x"), codes.NotFound, `no namespace "x"`},
+		{New(ErrInvalid, "bad urn"), codes.InvalidArgument, "bad urn"},
+		{kv.ErrExists, codes.AlreadyExists, "already exists"},
+		{kv.ErrConflict, codes.Aborted, "conflicting concurrent update, try again"},
+		{ErrPermission, codes.PermissionDenied, "permission denied"},
+		{ErrUnauthenticated, codes.Unauthenticated, "unauthenticated"},
+		{ErrUnimplemented, codes.Unimplemented, "not enabled"},
+		{ErrTooLarge, codes.ResourceExhausted, "too large"},
+		{context.Canceled, codes.Canceled, "canceled"},
+		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded"},
+		{errors.New("disk on fire at /var/lib"), codes.Internal, "internal error"},
+		{status.Error(codes.FailedPrecondition, "as is"), codes.FailedPrecondition, "as is"},
+	} {
+		st := status.Convert(From(ctx, log, tc.err))
+		if st.Code() != tc.code || st.Message() != tc.msg {
+			t.Errorf("%v: got %v %q, want %v %q", tc.err, st.Code(), st.Message(), tc.code, tc.msg)
+		}
+	}
+	if From(ctx, log, nil) != nil {
+		t.Error("From(nil) != nil")
+	}
+}
