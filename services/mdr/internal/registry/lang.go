@@ -27,7 +27,9 @@ func ParseAcceptLanguage(h string) LangOrder {
 	}
 	var o LangOrder
 	for _, t := range tags {
-		if b, conf := t.Base(); conf != language.No {
+		// Only a language the tag names: for "und" (undetermined), Base
+		// guesses English.
+		if b, conf := t.Base(); conf == language.Exact {
 			o.bases = append(o.bases, b)
 		}
 	}
@@ -39,7 +41,11 @@ func (o LangOrder) rank(code string) int {
 	if err != nil {
 		return len(o.bases)
 	}
-	b, _ := t.Base()
+	b, conf := t.Base()
+	if conf != language.Exact {
+		// "und" and the like name no language; Base would guess English.
+		return len(o.bases)
+	}
 	for i, want := range o.bases {
 		if b == want {
 			return i

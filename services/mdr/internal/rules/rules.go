@@ -233,7 +233,12 @@ func layout(table map[string]string, name, what string) (string, error) {
 }
 
 func parseAs(l, s, what, name string) error {
-	if _, err := time.Parse(l, strings.TrimSpace(s)); err != nil {
+	v := strings.TrimSpace(s)
+	// time.Parse is more lenient than the registry's formats: it takes a
+	// one-digit hour for "15" (9:30 as HH:mm), hour 00 on the 12-hour clock
+	// and fractional seconds the layout does not have. A value is in the
+	// format only when it reads exactly as the format writes it.
+	if t, err := time.Parse(l, v); err != nil || t.Format(l) != v {
 		return fmt.Errorf("%q is not a %s in format %s", s, what, name)
 	}
 	return nil
@@ -288,6 +293,12 @@ func dateTimeCheck(data string) (func(string) error, error) {
 }
 
 func regexCheck(data string) (func(string) error, error) {
+	// Compile the pattern on its own first: one like `a)|(b` is invalid, but
+	// inside the anchoring group it would compile to `^(?:a)|(b)$`, which
+	// matches any value that merely starts with a.
+	if _, err := regexp.Compile(data); err != nil {
+		return nil, fmt.Errorf("regex %q: %v", data, err)
+	}
 	re, err := regexp.Compile(`^(?:` + data + `)$`)
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %v", data, err)
