@@ -126,8 +126,15 @@ func Build(gen int64, defs []*mdrv1.NamespaceDef) (*Index, error) {
 			}
 		}
 	}
-	// Second pass: resolve members now that every item is known.
-	for _, it := range ix.byURN {
+	// Second pass: resolve members now that every item is known, in stored
+	// order so the first error reported is always the same one.
+	var ordered []*item
+	for _, d := range defs {
+		for _, el := range d.GetElements() {
+			ordered = append(ordered, ix.byURN[mustCanon(el.GetUrn())])
+		}
+	}
+	for _, it := range ordered {
 		if it.urn.Kind == KindDataElement {
 			if len(it.el.GetMembers()) > 0 {
 				return nil, rpcerr.New(ErrInvalid, "data element %q cannot have members", it.urn)

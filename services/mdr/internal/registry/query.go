@@ -202,7 +202,20 @@ func (ix *Index) GroupMembers(v Viewer, urn string, p Page, lo LangOrder) (*mdrv
 	if err != nil {
 		return nil, err
 	}
-	return members(it.members, p, lo), nil
+	return members(visibleItems(v, it.members), p, lo), nil
+}
+
+// visibleItems drops the members the viewer may not see. Groups and records
+// may hold members of other namespaces; a private one's must not show through
+// a public group or record, neither in the list nor in totalcount or order.
+func visibleItems(v Viewer, items []*item) []*item {
+	out := make([]*item, 0, len(items))
+	for _, it := range items {
+		if !it.ns.def.GetPrivate() || v.CanSee(it.ns.def.GetName()) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // RecordMembers lists a record's members with their 1-based order.
@@ -215,7 +228,7 @@ func (ix *Index) RecordMembers(v Viewer, urn string, p Page, lo LangOrder) ([]*m
 		return nil, err
 	}
 	out := []*mdrv1.RecordMember{}
-	for i, m := range it.members {
+	for i, m := range visibleItems(v, it.members) {
 		if i < p.Offset || (p.Limit > 0 && len(out) >= p.Limit) {
 			continue
 		}
