@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const mdr = "/v3/api/mdr"
@@ -517,5 +518,20 @@ func TestMDROnRedis(t *testing.T) {
 	want := []string{"urn:mdr16:dataelement:21:1", "urn:mdr16:dataelement:22:1", "urn:mdr16:dataelement:23:1", "urn:mdr16:dataelement:24:1"}
 	if got := memberIDs(t, field(t, JSON(t, b), "results")); !reflect.DeepEqual(got, want) {
 		t.Fatalf("members on Redis = %v", got)
+	}
+}
+
+// TestTracePropagation sends a W3C traceparent to the gateway and finds the
+// same trace id in the service's log: the trace crosses gateway -> service.
+func TestTracePropagation(t *testing.T) {
+	s := NewStack(t, Options{GatewayArgs: []string{"-log-level", "debug"}})
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	s.Get(t, mdr+"/namespaces/mdr16/members", 200, "traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.MDR.logs(), traceID) || !strings.Contains(s.Gateway.logs(), traceID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("trace id not in both logs\nmdr:\n%s\ngateway:\n%s", s.MDR.logs(), s.Gateway.logs())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

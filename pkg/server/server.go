@@ -73,7 +73,7 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 
 	gs := grpc.NewServer(
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
-		grpc.ChainUnaryInterceptor(m.unary, recoverUnary(svc.Log)),
+		grpc.ChainUnaryInterceptor(m.unary, logUnary(svc.Log), recoverUnary(svc.Log)),
 		grpc.ChainStreamInterceptor(recoverStream(svc.Log)),
 		grpc.MaxRecvMsgSize(cfg.MaxRecvBytes),
 	)
@@ -213,6 +213,25 @@ func (m *rpcMetrics) unary(ctx context.Context, req any, info *grpc.UnaryServerI
 	m.latency.WithLabelValues(info.FullMethod).Observe(time.Since(start).Seconds())
 	m.count.WithLabelValues(info.FullMethod, status.Code(err).String()).Inc()
 	return resp, err
+}
+
+// logUnary logs every call at debug level (errors that are server faults at
+// error level). The context carries the caller's trace, so the record joins
+// the gateway's record of the same request.
+func logUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		resp, err := h(ctx, req)
+		code := status.Code(err)
+		level := slog.LevelDebug
+		switch code {
+		case codes.Internal, codes.Unknown, codes.DataLoss:
+			level = slog.LevelError
+		}
+		log.Log(ctx, level, "rpc", "method", info.FullMethod, "code", code.String(),
+			"duration_ms", float64(time.Since(start).Microseconds())/1000)
+		return resp, err
+	}
 }
 
 // recoverUnary turns a panic into Internal so one bad request cannot take the
