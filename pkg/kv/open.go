@@ -51,7 +51,8 @@ func (c *Config) Validate() error {
 }
 
 // Open opens the configured backend for the named service: the file
-// <data-dir>/<name>.db, or keys under the prefix "fris:<name>" in Redis.
+// <data-dir>/<name>.db, or keys under the hash tag {fris:<name>} in Redis
+// (one Cluster slot per service, so its transactions may span any keys).
 func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err

@@ -9,7 +9,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// Dial connects lazily to a service at addr. Traffic stays inside the
+// Dial connects lazily to a service at addr (host:port, resolved by DNS and
+// re-resolved as replicas come and go). Traffic stays inside the
 // deployment's network, so it is plaintext; otelgrpc carries the caller's
 // trace context to the service.
 func Dial(addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
@@ -17,6 +18,9 @@ func Dial(addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+		// Spread calls over every address the name resolves to (replicas
+		// behind a headless Service or DNS), not only the first.
+		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`),
 	}
 	cc, err := grpc.NewClient(addr, append(base, opts...)...)
 	if err != nil {
