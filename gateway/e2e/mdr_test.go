@@ -535,3 +535,24 @@ func TestTracePropagation(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestResponseCache proves anonymous registry reads are reused for the
+// configured TTL and no longer: with the service gone, a cached path still
+// answers until the TTL runs out, an uncached one fails at once.
+func TestResponseCache(t *testing.T) {
+	s := NewStack(t, Options{GatewayArgs: []string{"-mdr-cache-ttl", "2s"}})
+	path := mdr + "/dataelements/urn:mdr16:dataelement:23:1"
+	_, first := s.Get(t, path, 200)
+	res, again := s.Get(t, path, 200)
+	if res.Header.Get("X-Cache") != "hit" || string(again) != string(first) {
+		t.Fatalf("second read not from the cache: %v", res.Header)
+	}
+	if err := s.MDR.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	s.Get(t, path, 200)
+	s.Get(t, mdr+"/dataelements/urn:mdr16:dataelement:14:1", 503)
+	time.Sleep(time.Until(stopped.Add(2500 * time.Millisecond)))
+	s.Get(t, path, 503)
+}

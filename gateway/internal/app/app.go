@@ -28,6 +28,7 @@ import (
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
 	"fris.dev/gateway/internal/httpx"
+	"fris.dev/gateway/internal/respcache"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/rpcclient"
 	"fris.dev/pkg/telemetry"
@@ -44,6 +45,8 @@ type Config struct {
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	UpstreamTimeout time.Duration
+	MDRCacheTTL     time.Duration
+	MDRCacheSize    int
 }
 
 // RegisterFlags adds the gateway's flags to fs.
@@ -56,6 +59,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 30*time.Second, "deadline of one call to a service")
+	fs.DurationVar(&c.MDRCacheTTL, "mdr-cache-ttl", time.Second, "how long anonymous registry responses are reused (0: no cache)")
+	fs.IntVar(&c.MDRCacheSize, "mdr-cache-size", 4096, "most registry responses kept in the cache")
 }
 
 // Validate reports every configuration mistake at once.
@@ -69,6 +74,9 @@ func (c *Config) Validate() error {
 	}
 	if !strings.HasPrefix(c.MDRPrefix, "/") {
 		errs = append(errs, fmt.Errorf("-mdr-prefix %q must start with /", c.MDRPrefix))
+	}
+	if c.MDRCacheTTL < 0 || c.MDRCacheSize < 0 {
+		errs = append(errs, errors.New("-mdr-cache-ttl and -mdr-cache-size must not be negative"))
 	}
 	if c.MaxBody <= 0 {
 		errs = append(errs, errors.New("-max-body must be positive"))
@@ -121,7 +129,8 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}
 
 	mux := http.NewServeMux()
-	routes.MDR(mux, cfg.MDRPrefix, authn.Optional(verifier, withTimeout(cfg.UpstreamTimeout, gw)))
+	cache := respcache.New(cfg.MDRCacheSize, cfg.MDRCacheTTL, 64<<10)
+	routes.MDR(mux, cfg.MDRPrefix, authn.Optional(verifier, cache.Handler(withTimeout(cfg.UpstreamTimeout, gw))))
 
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
