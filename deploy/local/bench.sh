@@ -83,7 +83,6 @@ go build -o "$BIN/fris-bench" ./gateway/cmd/fris-bench
 
 free_port grpc_port
 free_port ops_port
-free_port gw_port
 
 "$BIN/mdr" serve -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$grpc_port" -ops-addr "127.0.0.1:$ops_port" \
   -log-level warn 2>>"$tmp/mdr.log" &
@@ -93,28 +92,47 @@ wait_ready "http://127.0.0.1:$ops_port/readyz" "$mdr_pid" mdr
 "$BIN/mdr" import -addr "127.0.0.1:$grpc_port" services/mdr/demo/mdr16.json >"$tmp/import.log" 2>&1 ||
   { failed=1; echo "bench: import failed" >&2; exit 1; }
 
-"$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -log-level warn 2>>"$tmp/gateway.log" &
-gw_pid=$!
-pids+=("$gw_pid")
-wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
-
 model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 echo "bench: $(nproc) CPUs (${model:-unknown model}), $(go env GOVERSION); load average before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
-echo "bench: mdr pid $mdr_pid, gateway pid $gw_pid at http://127.0.0.1:$gw_port" >&2
-
 mkdir -p "$(dirname "$JSON")"
-# In the background so a TERM to this script is handled at once (the trap
-# stops fris-bench with the services) instead of after the whole run.
-"$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -connections "$CONNECTIONS" \
-  -duration "$DURATION" -warmup "$WARMUP" -json "$JSON" \
-  -watch "gateway=$gw_pid,mdr=$mdr_pid" "${PATHS[@]}" &
-bench_pid=$!
-pids=("$bench_pid" "${pids[@]}")
+
+# run_pass LABEL JSON GATEWAY-FLAGS...: start a gateway with the flags, load
+# it next to the baseline, stop it. Two passes: the gateway as deployed (with
+# its short response cache) and with the cache off, i.e. every request
+# crossing the gRPC hop, so both costs are on record from the same run.
 rc=0
-wait "$bench_pid" || rc=$?
-pids=("${pids[@]:1}")
+run_pass() {
+  local label=$1 json=$2
+  shift 2
+  local gw_port gw_pid bench_pid
+  free_port gw_port
+  "$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -log-level warn "$@" 2>>"$tmp/gateway.log" &
+  gw_pid=$!
+  pids+=("$gw_pid")
+  wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
+  echo >&2
+  echo "bench: pass \"$label\": gateway $* (pid $gw_pid), mdr pid $mdr_pid" >&2
+  echo
+  echo "### $label"
+  echo
+  # In the background so a TERM to this script is handled at once (the trap
+  # stops fris-bench with the services) instead of after the whole run.
+  "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -connections "$CONNECTIONS" \
+    -duration "$DURATION" -warmup "$WARMUP" -json "$json" \
+    -watch "gateway=$gw_pid,mdr=$mdr_pid" "${PATHS[@]}" &
+  bench_pid=$!
+  pids=("$bench_pid" "${pids[@]}")
+  wait "$bench_pid" || rc=$?
+  pids=("${pids[@]:1}")
+  kill -TERM "$gw_pid" 2>/dev/null || true
+  wait "$gw_pid" 2>/dev/null || true
+  pids=("${pids[@]:0:${#pids[@]}-1}")
+  [[ -s "$json" ]] && echo "bench: raw numbers in $json" >&2
+}
+
+run_pass "gateway as deployed (-mdr-cache-ttl 1s)" "$JSON"
+run_pass "gateway without response cache (-mdr-cache-ttl 0): every request crosses gRPC" "${JSON%.json}-uncached.json" -mdr-cache-ttl 0
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
-[[ -s "$JSON" ]] && ((rc == 0)) && echo "bench: raw numbers in $JSON" >&2
 
 # Anything a service logged at warn or above during the run is worth seeing.
 for log in "$tmp/mdr.log" "$tmp/gateway.log"; do

@@ -174,10 +174,11 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	h = httpx.ETag(h)
 	h = httpx.LimitBody(cfg.MaxBody, h)
 	h = c.Handler(h)
-	h = httpx.Observe(log, metrics, route, h)
+	h = httpx.Observe(log, metrics, h)
 	h = otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-		return r.Method + " " + route(r)
+		return r.Method + " " + httpx.Route(r)
 	}))
+	h = httpx.WithRoute(route, h)
 	h = httpx.WithRequestID(h)
 	h = httpx.Recover(log, h)
 	return h, nil
@@ -187,7 +188,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 // with 405 and the Allow header, as JSON errors like every other.
 func routed(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
+		if httpx.Route(r) != "unmatched" {
 			mux.ServeHTTP(w, r)
 			return
 		}

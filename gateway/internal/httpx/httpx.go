@@ -23,6 +23,24 @@ import (
 
 type ridKey struct{}
 
+type routeKey struct{}
+
+// WithRoute matches the request's route once and keeps it for the layers
+// below (metrics, logs, span names), which would otherwise match it again.
+func WithRoute(route func(*http.Request) string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, route(r))))
+	})
+}
+
+// Route returns the route WithRoute found, or "unmatched".
+func Route(r *http.Request) string {
+	if rt, ok := r.Context().Value(routeKey{}).(string); ok {
+		return rt
+	}
+	return "unmatched"
+}
+
 // RequestID returns the request id set by the RequestID middleware.
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(ridKey{}).(string)
@@ -120,7 +138,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 // Observe logs and measures every request. Route labels are patterns, never
 // raw paths, so the metric's cardinality stays bounded.
-func Observe(log *slog.Logger, m *Metrics, route func(*http.Request) string, next http.Handler) http.Handler {
+func Observe(log *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
@@ -129,7 +147,7 @@ func Observe(log *slog.Logger, m *Metrics, route func(*http.Request) string, nex
 			rec.status = http.StatusOK
 		}
 		d := time.Since(start)
-		rt := route(r)
+		rt := Route(r)
 		m.count.WithLabelValues(rt, r.Method, strconv.Itoa(rec.status)).Inc()
 		m.latency.WithLabelValues(rt).Observe(d.Seconds())
 		level := slog.LevelDebug
@@ -154,16 +172,96 @@ func LimitBody(max int64, next http.Handler) http.Handler {
 	})
 }
 
-// etagWriter buffers a GET response so its ETag can be computed.
+// etagWriter buffers a GET response so its ETag can be computed, unless the
+// handler already set one (a cached response carries its tag): then the body
+// streams through, or is dropped for a 304.
 type etagWriter struct {
-	h      http.Header
-	status int
-	buf    bytes.Buffer
+	w           http.ResponseWriter
+	ifNoneMatch string
+	status      int
+	decided     bool
+	buffer      bool
+	notModified bool
+	buf         bytes.Buffer
 }
 
-func (e *etagWriter) Header() http.Header         { return e.h }
-func (e *etagWriter) WriteHeader(code int)        { e.status = code }
-func (e *etagWriter) Write(b []byte) (int, error) { return e.buf.Write(b) }
+func (e *etagWriter) Header() http.Header { return e.w.Header() }
+
+func (e *etagWriter) WriteHeader(code int) {
+	if e.decided {
+		return
+	}
+	e.decided, e.status = true, code
+	tag := e.w.Header().Get("ETag")
+	switch {
+	case code != http.StatusOK:
+		e.w.WriteHeader(code)
+	case tag == "":
+		e.buffer = true
+	default:
+		setCacheHeaders(e.w.Header())
+		if matches(e.ifNoneMatch, tag) {
+			e.notModified = true
+			notModified(e.w)
+			return
+		}
+		e.w.WriteHeader(code)
+	}
+}
+
+func (e *etagWriter) Write(b []byte) (int, error) {
+	if !e.decided {
+		e.WriteHeader(http.StatusOK)
+	}
+	switch {
+	case e.buffer:
+		return e.buf.Write(b)
+	case e.notModified:
+		return len(b), nil
+	}
+	return e.w.Write(b)
+}
+
+// finish computes the tag of a buffered response and sends it.
+func (e *etagWriter) finish() {
+	if !e.decided {
+		e.WriteHeader(http.StatusOK)
+	}
+	if !e.buffer {
+		return
+	}
+	h := e.w.Header()
+	tag := Tag(e.buf.Bytes())
+	h.Set("ETag", tag)
+	setCacheHeaders(h)
+	if matches(e.ifNoneMatch, tag) {
+		notModified(e.w)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(e.buf.Len()))
+	e.w.WriteHeader(http.StatusOK)
+	_, _ = e.w.Write(e.buf.Bytes())
+}
+
+// Tag is the strong ETag of a body.
+func Tag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+}
+
+func setCacheHeaders(h http.Header) {
+	h.Set("Vary", "Accept-Language, Authorization")
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-cache")
+	}
+}
+
+func notModified(w http.ResponseWriter) {
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Del("Content-Type")
+	w.WriteHeader(http.StatusNotModified)
+}
 
 // ETag gives successful GET responses a strong ETag over the body and answers
 // a matching If-None-Match with 304. The body depends on the language asked
@@ -174,27 +272,9 @@ func ETag(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ew := &etagWriter{h: w.Header(), status: http.StatusOK}
+		ew := &etagWriter{w: w, ifNoneMatch: r.Header.Get("If-None-Match")}
 		next.ServeHTTP(ew, r)
-		h := w.Header()
-		if ew.status == http.StatusOK {
-			sum := sha256.Sum256(ew.buf.Bytes())
-			tag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
-			h.Set("ETag", tag)
-			h.Set("Vary", "Accept-Language, Authorization")
-			if h.Get("Cache-Control") == "" {
-				h.Set("Cache-Control", "no-cache")
-			}
-			if matches(r.Header.Get("If-None-Match"), tag) {
-				h.Del("Content-Length")
-				h.Del("Content-Type")
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
-		}
-		h.Set("Content-Length", strconv.Itoa(ew.buf.Len()))
-		w.WriteHeader(ew.status)
-		_, _ = w.Write(ew.buf.Bytes())
+		ew.finish()
 	})
 }
 

@@ -125,3 +125,26 @@ func TestRecover(t *testing.T) {
 		t.Fatalf("panic: %d %q", rec.Code, rec.Body)
 	}
 }
+
+func TestETagKeepsAHandlerSetTag(t *testing.T) {
+	h := ETag(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"pre"`)
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "body")
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != 200 || rec.Header().Get("ETag") != `"pre"` || rec.Body.String() != "body" || rec.Header().Get("Vary") == "" {
+		t.Fatalf("pre-tagged GET: %d %v %q", rec.Code, rec.Header(), rec.Body)
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set("If-None-Match", `"pre"`)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 304 || rec.Body.Len() != 0 {
+		t.Fatalf("pre-tagged conditional GET: %d %q", rec.Code, rec.Body)
+	}
+	if Tag([]byte("body")) == Tag([]byte("body2")) || Tag([]byte("x")) != Tag([]byte("x")) {
+		t.Fatal("Tag is not a function of the body")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/gateway/internal/httpx"
 )
 
 // Cache is safe for concurrent use. A nil *Cache caches nothing.
@@ -23,6 +24,7 @@ type Cache struct {
 
 type entry struct {
 	contentType string
+	etag        string
 	body        []byte
 }
 
@@ -57,6 +59,7 @@ func (c *Cache) Handler(next http.Handler) http.Handler {
 			h := w.Header()
 			h.Set("Content-Type", e.contentType)
 			h.Set("Content-Length", strconv.Itoa(len(e.body)))
+			h.Set("ETag", e.etag)
 			h.Set("X-Cache", "hit")
 			_, _ = w.Write(e.body)
 			return
@@ -64,7 +67,8 @@ func (c *Cache) Handler(next http.Handler) http.Handler {
 		rec := &capture{ResponseWriter: w, status: http.StatusOK, max: c.maxBody}
 		next.ServeHTTP(rec, r)
 		if rec.status == http.StatusOK && !rec.tooBig {
-			c.lru.Add(k, &entry{contentType: w.Header().Get("Content-Type"), body: bytes.Clone(rec.buf.Bytes())})
+			body := bytes.Clone(rec.buf.Bytes())
+			c.lru.Add(k, &entry{contentType: w.Header().Get("Content-Type"), etag: httpx.Tag(body), body: body})
 		}
 	})
 }
