@@ -7,12 +7,15 @@ cd "$(dirname "$0")/../.."
 
 redis_pid=""
 redis_dir=""
+# The trap keeps the tests' exit status: nothing in it may end non-zero.
 cleanup() {
+  local rc=$?
   if [[ -n "$redis_pid" ]]; then
     kill "$redis_pid" 2>/dev/null || true
     wait "$redis_pid" 2>/dev/null || true
   fi
-  [[ -n "$redis_dir" ]] && rm -rf "$redis_dir"
+  if [[ -n "$redis_dir" ]]; then rm -rf "$redis_dir"; fi
+  exit "$rc"
 }
 trap cleanup EXIT
 
