@@ -4,134 +4,85 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"text/tabwriter"
-	"time"
 
-	"github.com/peterbourgon/ff/v3"
-	"github.com/peterbourgon/ff/v3/ffcli"
+	"google.golang.org/grpc"
 
+	"fris.dev/pkg/cmdutil"
 	"fris.dev/pkg/logging"
-	"fris.dev/pkg/rpcclient"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	"fris.dev/services/mdr/internal/app"
 	"fris.dev/services/mdr/internal/importer"
 )
 
-const envPrefix = "FRIS_MDR"
-
 // Run executes the command line args (without the program name).
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	t := cmdutil.Tool{Name: "mdr", EnvPrefix: "FRIS_MDR", DefaultAddr: "127.0.0.1:9102", Stderr: stderr}
 	var cfg app.Config
-	serveFS := flag.NewFlagSet("mdr serve", flag.ContinueOnError)
-	cfg.RegisterFlags(serveFS)
-	serve := &ffcli.Command{
-		Name: "serve", ShortUsage: "mdr serve [flags]", ShortHelp: "run the metadata registry service",
-		FlagSet: serveFS, Options: []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
-		Exec: func(ctx context.Context, _ []string) error {
-			log, err := logging.New(stderr, cfg.LogLevel, "mdr")
-			if err != nil {
-				return err
-			}
-			return app.Run(ctx, cfg, log)
-		},
-	}
-
-	adminFS := func(name string) (*flag.FlagSet, *string, *time.Duration) {
-		fs := flag.NewFlagSet("mdr "+name, flag.ContinueOnError)
-		addr := fs.String("addr", "127.0.0.1:9102", "gRPC address of the running mdr service")
-		timeout := fs.Duration("timeout", 2*time.Minute, "how long the call may take")
-		return fs, addr, timeout
-	}
-	admin := func(addr string, timeout time.Duration, fn func(context.Context, mdrv1.MdrAdminClient) error) error {
-		cc, err := rpcclient.Dial(addr)
+	fs := flag.NewFlagSet("mdr serve", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	serve := t.Serve("run the metadata registry service", fs, func(ctx context.Context) error {
+		log, err := logging.New(stderr, cfg.LogLevel, "mdr")
 		if err != nil {
 			return err
 		}
-		defer cc.Close()
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		return fn(ctx, mdrv1.NewMdrAdminClient(cc))
-	}
+		return app.Run(ctx, cfg, log)
+	})
+	admin := func(cc *grpc.ClientConn) mdrv1.MdrAdminClient { return mdrv1.NewMdrAdminClient(cc) }
 
-	impFS, impAddr, impTimeout := adminFS("import")
-	imp := &ffcli.Command{
-		Name: "import", ShortUsage: "mdr import [flags] FILE", FlagSet: impFS,
-		ShortHelp: "import a Samply MDR XML export or a FRIS JSON registry (- reads stdin); all or nothing",
-		Options:   []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
-		Exec: func(ctx context.Context, args []string) error {
+	imp := t.Command(cmdutil.Admin{
+		Name: "import", Usage: "import [flags] FILE",
+		Help: "import a Samply MDR XML export or a FRIS JSON registry (- reads stdin); all or nothing",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
 			if len(args) != 1 {
-				return errors.New("usage: mdr import [flags] FILE")
+				return fmt.Errorf("%w: mdr import [flags] FILE", cmdutil.ErrUsage)
 			}
 			reg, err := readRegistry(args[0], stdin)
 			if err != nil {
 				return err
 			}
-			return admin(*impAddr, *impTimeout, func(ctx context.Context, c mdrv1.MdrAdminClient) error {
-				res, err := c.Import(ctx, &mdrv1.ImportRequest{Registry: reg})
-				if err != nil {
-					return fmt.Errorf("import %s: %w", args[0], err)
-				}
-				fmt.Fprintf(stdout, "imported %d namespace(s), %d element(s); registry generation %d\n", res.GetNamespaces(), res.GetElements(), res.GetGeneration())
-				return nil
-			})
-		},
-	}
-
-	lsFS, lsAddr, lsTimeout := adminFS("namespaces")
-	ls := &ffcli.Command{
-		Name: "namespaces", ShortUsage: "mdr namespaces [flags]", FlagSet: lsFS,
-		ShortHelp: "list every namespace, private ones included",
-		Options:   []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
-		Exec: func(ctx context.Context, _ []string) error {
-			return admin(*lsAddr, *lsTimeout, func(ctx context.Context, c mdrv1.MdrAdminClient) error {
-				res, err := c.ListNamespaces(ctx, &mdrv1.AdminListNamespacesRequest{})
-				if err != nil {
-					return err
-				}
-				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tPRIVATE\tELEMENTS\tROOT MEMBERS")
-				for _, n := range res.GetNamespaces() {
-					fmt.Fprintf(tw, "%s\t%t\t%d\t%d\n", n.GetName(), n.GetPrivate(), n.GetElements(), n.GetMembers())
-				}
-				return tw.Flush()
-			})
-		},
-	}
-
-	delFS, delAddr, delTimeout := adminFS("delete-namespace")
-	del := &ffcli.Command{
-		Name: "delete-namespace", ShortUsage: "mdr delete-namespace [flags] NAME", FlagSet: delFS,
-		ShortHelp: "delete a namespace and its elements (refused while other namespaces use them)",
-		Options:   []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) != 1 {
-				return errors.New("usage: mdr delete-namespace [flags] NAME")
+			res, err := admin(cc).Import(ctx, &mdrv1.ImportRequest{Registry: reg})
+			if err != nil {
+				return fmt.Errorf("import %s: %w", args[0], err)
 			}
-			return admin(*delAddr, *delTimeout, func(ctx context.Context, c mdrv1.MdrAdminClient) error {
-				if _, err := c.DeleteNamespace(ctx, &mdrv1.DeleteNamespaceRequest{Name: args[0]}); err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "deleted namespace %s\n", args[0])
-				return nil
-			})
+			fmt.Fprintf(stdout, "imported %d namespace(s), %d element(s); registry generation %d\n", res.GetNamespaces(), res.GetElements(), res.GetGeneration())
+			return nil
 		},
-	}
-
-	root := &ffcli.Command{
-		Name: "mdr", ShortUsage: "mdr <serve|import|namespaces|delete-namespace> [flags]",
-		FlagSet:     flag.NewFlagSet("mdr", flag.ContinueOnError),
-		Subcommands: []*ffcli.Command{serve, imp, ls, del},
-		Exec:        func(context.Context, []string) error { return flag.ErrHelp },
-	}
-	for _, c := range append(root.Subcommands, root) {
-		c.FlagSet.SetOutput(stderr)
-	}
-	return root.ParseAndRun(ctx, args)
+	})
+	ls := t.Command(cmdutil.Admin{
+		Name: "namespaces", Usage: "namespaces [flags]", Help: "list every namespace, private ones included",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).ListNamespaces(ctx, &mdrv1.AdminListNamespacesRequest{})
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPRIVATE\tELEMENTS\tROOT MEMBERS")
+			for _, n := range res.GetNamespaces() {
+				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\n", n.GetName(), n.GetPrivate(), n.GetElements(), n.GetMembers())
+			}
+			return tw.Flush()
+		},
+	})
+	del := t.Command(cmdutil.Admin{
+		Name: "delete-namespace", Usage: "delete-namespace [flags] NAME",
+		Help: "delete a namespace and its elements (refused while other namespaces use them)",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("%w: mdr delete-namespace [flags] NAME", cmdutil.ErrUsage)
+			}
+			if _, err := admin(cc).DeleteNamespace(ctx, &mdrv1.DeleteNamespaceRequest{Name: args[0]}); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "deleted namespace %s\n", args[0])
+			return nil
+		},
+	})
+	return t.Root(serve, imp, ls, del).ParseAndRun(ctx, args)
 }
 
 func readRegistry(path string, stdin io.Reader) (*mdrv1.Registry, error) {

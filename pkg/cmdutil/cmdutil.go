@@ -1,0 +1,115 @@
+// Package cmdutil is the shape every FRIS service binary shares: a `serve`
+// subcommand and operator subcommands that call the running service's admin
+// API over gRPC, all configured by flags with FRIS_<SVC>_* fallbacks.
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+	"google.golang.org/grpc"
+
+	"fris.dev/pkg/rpcclient"
+)
+
+// Admin describes one operator subcommand.
+type Admin struct {
+	Name, Usage, Help string
+	// Flags adds the subcommand's own flags.
+	Flags func(fs *flag.FlagSet)
+	// Run does the work over a connection to the service.
+	Run func(ctx context.Context, cc *grpc.ClientConn, args []string) error
+}
+
+// Tool builds a binary's command tree.
+type Tool struct {
+	Name        string // binary name, e.g. "mdr"
+	EnvPrefix   string // e.g. "FRIS_MDR"
+	DefaultAddr string // the service's default gRPC address
+	Stderr      io.Writer
+}
+
+// Command makes an ffcli command for an operator subcommand: flags -addr and
+// -timeout, then a connection, then a.Run.
+func (t Tool) Command(a Admin) *ffcli.Command {
+	fs := flag.NewFlagSet(t.Name+" "+a.Name, flag.ContinueOnError)
+	fs.SetOutput(t.Stderr)
+	addr := fs.String("addr", t.DefaultAddr, "gRPC address of the running "+t.Name+" service")
+	timeout := fs.Duration("timeout", 2*time.Minute, "how long the call may take")
+	if a.Flags != nil {
+		a.Flags(fs)
+	}
+	return &ffcli.Command{
+		Name: a.Name, ShortUsage: t.Name + " " + a.Usage, ShortHelp: a.Help, FlagSet: fs,
+		Options: []ff.Option{ff.WithEnvVarPrefix(t.EnvPrefix)},
+		Exec: func(ctx context.Context, args []string) error {
+			cc, err := rpcclient.Dial(*addr)
+			if err != nil {
+				return err
+			}
+			defer cc.Close()
+			ctx, cancel := context.WithTimeout(ctx, *timeout)
+			defer cancel()
+			return a.Run(ctx, cc, args)
+		},
+	}
+}
+
+// Serve makes the `serve` subcommand around fs (the service's config flags).
+func (t Tool) Serve(help string, fs *flag.FlagSet, run func(ctx context.Context) error) *ffcli.Command {
+	fs.SetOutput(t.Stderr)
+	return &ffcli.Command{
+		Name: "serve", ShortUsage: t.Name + " serve [flags]", ShortHelp: help, FlagSet: fs,
+		Options: []ff.Option{ff.WithEnvVarPrefix(t.EnvPrefix)},
+		Exec:    func(ctx context.Context, _ []string) error { return run(ctx) },
+	}
+}
+
+// Root makes the top command over the subcommands.
+func (t Tool) Root(subs ...*ffcli.Command) *ffcli.Command {
+	fs := flag.NewFlagSet(t.Name, flag.ContinueOnError)
+	fs.SetOutput(t.Stderr)
+	names := ""
+	for i, s := range subs {
+		if i > 0 {
+			names += "|"
+		}
+		names += s.Name
+	}
+	return &ffcli.Command{
+		Name: t.Name, ShortUsage: t.Name + " <" + names + "> [flags]", FlagSet: fs, Subcommands: subs,
+		Exec: func(context.Context, []string) error { return flag.ErrHelp },
+	}
+}
+
+// ErrUsage marks a command line the subcommand cannot use; it exits 2.
+var ErrUsage = errors.New("usage")
+
+// Main runs run with a context that ends on SIGINT or SIGTERM and exits:
+// 0 on success, 2 on a usage error, 1 otherwise.
+func Main(name string, run func(ctx context.Context, args []string) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	switch {
+	case err == nil:
+		return
+	case errors.Is(err, flag.ErrHelp), errors.Is(err, ErrUsage):
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, name+":", err)
+		}
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
