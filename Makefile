@@ -4,7 +4,7 @@ SHELL := /usr/bin/env bash
 
 BIN        := $(CURDIR)/bin
 SERVICES   := mdr
-PROTO_SVCS := mdr
+PROTO_SVCS := mdr auth
 MODULES     = $(shell go list -m -f '{{.Dir}}')
 
 # Pinned code generators, installed into bin/ from the Go module proxy.

@@ -57,6 +57,9 @@ type Service struct {
 	// Metrics, when set, is the registry the service's own metrics live in;
 	// the bootstrap adds its RPC metrics and the Go runtime's to it.
 	Metrics *prometheus.Registry
+	// Ops are extra handlers on the operations port, by ServeMux pattern
+	// (the auth service publishes its signing keys there for the gateway).
+	Ops map[string]http.Handler
 }
 
 // Run serves until ctx ends, then drains in-flight requests.
@@ -118,6 +121,9 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	for pattern, h := range svc.Ops {
+		mux.Handle(pattern, h)
+	}
 	ops := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 
 	attrs := []any{"grpc", glis.Addr().String()}

@@ -1,0 +1,174 @@
+// Package app wires the identity provider: config -> store -> keys ->
+// server.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/server"
+	"fris.dev/pkg/telemetry"
+	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/keys"
+	"fris.dev/services/auth/internal/password"
+	"fris.dev/services/auth/internal/service"
+	"fris.dev/services/auth/internal/storage"
+	"fris.dev/services/auth/internal/tokens"
+)
+
+// Config is everything `auth serve` reads from flags and FRIS_AUTH_*.
+type Config struct {
+	Server         server.Config
+	Store          kv.Config
+	LogLevel       string
+	Issuer         string
+	KeyBits        int
+	KeyAlg         string
+	KeyRotation    time.Duration
+	AccessTTL      time.Duration
+	IDTTL          time.Duration
+	RefreshTTL     time.Duration
+	Skew           time.Duration
+	Registration   bool
+	MinKeyBits     int
+	SignRequestTTL time.Duration
+	CodeTTL        time.Duration
+	SecretCacheTTL time.Duration
+	Argon2Memory   uint
+	Scopes         string
+}
+
+// RegisterFlags adds the serve flags to fs.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Server.RegisterFlags(fs, "127.0.0.1:9101", "127.0.0.1:9201")
+	c.Store.RegisterFlags(fs)
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "public base URL of the deployment: the tokens' iss, and the base of the discovery document's URLs")
+	fs.IntVar(&c.KeyBits, "key-bits", 2048, "RSA modulus size of new signing keys (>= 2048)")
+	fs.StringVar(&c.KeyAlg, "key-alg", "RS256", "JWT signing algorithm: RS256 or RS512")
+	fs.DurationVar(&c.KeyRotation, "key-rotation", 7*24*time.Hour, "age at which the signing key is replaced")
+	fs.DurationVar(&c.AccessTTL, "access-ttl", time.Hour, "lifetime of access tokens")
+	fs.DurationVar(&c.IDTTL, "id-ttl", time.Hour, "lifetime of id tokens")
+	fs.DurationVar(&c.RefreshTTL, "refresh-ttl", 30*24*time.Hour, "lifetime of refresh tokens")
+	fs.DurationVar(&c.Skew, "skew", 30*time.Second, "clock skew tolerated: nbf is set this far in the past")
+	fs.BoolVar(&c.Registration, "registration", true, "allow POST /register (false: 501)")
+	fs.IntVar(&c.MinKeyBits, "min-key-bits", 2048, "smallest RSA key /register accepts")
+	fs.DurationVar(&c.SignRequestTTL, "sign-request-ttl", 5*time.Minute, "how long a sign request's code may be used")
+	fs.DurationVar(&c.CodeTTL, "code-ttl", 5*time.Minute, "how long a login's authorization code may be used")
+	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified client secret or password is remembered (0: never)")
+	fs.UintVar(&c.Argon2Memory, "argon2-memory-kib", uint(password.Default.Memory), "argon2id memory cost of new hashes, KiB")
+	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
+}
+
+// Validate reports every configuration mistake at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if err := c.Store.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if u, err := url.Parse(c.Issuer); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("-issuer %q must be an absolute http(s) URL", c.Issuer))
+	}
+	if c.KeyBits < 2048 {
+		errs = append(errs, errors.New("-key-bits must be at least 2048"))
+	}
+	if c.KeyAlg != "RS256" && c.KeyAlg != "RS512" {
+		errs = append(errs, fmt.Errorf("-key-alg %q: want RS256 or RS512", c.KeyAlg))
+	}
+	for name, d := range map[string]time.Duration{"-key-rotation": c.KeyRotation, "-access-ttl": c.AccessTTL, "-id-ttl": c.IDTTL,
+		"-refresh-ttl": c.RefreshTTL, "-sign-request-ttl": c.SignRequestTTL, "-code-ttl": c.CodeTTL} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	if c.MinKeyBits < 1024 {
+		errs = append(errs, errors.New("-min-key-bits must be at least 1024"))
+	}
+	if c.Argon2Memory < 1024 {
+		errs = append(errs, errors.New("-argon2-memory-kib must be at least 1024"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) scopes() []string {
+	var out []string
+	for _, s := range strings.Split(c.Scopes, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Run serves the identity provider until ctx ends.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	shutdown, err := telemetry.Setup(ctx, "fris-auth")
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	defer func() { _ = shutdown(context.Background()) }()
+
+	db, err := kv.Open(ctx, cfg.Store, "auth", log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store := storage.New(db)
+	// Retired keys stay published as long as the longest-lived token.
+	longest := max(cfg.AccessTTL, cfg.IDTTL, cfg.RefreshTTL) + cfg.Skew
+	km, err := keys.New(ctx, store, keys.Options{
+		Bits: cfg.KeyBits, Alg: jwa.SignatureAlgorithm(cfg.KeyAlg), RotateEvery: cfg.KeyRotation, PublishFor: longest, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go km.Run(ctx, min(time.Minute, cfg.KeyRotation/4))
+
+	iss := tokens.New(km, strings.TrimRight(cfg.Issuer, "/"), tokens.Lifetimes{Access: cfg.AccessTTL, ID: cfg.IDTTL, Refresh: cfg.RefreshTTL, Skew: cfg.Skew})
+	params := password.Default
+	params.Memory = uint32(cfg.Argon2Memory)
+	svc := service.New(service.Config{
+		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
+		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: cfg.scopes(),
+	}, store, km, iss, password.New(params, cfg.SecretCacheTTL), log)
+
+	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := protojson.Marshal(km.JWKS())
+		if err != nil {
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/jwk-set+json; charset=utf-8")
+		w.Header().Set("Cache-Control", "max-age=60")
+		_, _ = w.Write(b)
+	})
+	return server.Run(ctx, cfg.Server, server.Service{
+		Name: "fris.auth.v1.AuthService",
+		Log:  log,
+		Register: func(s *grpc.Server) {
+			authv1.RegisterAuthServiceServer(s, service.Public{Service: svc})
+			authv1.RegisterAuthAdminServer(s, service.Admin{Service: svc})
+		},
+		Ready:   svc.Ready,
+		Metrics: prometheus.NewRegistry(),
+		Ops:     map[string]http.Handler{"GET /jwks": jwks},
+	})
+}

@@ -1,0 +1,240 @@
+// Package cli is the auth command: `serve` runs the identity provider, the
+// other subcommands manage clients, users and keys through its admin API.
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"fris.dev/pkg/cmdutil"
+	"fris.dev/pkg/logging"
+	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/app"
+)
+
+// Run executes the command line args (without the program name).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	t := cmdutil.Tool{Name: "auth", EnvPrefix: "FRIS_AUTH", DefaultAddr: "127.0.0.1:9101", Stderr: stderr}
+	var cfg app.Config
+	fs := flag.NewFlagSet("auth serve", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	serve := t.Serve("run the identity provider", fs, func(ctx context.Context) error {
+		log, err := logging.New(stderr, cfg.LogLevel, "auth")
+		if err != nil {
+			return err
+		}
+		return app.Run(ctx, cfg, log)
+	})
+	admin := func(cc *grpc.ClientConn) authv1.AuthAdminClient { return authv1.NewAuthAdminClient(cc) }
+	one := func(args []string, usage string) (string, error) {
+		if len(args) != 1 {
+			return "", fmt.Errorf("%w: auth %s", cmdutil.ErrUsage, usage)
+		}
+		return args[0], nil
+	}
+
+	var (
+		cName, cDesc, cRedirect, cType, cID, cSecret string
+		cIfMissing                                   bool
+	)
+	createClient := t.Command(cmdutil.Admin{
+		Name: "create-client", Usage: "create-client -name NAME -redirect-url URL[,URL] [flags]",
+		Help: "create a client; its secret is printed once",
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&cName, "name", "", "display name (required)")
+			fs.StringVar(&cDesc, "description", "", "description")
+			fs.StringVar(&cRedirect, "redirect-url", "", "redirect URL(s), comma-separated")
+			fs.StringVar(&cType, "type", "UNDEFINED", "MDR, FORMREPOSITORY or UNDEFINED")
+			fs.StringVar(&cID, "client-id", "", "client id (generated when empty)")
+			fs.StringVar(&cSecret, "secret", "", "client secret, >= 16 characters (generated when empty)")
+			fs.BoolVar(&cIfMissing, "if-missing", false, "succeed without change when -client-id exists already")
+		},
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).CreateClient(ctx, &authv1.CreateClientRequest{
+				Name: cName, Description: cDesc, RedirectUrl: cRedirect, Type: cType, ClientId: cID, Secret: cSecret,
+			})
+			if cIfMissing && cID != "" && status.Code(err) == codes.AlreadyExists {
+				fmt.Fprintf(stdout, "client %s exists already\n", cID)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "client_id=%s\nclient_secret=%s\n", res.GetClient().GetClient().GetClientId(), res.GetSecret())
+			return nil
+		},
+	})
+	setClient := func(name string, disabled bool) *ffcli.Command {
+		return t.Command(cmdutil.Admin{
+			Name: name, Usage: name + " CLIENT_ID", Help: map[bool]string{true: "disable a client", false: "enable a client again"}[disabled],
+			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+				id, err := one(args, name+" CLIENT_ID")
+				if err != nil {
+					return err
+				}
+				_, err = admin(cc).SetClientDisabled(ctx, &authv1.SetClientDisabledRequest{ClientId: id, Disabled: disabled})
+				return err
+			},
+		})
+	}
+	listClients := t.Command(cmdutil.Admin{
+		Name: "clients", Usage: "clients", Help: "list every client, disabled ones included",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).ListAllClients(ctx, &authv1.ListAllClientsRequest{})
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "CLIENT ID\tNAME\tTYPE\tDISABLED\tREDIRECT URL")
+			for _, c := range res.GetClients() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", c.GetClient().GetClientId(), c.GetClient().GetName(), c.GetClient().GetType(), c.GetDisabled(), c.GetClient().GetRedirectUrl())
+			}
+			return tw.Flush()
+		},
+	})
+
+	var (
+		uEmail, uName, uPassword, uContact, uScopes string
+		uVerified, uIfMissing                       bool
+	)
+	createUser := t.Command(cmdutil.Admin{
+		Name: "create-user", Usage: "create-user -email EMAIL [-password PW] [flags]", Help: "create a user",
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&uEmail, "email", "", "email address (required)")
+			fs.StringVar(&uName, "name", "", "real name")
+			fs.StringVar(&uPassword, "password", "", "password, >= 8 characters (none: key login only)")
+			fs.StringVar(&uContact, "contact", "", "contact information")
+			fs.StringVar(&uScopes, "scopes", "", "comma-separated extra scopes, e.g. mdr:secret")
+			fs.BoolVar(&uVerified, "email-verified", false, "mark the email as verified")
+			fs.BoolVar(&uIfMissing, "if-missing", false, "succeed without change when the email exists already")
+		},
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).CreateUser(ctx, &authv1.CreateUserRequest{
+				Email: uEmail, RealName: uName, Password: uPassword, ContactInformation: uContact,
+				EmailVerified: uVerified, Scopes: splitList(uScopes),
+			})
+			if uIfMissing && status.Code(err) == codes.AlreadyExists {
+				fmt.Fprintf(stdout, "user %s exists already\n", uEmail)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "user_id=%d\n", res.GetUser().GetId())
+			return nil
+		},
+	})
+	setUser := func(name string, disabled bool) *ffcli.Command {
+		return t.Command(cmdutil.Admin{
+			Name: name, Usage: name + " EMAIL", Help: map[bool]string{true: "disable a user", false: "enable a user again"}[disabled],
+			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+				email, err := one(args, name+" EMAIL")
+				if err != nil {
+					return err
+				}
+				_, err = admin(cc).SetUserDisabled(ctx, &authv1.SetUserDisabledRequest{Email: email, Disabled: disabled})
+				return err
+			},
+		})
+	}
+	var newPassword string
+	setPassword := t.Command(cmdutil.Admin{
+		Name: "set-password", Usage: "set-password -password PW EMAIL", Help: "set a user's password",
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&newPassword, "password", "", "the new password, >= 8 characters")
+		},
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			email, err := one(args, "set-password -password PW EMAIL")
+			if err != nil {
+				return err
+			}
+			_, err = admin(cc).SetPassword(ctx, &authv1.SetPasswordRequest{Email: email, Password: newPassword})
+			return err
+		},
+	})
+	var scopeList string
+	setScopes := t.Command(cmdutil.Admin{
+		Name: "set-scopes", Usage: "set-scopes -scopes a,b EMAIL", Help: "set the extra scopes of a user's tokens",
+		Flags: func(fs *flag.FlagSet) { fs.StringVar(&scopeList, "scopes", "", "comma-separated scopes (empty: none)") },
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			email, err := one(args, "set-scopes -scopes a,b EMAIL")
+			if err != nil {
+				return err
+			}
+			_, err = admin(cc).SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: splitList(scopeList)})
+			return err
+		},
+	})
+	listUsers := t.Command(cmdutil.Admin{
+		Name: "users", Usage: "users", Help: "list every user",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).ListUsers(ctx, &authv1.ListUsersRequest{})
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tSCOPES")
+			for _, u := range res.GetUsers() {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%s\n", u.GetId(), u.GetEmail(), u.GetRealName(), u.GetDisabled(), u.GetHasPassword(), strings.Join(u.GetScopes(), ","))
+			}
+			return tw.Flush()
+		},
+	})
+	printKey := func(w io.Writer, k *authv1.SigningKey) {
+		state := "active"
+		if !k.GetActive() {
+			state = "retired, published until " + time.Unix(int64(k.GetPublishUntil()), 0).UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", k.GetKid(), k.GetAlg(), time.Unix(int64(k.GetCreated()), 0).UTC().Format(time.RFC3339), state)
+	}
+	listKeys := t.Command(cmdutil.Admin{
+		Name: "keys", Usage: "keys", Help: "list the signing keys",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).ListKeys(ctx, &authv1.ListKeysRequest{})
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KID\tALG\tCREATED\tSTATE")
+			for _, k := range res.GetKeys() {
+				printKey(tw, k)
+			}
+			return tw.Flush()
+		},
+	})
+	rotate := t.Command(cmdutil.Admin{
+		Name: "rotate-keys", Usage: "rotate-keys", Help: "make a new signing key active now",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).RotateKeys(ctx, &authv1.RotateKeysRequest{})
+			if err != nil {
+				return err
+			}
+			printKey(stdout, res.GetKey())
+			return nil
+		},
+	})
+	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), listClients,
+		createUser, setUser("disable-user", true), setUser("enable-user", false), setPassword, setScopes, listUsers,
+		listKeys, rotate).ParseAndRun(ctx, args)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}

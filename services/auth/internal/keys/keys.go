@@ -1,0 +1,318 @@
+// Package keys manages the identity provider's RSA signing keys: one active
+// key signs; it is replaced on a period; retired keys stay published until
+// every token they signed has expired. The keys live in the store, so all
+// replicas sign with the same key and publish the same set.
+package keys
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+
+	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/storage"
+)
+
+// Options configure the manager.
+type Options struct {
+	Bits        int                    // RSA modulus size, >= 2048
+	Alg         jwa.SignatureAlgorithm // RS256 or RS512
+	RotateEvery time.Duration          // age at which the active key is replaced
+	// PublishFor is how long a retired key stays published: the longest
+	// lifetime of a token it may have signed.
+	PublishFor time.Duration
+	Log        *slog.Logger
+}
+
+// Signer is the active key, ready to sign.
+type Signer struct {
+	KID string
+	Alg jwa.SignatureAlgorithm
+	Key jwk.Key // private, with kid and alg set
+}
+
+type state struct {
+	signer  *Signer
+	public  jwk.Set
+	certs   []*authv1.PublicKey
+	jwks    *authv1.JWKS
+	fetched time.Time
+}
+
+// Manager holds the current keys in memory, refreshed from the store.
+type Manager struct {
+	store storage.Store
+	o     Options
+	mu    sync.RWMutex
+	st    *state
+	// reloadMu makes concurrent "unknown kid" reloads share one store read.
+	reloadMu sync.Mutex
+}
+
+// New loads the keys, creating the first one when there is none.
+func New(ctx context.Context, store storage.Store, o Options) (*Manager, error) {
+	if o.Bits < 2048 {
+		return nil, fmt.Errorf("signing keys need at least 2048 bits, got %d", o.Bits)
+	}
+	if o.Alg != jwa.RS256 && o.Alg != jwa.RS512 {
+		return nil, fmt.Errorf("signing algorithm %s: want RS256 or RS512", o.Alg)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	m := &Manager{store: store, o: o}
+	if err := m.Maintain(ctx, time.Now()); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Maintain makes sure an active key younger than RotateEvery exists, drops
+// keys nobody can need any more, and reloads. Replicas may all call it: the
+// store's transaction lets one of them add the key.
+func (m *Manager) Maintain(ctx context.Context, now time.Time) error {
+	cur, err := m.store.SigningKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if needsKey(cur, now, m.o.RotateEvery) || needsPrune(cur, now) {
+		if err := m.update(ctx, now, false); err != nil {
+			return err
+		}
+	}
+	return m.Reload(ctx)
+}
+
+// Rotate makes a new key active now.
+func (m *Manager) Rotate(ctx context.Context) (storage.SigningKey, error) {
+	if err := m.update(ctx, time.Now(), true); err != nil {
+		return storage.SigningKey{}, err
+	}
+	if err := m.Reload(ctx); err != nil {
+		return storage.SigningKey{}, err
+	}
+	ks, err := m.store.SigningKeys(ctx)
+	if err != nil {
+		return storage.SigningKey{}, err
+	}
+	for i := len(ks) - 1; i >= 0; i-- {
+		if ks[i].Active() {
+			return ks[i], nil
+		}
+	}
+	return storage.SigningKey{}, errors.New("no active key after rotation")
+}
+
+func needsKey(ks []storage.SigningKey, now time.Time, every time.Duration) bool {
+	for _, k := range ks {
+		if k.Active() && now.Sub(time.Unix(k.Created, 0)) < every {
+			return false
+		}
+	}
+	return true
+}
+
+func needsPrune(ks []storage.SigningKey, now time.Time) bool {
+	for _, k := range ks {
+		if !k.Active() && k.PublishUntil <= now.Unix() {
+			return true
+		}
+	}
+	return false
+}
+
+// update generates a key outside the transaction (it takes a while) and
+// installs it unless another replica got there first.
+func (m *Manager) update(ctx context.Context, now time.Time, force bool) error {
+	fresh, err := m.generate(now)
+	if err != nil {
+		return err
+	}
+	return m.store.UpdateSigningKeys(ctx, func(cur []storage.SigningKey) ([]storage.SigningKey, error) {
+		var out []storage.SigningKey
+		for _, k := range cur {
+			if !k.Active() && k.PublishUntil <= now.Unix() {
+				continue // every token it signed has expired
+			}
+			out = append(out, k)
+		}
+		if !force && !needsKey(out, now, m.o.RotateEvery) {
+			return out, nil
+		}
+		for i := range out {
+			if out[i].Active() {
+				out[i].Retired = now.Unix()
+				out[i].PublishUntil = now.Add(m.o.PublishFor).Unix()
+			}
+		}
+		m.o.Log.InfoContext(ctx, "signing key rotated", "kid", fresh.KID, "alg", fresh.Alg)
+		return append(out, fresh), nil
+	})
+}
+
+func (m *Manager) generate(now time.Time) (storage.SigningKey, error) {
+	priv, err := rsa.GenerateKey(rand.Reader, m.o.Bits)
+	if err != nil {
+		return storage.SigningKey{}, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return storage.SigningKey{}, err
+	}
+	pub, err := jwk.FromRaw(priv.Public())
+	if err != nil {
+		return storage.SigningKey{}, err
+	}
+	tp, err := pub.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return storage.SigningKey{}, err
+	}
+	return storage.SigningKey{
+		KID: base64.RawURLEncoding.EncodeToString(tp), Alg: m.o.Alg.String(),
+		PrivateDER: der, Created: now.Unix(),
+	}, nil
+}
+
+// Reload reads the keys from the store and rebuilds what is served.
+func (m *Manager) Reload(ctx context.Context) error {
+	ks, err := m.store.SigningKeys(ctx)
+	if err != nil {
+		return err
+	}
+	st := &state{public: jwk.NewSet(), jwks: &authv1.JWKS{}, fetched: time.Now()}
+	now := time.Now().Unix()
+	for _, k := range ks {
+		if !k.Active() && k.PublishUntil <= now {
+			continue
+		}
+		raw, err := x509.ParsePKCS8PrivateKey(k.PrivateDER)
+		if err != nil {
+			return fmt.Errorf("signing key %s: %w", k.KID, err)
+		}
+		priv, ok := raw.(*rsa.PrivateKey)
+		if !ok {
+			return fmt.Errorf("signing key %s is not RSA", k.KID)
+		}
+		alg := jwa.SignatureAlgorithm(k.Alg)
+		pub, err := jwk.FromRaw(&priv.PublicKey)
+		if err != nil {
+			return err
+		}
+		for _, kv := range [][2]any{{jwk.KeyIDKey, k.KID}, {jwk.AlgorithmKey, alg}, {jwk.KeyUsageKey, jwk.ForSignature}} {
+			if err := pub.Set(kv[0].(string), kv[1]); err != nil {
+				return err
+			}
+		}
+		if err := st.public.AddKey(pub); err != nil {
+			return err
+		}
+		spki, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
+		if err != nil {
+			return err
+		}
+		n := base64.RawURLEncoding.EncodeToString(priv.N.Bytes())
+		e := base64.RawURLEncoding.EncodeToString(big.NewInt(int64(priv.E)).Bytes())
+		st.certs = append(st.certs, &authv1.PublicKey{
+			KeyType: "RSA", Use: "sig", KeyId: k.KID, N: n, E: e,
+			DerFormat:       base64.RawURLEncoding.EncodeToString(spki),
+			Base64DerFormat: base64.StdEncoding.EncodeToString(spki),
+		})
+		st.jwks.Keys = append(st.jwks.Keys, &authv1.JWK{Kty: "RSA", Use: "sig", Kid: k.KID, Alg: k.Alg, N: n, E: e})
+		if k.Active() {
+			sk, err := jwk.FromRaw(priv)
+			if err != nil {
+				return err
+			}
+			if err := sk.Set(jwk.KeyIDKey, k.KID); err != nil {
+				return err
+			}
+			if err := sk.Set(jwk.AlgorithmKey, alg); err != nil {
+				return err
+			}
+			// The newest active key signs (two are active only for the
+			// moment between replicas' reloads).
+			st.signer = &Signer{KID: k.KID, Alg: alg, Key: sk}
+		}
+	}
+	if st.signer == nil {
+		return errors.New("no active signing key")
+	}
+	m.mu.Lock()
+	m.st = st
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *Manager) cur() *state {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.st
+}
+
+// Signer returns the active key.
+func (m *Manager) Signer() *Signer { return m.cur().signer }
+
+// Public returns the published public keys as a JWK set.
+func (m *Manager) Public() jwk.Set { return m.cur().public }
+
+// Has reports whether kid is published.
+func (m *Manager) Has(kid string) bool {
+	_, ok := m.cur().public.LookupKeyID(kid)
+	return ok
+}
+
+// ReloadFor reloads when kid is unknown (another replica rotated), at most
+// once per second, and reports whether kid is known afterwards.
+func (m *Manager) ReloadFor(ctx context.Context, kid string) bool {
+	if m.Has(kid) {
+		return true
+	}
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
+	if m.Has(kid) {
+		return true
+	}
+	if time.Since(m.cur().fetched) < time.Second {
+		return false
+	}
+	if err := m.Reload(ctx); err != nil {
+		m.o.Log.WarnContext(ctx, "reloading signing keys", "err", err)
+		return false
+	}
+	return m.Has(kid)
+}
+
+// Certs is the spec's /certs list.
+func (m *Manager) Certs() []*authv1.PublicKey { return m.cur().certs }
+
+// JWKS is the RFC 7517 key set.
+func (m *Manager) JWKS() *authv1.JWKS { return m.cur().jwks }
+
+// Run keeps the keys current until ctx ends: rotation when due, pruning,
+// and picking up other replicas' rotations.
+func (m *Manager) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if err := m.Maintain(ctx, now); err != nil && ctx.Err() == nil {
+				m.o.Log.WarnContext(ctx, "signing key maintenance", "err", err)
+			}
+		}
+	}
+}

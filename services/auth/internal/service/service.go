@@ -1,0 +1,764 @@
+// Package service implements the identity provider's gRPC APIs.
+package service
+
+import (
+	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/sha512"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/mail"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwt"
+	"google.golang.org/grpc/metadata"
+
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/rpcerr"
+	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/keys"
+	"fris.dev/services/auth/internal/password"
+	"fris.dev/services/auth/internal/storage"
+	"fris.dev/services/auth/internal/tokens"
+)
+
+// Config is the service's behaviour.
+type Config struct {
+	Issuer          string
+	AllowRegister   bool
+	MinKeyBits      int
+	SignRequestTTL  time.Duration
+	AuthCodeTTL     time.Duration
+	DefaultScopes   []string
+	MaxSearchResult int
+}
+
+// Service holds what every RPC needs.
+type Service struct {
+	cfg    Config
+	store  storage.Store
+	keys   *keys.Manager
+	tokens *tokens.Issuer
+	hash   *password.Hasher
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// New wires the service.
+func New(cfg Config, store storage.Store, k *keys.Manager, t *tokens.Issuer, h *password.Hasher, log *slog.Logger) *Service {
+	if cfg.MaxSearchResult <= 0 {
+		cfg.MaxSearchResult = 100
+	}
+	return &Service{cfg: cfg, store: store, keys: k, tokens: t, hash: h, log: log, now: time.Now}
+}
+
+// Ready reports whether the store answers.
+func (s *Service) Ready(ctx context.Context) error { return s.store.Ping(ctx) }
+
+func (s *Service) err(ctx context.Context, err error) error { return rpcerr.From(ctx, s.log, err) }
+
+func invalid(format string, a ...any) error  { return rpcerr.New(rpcerr.ErrInvalid, format, a...) }
+func notFound(format string, a ...any) error { return rpcerr.New(kv.ErrNotFound, format, a...) }
+func denied(format string, a ...any) error   { return rpcerr.New(rpcerr.ErrPermission, format, a...) }
+func unauth(format string, a ...any) error {
+	return rpcerr.New(rpcerr.ErrUnauthenticated, format, a...)
+}
+
+// Client types of the spec's `type`.
+var clientTypes = map[string]bool{"MDR": true, "FORMREPOSITORY": true, "UNDEFINED": true}
+
+func apiClient(c storage.Client) *authv1.Client {
+	return &authv1.Client{ClientId: c.ID, Name: c.Name, Description: c.Description, RedirectUrl: strings.Join(c.RedirectURLs, ","), Type: c.Type}
+}
+
+func userInfo(u storage.User) *authv1.UserInfo {
+	return &authv1.UserInfo{
+		RealName: u.RealName, ContactInformation: u.Contact, Email: u.Email, EmailVerified: u.EmailVerified,
+		Locality: &authv1.Locality{Id: u.Locality.ID, Name: u.Locality.Name, Description: u.Locality.Description},
+	}
+}
+
+func seconds(t time.Time) uint32 { return uint32(t.Unix()) }
+
+// Public implements AuthService.
+type Public struct {
+	authv1.UnimplementedAuthServiceServer
+	*Service
+}
+
+func (p Public) ListClients(ctx context.Context, _ *authv1.ListClientsRequest) (*authv1.ListClientsResponse, error) {
+	cs, err := p.store.ListClients(ctx)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	out := &authv1.ListClientsResponse{Clients: []*authv1.Client{}}
+	for _, c := range cs {
+		if !c.Disabled {
+			out.Clients = append(out.Clients, apiClient(c))
+		}
+	}
+	return out, nil
+}
+
+func (p Public) ListCerts(context.Context, *authv1.ListCertsRequest) (*authv1.ListCertsResponse, error) {
+	return &authv1.ListCertsResponse{Keys: p.keys.Certs()}, nil
+}
+
+func (p Public) GetJWKS(context.Context, *authv1.GetJWKSRequest) (*authv1.JWKS, error) {
+	return p.keys.JWKS(), nil
+}
+
+func (p Public) GetDiscovery(context.Context, *authv1.GetDiscoveryRequest) (*authv1.Discovery, error) {
+	base := strings.TrimRight(p.cfg.Issuer, "/")
+	return &authv1.Discovery{
+		Issuer:                            base,
+		AuthorizationEndpoint:             base + "/oauth2/authorize",
+		TokenEndpoint:                     base + "/oauth2/token",
+		JwksUri:                           base + "/oauth2/jwks",
+		UserinfoEndpoint:                  base + "/oauth2/userinfo",
+		ResponseTypesSupported:            []string{"code"},
+		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
+		SubjectTypesSupported:             []string{"public"},
+		IdTokenSigningAlgValuesSupported:  []string{p.keys.Signer().Alg.String()},
+		CodeChallengeMethodsSupported:     []string{"S256"},
+		ScopesSupported:                   append([]string{"openid"}, p.cfg.DefaultScopes...),
+		TokenEndpointAuthMethodsSupported: []string{"client_secret_post"},
+		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "nonce", "scope", "type", "email", "email_verified", "name"},
+	}, nil
+}
+
+// Token issues tokens by one of the three flows.
+func (p Public) Token(ctx context.Context, r *authv1.TokenRequest) (*authv1.TokenResponse, error) {
+	var (
+		set tokens.Set
+		err error
+	)
+	switch {
+	case r.GetRefreshToken() != "":
+		set, err = p.refresh(ctx, r)
+	case r.GetCode() != "" && r.GetSignature() != "":
+		set, err = p.signedCode(ctx, r)
+	case r.GetCode() != "":
+		set, err = p.clientCode(ctx, r)
+	default:
+		err = invalid("no payload: send code with client_id and client_secret, code with client_id and signature, or refresh_token")
+	}
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &authv1.TokenResponse{AccessToken: set.Access, IdToken: set.ID, RefreshToken: set.Refresh}, nil
+}
+
+// clientCode is flow 1: a code from the browser login plus the client's
+// secret.
+func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
+	c, err := p.store.GetClient(ctx, r.GetClientId())
+	if errors.Is(err, storage.ErrNotFound) {
+		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	if r.GetClientSecret() == "" || p.hash.Check(c.SecretHash, r.GetClientSecret()) != nil {
+		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+	}
+	if c.Disabled {
+		return tokens.Set{}, unauth("the client has been disabled")
+	}
+	g, err := p.store.TakeGrant(ctx, r.GetCode())
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && (g.Kind != storage.GrantAuthorization || g.ClientID != c.ID)) {
+		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	if g.Challenge != "" {
+		sum := sha256.Sum256([]byte(r.GetCodeVerifier()))
+		if r.GetCodeVerifier() == "" || base64.RawURLEncoding.EncodeToString(sum[:]) != g.Challenge {
+			return tokens.Set{}, invalid("code_verifier does not match the code_challenge")
+		}
+	}
+	if r.GetRedirectUri() != "" && r.GetRedirectUri() != g.RedirectURI {
+		return tokens.Set{}, invalid("redirect_uri differs from the authorization request's")
+	}
+	u, err := p.activeUser(ctx, g.UserID)
+	if err != nil {
+		return tokens.Set{}, err
+	}
+	return p.issue(ctx, u, c.ID, g.Nonce, "")
+}
+
+// signedCode is flow 2: a code from a sign request, signed with the user's
+// private key.
+func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
+	c, err := p.store.GetClient(ctx, r.GetClientId())
+	if errors.Is(err, storage.ErrNotFound) {
+		return tokens.Set{}, notFound("client ID or sign request unknown")
+	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	if c.Disabled {
+		return tokens.Set{}, unauth("the client has been disabled")
+	}
+	g, err := p.store.TakeGrant(ctx, r.GetCode())
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && g.Kind != storage.GrantSignRequest) {
+		return tokens.Set{}, notFound("the sign request is unknown")
+	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	key, err := p.store.GetUserKey(ctx, g.KeyID)
+	if err != nil {
+		return tokens.Set{}, fmt.Errorf("key of a sign request: %w", err)
+	}
+	pub, err := parseRSA(key.DER, 0)
+	if err != nil {
+		return tokens.Set{}, err
+	}
+	sig, err := decodeSignature(r.GetSignature())
+	if err != nil {
+		return tokens.Set{}, invalid("signature is not base64")
+	}
+	sum := sha512.Sum512([]byte(r.GetCode()))
+	if rsa.VerifyPKCS1v15(pub, crypto.SHA512, sum[:], sig) != nil {
+		return tokens.Set{}, unauth("the signature does not verify with the registered key")
+	}
+	u, err := p.activeUser(ctx, g.UserID)
+	if err != nil {
+		return tokens.Set{}, err
+	}
+	return p.issue(ctx, u, c.ID, "", "")
+}
+
+// decodeSignature reads standard base64, tolerating whitespace, missing
+// padding and the URL alphabet, which clients produce in the wild.
+func decodeSignature(s string) ([]byte, error) {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\n', '\r', '\t':
+			return -1
+		case '-':
+			return '+'
+		case '_':
+			return '/'
+		}
+		return r
+	}, s)
+	return base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
+}
+
+// refresh is flow 3, with rotation and reuse detection.
+func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
+	t, err := p.tokens.Read(ctx, r.GetRefreshToken(), tokens.TypeRefresh)
+	switch {
+	case errors.Is(err, tokens.ErrMalformed):
+		return tokens.Set{}, invalid("the refresh token is not valid")
+	case err != nil:
+		return tokens.Set{}, denied("the refresh token is expired or not a refresh token")
+	}
+	userID, clientID, _, _ := tokens.Claims(t)
+	c, err := p.store.GetClient(ctx, clientID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return tokens.Set{}, denied("the refresh token's client no longer exists")
+	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	if c.Disabled {
+		return tokens.Set{}, unauth("the client has been disabled")
+	}
+	u, err := p.activeUser(ctx, userID)
+	if err != nil {
+		return tokens.Set{}, err
+	}
+	return p.issue(ctx, u, c.ID, "", t.JwtID())
+}
+
+func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) {
+	u, err := p.store.GetUser(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return u, denied("the user no longer exists")
+	} else if err != nil {
+		return u, err
+	}
+	if u.Disabled {
+		return u, unauth("the user has been disabled")
+	}
+	return u, nil
+}
+
+// issue signs a token set and records its refresh token: a new chain, or
+// the next link of the chain whose token usedJTI was just presented.
+func (p Public) issue(ctx context.Context, u storage.User, clientID, nonce, usedJTI string) (tokens.Set, error) {
+	scopes := append([]string{"openid"}, p.cfg.DefaultScopes...)
+	scopes = append(scopes, u.Scopes...)
+	set, err := p.tokens.Issue(tokens.Subject{
+		UserID: u.ID, ClientID: clientID, Email: u.Email, Name: u.RealName,
+		EmailVerified: u.EmailVerified, Scopes: scopes, Nonce: nonce,
+	})
+	if err != nil {
+		return tokens.Set{}, err
+	}
+	rec := storage.Refresh{JTI: set.RefreshJTI, UserID: u.ID, ClientID: clientID, Expires: set.RefreshExpires.Unix()}
+	if usedJTI == "" {
+		rec.Chain = tokens.RandomString(12)
+		return set, p.store.PutRefresh(ctx, rec)
+	}
+	_, err = p.store.RotateRefresh(ctx, usedJTI, rec)
+	switch {
+	case errors.Is(err, storage.ErrReused):
+		p.log.WarnContext(ctx, "refresh token reused: chain revoked", "user", u.ID, "client", clientID)
+		return tokens.Set{}, denied("the refresh token was already used; its chain is revoked")
+	case errors.Is(err, storage.ErrRevoked):
+		return tokens.Set{}, denied("the refresh token has been revoked")
+	case errors.Is(err, storage.ErrNotFound):
+		return tokens.Set{}, denied("the refresh token is not valid any more")
+	}
+	return set, err
+}
+
+// SignRequest hands out a code to be signed with the key named by id or by
+// the SHA-512 of its SPKI DER.
+func (p Public) SignRequest(ctx context.Context, r *authv1.SignRequestRequest) (*authv1.SignRequestResponse, error) {
+	var (
+		key storage.UserKey
+		err error
+	)
+	id := r.GetKeyId()
+	if id == 0 {
+		id = r.GetKeyIdAlias()
+	}
+	hash := strings.ToLower(strings.TrimSpace(r.GetSha512Hash()))
+	switch {
+	case id > 0:
+		key, err = p.store.GetUserKey(ctx, id)
+	case hash != "":
+		if _, derr := hex.DecodeString(hash); derr != nil || len(hash) != 128 {
+			return nil, p.err(ctx, invalid("sha512Hash must be 128 hex digits"))
+		}
+		key, err = p.store.GetUserKeyByHash(ctx, hash)
+	default:
+		return nil, p.err(ctx, invalid("no payload: send keyId or sha512Hash"))
+	}
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, p.err(ctx, notFound("the key could not be found"))
+	} else if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	exp := p.now().Add(p.cfg.SignRequestTTL)
+	code := tokens.RandomString(32)
+	if err := p.store.PutGrant(ctx, code, storage.Grant{Kind: storage.GrantSignRequest, UserID: key.UserID, KeyID: key.ID, Expires: exp.Unix()}); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &authv1.SignRequestResponse{Code: code, ExpirationDate: seconds(exp), Algoritm: "SHA512withRSA"}, nil
+}
+
+// bearer verifies the access token the gateway forwarded and returns it
+// with its user.
+func (p Public) bearer(ctx context.Context) (storage.User, jwt.Token, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	var raw string
+	if v := md.Get("authorization"); len(v) > 0 {
+		if scheme, tok, ok := strings.Cut(strings.TrimSpace(v[0]), " "); ok && strings.EqualFold(scheme, "Bearer") {
+			raw = strings.TrimSpace(tok)
+		}
+	}
+	if raw == "" {
+		return storage.User{}, nil, denied("an access token is required")
+	}
+	t, err := p.tokens.Read(ctx, raw, tokens.TypeAccess)
+	if err != nil {
+		return storage.User{}, nil, denied("the access token is not valid")
+	}
+	uid, _, _, _ := tokens.Claims(t)
+	u, err := p.store.GetUser(ctx, uid)
+	if errors.Is(err, storage.ErrNotFound) {
+		return u, nil, denied("the access token's user no longer exists")
+	}
+	return u, t, err
+}
+
+func (p Public) GetTokenInfo(ctx context.Context, _ *authv1.GetTokenInfoRequest) (*authv1.TokenInfo, error) {
+	_, t, err := p.bearer(ctx)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	_, _, scopes, nonce := tokens.Claims(t)
+	if scopes == nil {
+		scopes = []string{}
+	}
+	return &authv1.TokenInfo{
+		ExpirationDate: seconds(t.Expiration()), Subject: t.Subject(), Scope: scopes,
+		Nonce: nonce, NotBeofre: seconds(t.NotBefore()), Issuer: t.Issuer(),
+	}, nil
+}
+
+func (p Public) GetUserInfo(ctx context.Context, _ *authv1.GetUserInfoRequest) (*authv1.UserInfo, error) {
+	u, _, err := p.bearer(ctx)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return userInfo(u), nil
+}
+
+func (p Public) SearchUsers(ctx context.Context, r *authv1.SearchUsersRequest) (*authv1.SearchUsersResponse, error) {
+	if _, _, err := p.bearer(ctx); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	q := strings.ToLower(strings.TrimSpace(r.GetQuery()))
+	if q == "" {
+		return nil, p.err(ctx, invalid("query is required"))
+	}
+	us, err := p.store.ListUsers(ctx)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	out := &authv1.SearchUsersResponse{Users: []*authv1.UserInfo{}}
+	for _, u := range us {
+		if u.Disabled {
+			continue
+		}
+		if strings.Contains(strings.ToLower(u.RealName), q) || strings.Contains(strings.ToLower(u.Email), q) {
+			out.Users = append(out.Users, userInfo(u))
+			if len(out.Users) >= p.cfg.MaxSearchResult {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// parseRSA reads an SPKI DER RSA public key of at least minBits.
+func parseRSA(der []byte, minBits int) (*rsa.PublicKey, error) {
+	k, err := x509.ParsePKIXPublicKey(der)
+	if err != nil {
+		return nil, invalid("the key is not a DER encoded public key: %v", err)
+	}
+	pub, ok := k.(*rsa.PublicKey)
+	if !ok {
+		return nil, invalid("the key is not an RSA key")
+	}
+	if pub.N.BitLen() < minBits {
+		return nil, invalid("the RSA key has %d bits; at least %d are required", pub.N.BitLen(), minBits)
+	}
+	return pub, nil
+}
+
+// validEmail accepts a bare address (no display name).
+func validEmail(e string) bool {
+	a, err := mail.ParseAddress(e)
+	return err == nil && a.Address == e && len(e) <= 254
+}
+
+func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (*authv1.RegisterResponse, error) {
+	if !p.cfg.AllowRegister {
+		return nil, p.err(ctx, rpcerr.New(rpcerr.ErrUnimplemented, "registration has been disabled"))
+	}
+	email := strings.TrimSpace(r.GetEmail())
+	if email == "" && r.GetBase64EncodedPublicKey() == "" {
+		return nil, p.err(ctx, invalid("no payload"))
+	}
+	if !validEmail(email) {
+		return nil, p.err(ctx, invalid("email is not a valid address"))
+	}
+	der, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(r.GetBase64EncodedPublicKey()), ""))
+	if err != nil || len(der) == 0 {
+		return nil, p.err(ctx, invalid("base64EncodedPublicKey is not base64"))
+	}
+	if _, err := parseRSA(der, p.cfg.MinKeyBits); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	sum := sha512.Sum512(der)
+	u, k, err := p.store.CreateUser(ctx, storage.User{Email: email, RealName: r.GetName(), Created: p.now().Unix()},
+		&storage.UserKey{DER: der, SHA512: hex.EncodeToString(sum[:]), Description: r.GetDescription(), Created: p.now().Unix()})
+	if errors.Is(err, storage.ErrExists) {
+		return nil, p.err(ctx, rpcerr.New(kv.ErrExists, "a user with this email address (or this key) already exists"))
+	} else if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	p.log.InfoContext(ctx, "registered", "user", u.ID, "key", k.ID)
+	return &authv1.RegisterResponse{UserId: u.ID, KeyId: k.ID}, nil
+}
+
+// authorize checks an authorization request and picks the redirect URI.
+func (p Public) authorize(ctx context.Context, r *authv1.AuthorizeRequest) (storage.Client, string, error) {
+	c, err := p.store.GetClient(ctx, r.GetClientId())
+	if errors.Is(err, storage.ErrNotFound) {
+		return c, "", notFound("unknown client_id")
+	} else if err != nil {
+		return c, "", err
+	}
+	if c.Disabled {
+		return c, "", unauth("the client has been disabled")
+	}
+	redirect := r.GetRedirectUri()
+	if redirect == "" {
+		if len(c.RedirectURLs) == 0 {
+			return c, "", invalid("the client has no registered redirect URL")
+		}
+		redirect = c.RedirectURLs[0]
+	} else if !contains(c.RedirectURLs, redirect) {
+		return c, "", invalid("redirect_uri is not registered for this client")
+	}
+	switch r.GetCodeChallengeMethod() {
+	case "", "S256":
+	default:
+		return c, "", invalid("code_challenge_method must be S256")
+	}
+	if r.GetCodeChallengeMethod() == "S256" && r.GetCodeChallenge() == "" {
+		return c, "", invalid("code_challenge is missing")
+	}
+	if ch := r.GetCodeChallenge(); ch != "" {
+		if b, err := base64.RawURLEncoding.DecodeString(ch); err != nil || len(b) != sha256.Size {
+			return c, "", invalid("code_challenge must be the base64url SHA-256 of the verifier (S256)")
+		}
+	}
+	return c, redirect, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (p Public) Authorize(ctx context.Context, r *authv1.AuthorizeRequest) (*authv1.AuthorizeResponse, error) {
+	c, redirect, err := p.authorize(ctx, r)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &authv1.AuthorizeResponse{ClientName: c.Name, RedirectUri: redirect}, nil
+}
+
+func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (*authv1.LoginResponse, error) {
+	c, redirect, err := p.authorize(ctx, r.GetRequest())
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	wrong := unauth("email or password is wrong")
+	u, err := p.store.GetUserByEmail(ctx, r.GetEmail())
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && u.PasswordHash == "") {
+		p.hash.Burn(r.GetPassword())
+		return nil, p.err(ctx, wrong)
+	} else if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	if p.hash.Check(u.PasswordHash, r.GetPassword()) != nil || u.Disabled {
+		return nil, p.err(ctx, wrong)
+	}
+	code := tokens.RandomString(32)
+	ar := r.GetRequest()
+	g := storage.Grant{
+		Kind: storage.GrantAuthorization, ClientID: c.ID, UserID: u.ID, RedirectURI: redirect,
+		Challenge: ar.GetCodeChallenge(), ChallengeMeth: ar.GetCodeChallengeMethod(), Scope: ar.GetScope(), Nonce: ar.GetNonce(),
+		Expires: p.now().Add(p.cfg.AuthCodeTTL).Unix(),
+	}
+	if err := p.store.PutGrant(ctx, code, g); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &authv1.LoginResponse{Code: code, RedirectUri: redirect}, nil
+}
+
+// Admin implements AuthAdmin.
+type Admin struct {
+	authv1.UnimplementedAuthAdminServer
+	*Service
+}
+
+func clientRecord(c storage.Client) *authv1.ClientRecord {
+	return &authv1.ClientRecord{Client: apiClient(c), Disabled: c.Disabled, Created: uint32(c.Created)}
+}
+
+func userRecord(u storage.User) *authv1.UserRecord {
+	return &authv1.UserRecord{
+		Id: u.ID, Email: u.Email, RealName: u.RealName, ContactInformation: u.Contact,
+		Locality:      &authv1.Locality{Id: u.Locality.ID, Name: u.Locality.Name, Description: u.Locality.Description},
+		EmailVerified: u.EmailVerified, Disabled: u.Disabled, Scopes: u.Scopes, HasPassword: u.PasswordHash != "",
+		Created: uint32(u.Created),
+	}
+}
+
+func splitURLs(s string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		u, err := url.Parse(part)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
+			return nil, invalid("redirect URL %q must be an absolute http(s) URL without fragment", part)
+		}
+		out = append(out, part)
+	}
+	return out, nil
+}
+
+func (a Admin) CreateClient(ctx context.Context, r *authv1.CreateClientRequest) (*authv1.CreateClientResponse, error) {
+	typ := strings.ToUpper(r.GetType())
+	if typ == "" {
+		typ = "UNDEFINED"
+	}
+	if !clientTypes[typ] {
+		return nil, a.err(ctx, invalid("type must be MDR, FORMREPOSITORY or UNDEFINED"))
+	}
+	if strings.TrimSpace(r.GetName()) == "" {
+		return nil, a.err(ctx, invalid("name is required"))
+	}
+	urls, err := splitURLs(r.GetRedirectUrl())
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	id := r.GetClientId()
+	if id == "" {
+		id = tokens.RandomString(12)
+	}
+	secret := r.GetSecret()
+	if secret == "" {
+		secret = tokens.RandomString(32)
+	} else if len(secret) < 16 {
+		return nil, a.err(ctx, invalid("a client secret needs at least 16 characters"))
+	}
+	h, err := a.hash.Hash(secret)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	c := storage.Client{ID: id, Name: r.GetName(), Description: r.GetDescription(), RedirectURLs: urls, Type: typ, SecretHash: h, Created: a.now().Unix()}
+	if err := a.store.CreateClient(ctx, c); err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.CreateClientResponse{Client: clientRecord(c), Secret: secret}, nil
+}
+
+func (a Admin) SetClientDisabled(ctx context.Context, r *authv1.SetClientDisabledRequest) (*authv1.SetClientDisabledResponse, error) {
+	err := a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error { c.Disabled = r.GetDisabled(); return nil })
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.SetClientDisabledResponse{}, nil
+}
+
+func (a Admin) ListAllClients(ctx context.Context, _ *authv1.ListAllClientsRequest) (*authv1.ListAllClientsResponse, error) {
+	cs, err := a.store.ListClients(ctx)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	out := &authv1.ListAllClientsResponse{}
+	for _, c := range cs {
+		out.Clients = append(out.Clients, clientRecord(c))
+	}
+	return out, nil
+}
+
+func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*authv1.CreateUserResponse, error) {
+	email := strings.TrimSpace(r.GetEmail())
+	if !validEmail(email) {
+		return nil, a.err(ctx, invalid("email is not a valid address"))
+	}
+	u := storage.User{
+		Email: email, RealName: r.GetRealName(), Contact: r.GetContactInformation(),
+		Locality:      storage.Locality{ID: r.GetLocality().GetId(), Name: r.GetLocality().GetName(), Description: r.GetLocality().GetDescription()},
+		EmailVerified: r.GetEmailVerified(), Scopes: r.GetScopes(), Created: a.now().Unix(),
+	}
+	if pw := r.GetPassword(); pw != "" {
+		if len(pw) < 8 {
+			return nil, a.err(ctx, invalid("a password needs at least 8 characters"))
+		}
+		h, err := a.hash.Hash(pw)
+		if err != nil {
+			return nil, a.err(ctx, err)
+		}
+		u.PasswordHash = h
+	}
+	created, _, err := a.store.CreateUser(ctx, u, nil)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.CreateUserResponse{User: userRecord(created)}, nil
+}
+
+func (a Admin) updateByEmail(ctx context.Context, email string, fn func(*storage.User) error) error {
+	u, err := a.store.GetUserByEmail(ctx, email)
+	if err != nil {
+		return fmt.Errorf("user %q: %w", email, err)
+	}
+	return a.store.UpdateUser(ctx, u.ID, fn)
+}
+
+func (a Admin) SetUserDisabled(ctx context.Context, r *authv1.SetUserDisabledRequest) (*authv1.SetUserDisabledResponse, error) {
+	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.Disabled = r.GetDisabled(); return nil }); err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.SetUserDisabledResponse{}, nil
+}
+
+func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*authv1.SetPasswordResponse, error) {
+	if len(r.GetPassword()) < 8 {
+		return nil, a.err(ctx, invalid("a password needs at least 8 characters"))
+	}
+	h, err := a.hash.Hash(r.GetPassword())
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.PasswordHash = h; return nil }); err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.SetPasswordResponse{}, nil
+}
+
+func (a Admin) SetUserScopes(ctx context.Context, r *authv1.SetUserScopesRequest) (*authv1.SetUserScopesResponse, error) {
+	for _, s := range r.GetScopes() {
+		if s == "" || strings.ContainsAny(s, " \t\n") {
+			return nil, a.err(ctx, invalid("scope %q must be one word", s))
+		}
+	}
+	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.Scopes = r.GetScopes(); return nil }); err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.SetUserScopesResponse{}, nil
+}
+
+func (a Admin) ListUsers(ctx context.Context, _ *authv1.ListUsersRequest) (*authv1.ListUsersResponse, error) {
+	us, err := a.store.ListUsers(ctx)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	out := &authv1.ListUsersResponse{}
+	for _, u := range us {
+		out.Users = append(out.Users, userRecord(u))
+	}
+	return out, nil
+}
+
+func signingKey(k storage.SigningKey) *authv1.SigningKey {
+	return &authv1.SigningKey{Kid: k.KID, Alg: k.Alg, Created: uint32(k.Created), Retired: uint32(k.Retired), PublishUntil: uint32(k.PublishUntil), Active: k.Active()}
+}
+
+func (a Admin) ListKeys(ctx context.Context, _ *authv1.ListKeysRequest) (*authv1.ListKeysResponse, error) {
+	ks, err := a.store.SigningKeys(ctx)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].Created < ks[j].Created })
+	out := &authv1.ListKeysResponse{}
+	for _, k := range ks {
+		out.Keys = append(out.Keys, signingKey(k))
+	}
+	return out, nil
+}
+
+func (a Admin) RotateKeys(ctx context.Context, _ *authv1.RotateKeysRequest) (*authv1.RotateKeysResponse, error) {
+	k, err := a.keys.Rotate(ctx)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.RotateKeysResponse{Key: signingKey(k)}, nil
+}

@@ -1,0 +1,265 @@
+// Package storagetest is the auth store's conformance suite, run against
+// every backend.
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"fris.dev/services/auth/internal/storage"
+)
+
+// Run runs the suite; open returns a fresh, empty store.
+func Run(t *testing.T, open func(t *testing.T) storage.Store) {
+	ctx := context.Background()
+	now := time.Now()
+
+	t.Run("Clients", func(t *testing.T) {
+		s := open(t)
+		c := storage.Client{ID: "c1", Name: "Client", RedirectURLs: []string{"https://a/cb", "https://b/cb"}, Type: "MDR", SecretHash: "h", Created: now.Unix()}
+		if err := s.CreateClient(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateClient(ctx, c); !errors.Is(err, storage.ErrExists) {
+			t.Fatalf("duplicate client = %v", err)
+		}
+		got, err := s.GetClient(ctx, "c1")
+		if err != nil || got.Name != "Client" || len(got.RedirectURLs) != 2 {
+			t.Fatalf("GetClient = %+v, %v", got, err)
+		}
+		if err := s.UpdateClient(ctx, "c1", func(c *storage.Client) error { c.Disabled = true; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetClient(ctx, "c1"); !got.Disabled {
+			t.Fatal("update lost")
+		}
+		if _, err := s.GetClient(ctx, "nope"); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("unknown client = %v", err)
+		}
+		if err := s.UpdateClient(ctx, "nope", func(*storage.Client) error { return nil }); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("update unknown = %v", err)
+		}
+		_ = s.CreateClient(ctx, storage.Client{ID: "c0", Name: "Zero"})
+		cs, _ := s.ListClients(ctx)
+		if len(cs) != 2 || cs[0].ID != "c0" {
+			t.Fatalf("ListClients = %+v", cs)
+		}
+	})
+
+	t.Run("UsersAndKeys", func(t *testing.T) {
+		s := open(t)
+		u, k, err := s.CreateUser(ctx, storage.User{Email: "Ada@Example.org", RealName: "Ada"}, nil)
+		if err != nil || u.ID != 1 || k != nil {
+			t.Fatalf("CreateUser = %+v %v %v", u, k, err)
+		}
+		if _, _, err := s.CreateUser(ctx, storage.User{Email: "ada@example.ORG"}, nil); !errors.Is(err, storage.ErrExists) {
+			t.Fatalf("same email other case = %v", err)
+		}
+		u2, k2, err := s.CreateUser(ctx, storage.User{Email: "bob@example.org"}, &storage.UserKey{DER: []byte{1, 2}, SHA512: "abcd"})
+		if err != nil || u2.ID != 2 || k2 == nil || k2.ID != 1 || k2.UserID != 2 {
+			t.Fatalf("CreateUser with key = %+v %+v %v", u2, k2, err)
+		}
+		// The same key again: nothing is created, not even the user.
+		if _, _, err := s.CreateUser(ctx, storage.User{Email: "eve@example.org"}, &storage.UserKey{SHA512: "abcd"}); !errors.Is(err, storage.ErrExists) {
+			t.Fatalf("duplicate key = %v", err)
+		}
+		if _, err := s.GetUserByEmail(ctx, "eve@example.org"); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("half-created user: %v", err)
+		}
+		got, err := s.GetUserByEmail(ctx, " ADA@example.org ")
+		if err != nil || got.ID != 1 || got.Email != "Ada@Example.org" {
+			t.Fatalf("GetUserByEmail = %+v %v", got, err)
+		}
+		if got, err := s.GetUserKeyByHash(ctx, "ABCD"); err != nil || got.ID != 1 {
+			t.Fatalf("GetUserKeyByHash = %+v %v", got, err)
+		}
+		if got, err := s.GetUserKey(ctx, 1); err != nil || got.UserID != 2 || string(got.DER) != "\x01\x02" {
+			t.Fatalf("GetUserKey = %+v %v", got, err)
+		}
+		if _, err := s.GetUserKey(ctx, 9); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("unknown key = %v", err)
+		}
+		if err := s.UpdateUser(ctx, 1, func(u *storage.User) error { u.Disabled = true; u.Scopes = []string{"mdr:x"}; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UpdateUser(ctx, 1, func(u *storage.User) error { u.Email = "other@x"; return nil }); err == nil {
+			t.Fatal("email change accepted")
+		}
+		got, _ = s.GetUser(ctx, 1)
+		if !got.Disabled || len(got.Scopes) != 1 || got.Email != "Ada@Example.org" {
+			t.Fatalf("after update: %+v", got)
+		}
+		us, _ := s.ListUsers(ctx)
+		if len(us) != 2 {
+			t.Fatalf("ListUsers = %d", len(us))
+		}
+	})
+
+	t.Run("ConcurrentUserIDsAreUnique", func(t *testing.T) {
+		s := open(t)
+		var wg sync.WaitGroup
+		ids := make(chan int32, 20)
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				u, _, err := s.CreateUser(ctx, storage.User{Email: fmt.Sprintf("u%d@x.org", i)}, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids <- u.ID
+			}(i)
+		}
+		wg.Wait()
+		close(ids)
+		seen := map[int32]bool{}
+		for id := range ids {
+			if seen[id] {
+				t.Fatalf("id %d handed out twice", id)
+			}
+			seen[id] = true
+		}
+		if len(seen) != 20 {
+			t.Fatalf("%d users created", len(seen))
+		}
+	})
+
+	t.Run("GrantsAreSingleUse", func(t *testing.T) {
+		s := open(t)
+		g := storage.Grant{Kind: storage.GrantSignRequest, UserID: 3, KeyID: 4, Expires: now.Add(time.Minute).Unix()}
+		if err := s.PutGrant(ctx, "code-1", g); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var wins sync.Map
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				if got, err := s.TakeGrant(ctx, "code-1"); err == nil {
+					wins.Store(i, got)
+				} else if !errors.Is(err, storage.ErrNotFound) {
+					t.Error(err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		n := 0
+		wins.Range(func(_, v any) bool {
+			n++
+			if v.(storage.Grant).KeyID != 4 {
+				t.Errorf("grant = %+v", v)
+			}
+			return true
+		})
+		if n != 1 {
+			t.Fatalf("code used %d times", n)
+		}
+		if err := s.PutGrant(ctx, "old", storage.Grant{Expires: now.Add(-time.Second).Unix()}); err == nil {
+			t.Fatal("expired grant stored")
+		}
+		_ = s.PutGrant(ctx, "short", storage.Grant{Expires: time.Now().Add(1100 * time.Millisecond).Unix()})
+		time.Sleep(2100 * time.Millisecond)
+		if _, err := s.TakeGrant(ctx, "short"); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("expired grant taken: %v", err)
+		}
+		if _, err := s.TakeGrant(ctx, ""); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("empty code = %v", err)
+		}
+	})
+
+	t.Run("SigningKeys", func(t *testing.T) {
+		s := open(t)
+		add := func(ks []storage.SigningKey) ([]storage.SigningKey, error) {
+			return append(ks, storage.SigningKey{KID: fmt.Sprintf("k%d", len(ks)), Alg: "RS256", PrivateDER: []byte("x"), Created: now.Unix() + int64(len(ks))}), nil
+		}
+		for i := 0; i < 3; i++ {
+			if err := s.UpdateSigningKeys(ctx, add); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ks, err := s.SigningKeys(ctx)
+		if err != nil || len(ks) != 3 || ks[0].KID != "k0" || ks[2].KID != "k2" {
+			t.Fatalf("SigningKeys = %+v %v", ks, err)
+		}
+		// Dropping a key deletes it; an error changes nothing.
+		if err := s.UpdateSigningKeys(ctx, func(ks []storage.SigningKey) ([]storage.SigningKey, error) {
+			ks[1].Retired = now.Unix()
+			return ks[1:], nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("boom")
+		if err := s.UpdateSigningKeys(ctx, func([]storage.SigningKey) ([]storage.SigningKey, error) { return nil, boom }); !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+		ks, _ = s.SigningKeys(ctx)
+		if len(ks) != 2 || ks[0].KID != "k1" || ks[0].Active() || !ks[1].Active() {
+			t.Fatalf("after update: %+v", ks)
+		}
+	})
+
+	t.Run("RefreshRotationAndReuse", func(t *testing.T) {
+		s := open(t)
+		exp := now.Add(time.Hour).Unix()
+		if err := s.PutRefresh(ctx, storage.Refresh{JTI: "r1", Chain: "ch", UserID: 1, ClientID: "c", Expires: exp}); err != nil {
+			t.Fatal(err)
+		}
+		used, err := s.RotateRefresh(ctx, "r1", storage.Refresh{JTI: "r2", UserID: 1, ClientID: "c", Expires: exp})
+		if err != nil || used.UserID != 1 || used.Chain != "ch" {
+			t.Fatalf("first use = %+v %v", used, err)
+		}
+		// r2 continues the chain.
+		if _, err := s.RotateRefresh(ctx, "r2", storage.Refresh{JTI: "r3", Expires: exp}); err != nil {
+			t.Fatalf("second link = %v", err)
+		}
+		// Reusing r1 revokes the chain: r3 is dead too.
+		if _, err := s.RotateRefresh(ctx, "r1", storage.Refresh{JTI: "x1", Expires: exp}); !errors.Is(err, storage.ErrReused) {
+			t.Fatalf("reuse = %v", err)
+		}
+		if _, err := s.RotateRefresh(ctx, "r3", storage.Refresh{JTI: "r4", Expires: exp}); !errors.Is(err, storage.ErrRevoked) {
+			t.Fatalf("after reuse, the newest token = %v", err)
+		}
+		if _, err := s.RotateRefresh(ctx, "x1", storage.Refresh{JTI: "x2", Expires: exp}); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("token of the refused exchange = %v", err)
+		}
+		if _, err := s.RotateRefresh(ctx, "nope", storage.Refresh{JTI: "n2", Expires: exp}); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("unknown = %v", err)
+		}
+	})
+
+	t.Run("ConcurrentRefreshOnlyOneWins", func(t *testing.T) {
+		s := open(t)
+		exp := now.Add(time.Hour).Unix()
+		_ = s.PutRefresh(ctx, storage.Refresh{JTI: "r", Chain: "c", Expires: exp})
+		var wg sync.WaitGroup
+		var ok, reused int32
+		var mu sync.Mutex
+		for i := 0; i < 6; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				_, err := s.RotateRefresh(ctx, "r", storage.Refresh{JTI: fmt.Sprintf("n%d", i), Expires: exp})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					ok++
+				case errors.Is(err, storage.ErrReused), errors.Is(err, storage.ErrRevoked):
+					reused++
+				default:
+					t.Error(err)
+				}
+			}(i)
+		}
+		wg.Wait()
+		if ok != 1 || reused != 5 {
+			t.Fatalf("ok=%d reused=%d, want exactly one exchange", ok, reused)
+		}
+	})
+}
