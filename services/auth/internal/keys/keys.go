@@ -274,7 +274,8 @@ func (m *Manager) Has(kid string) bool {
 }
 
 // ReloadFor reloads when kid is unknown (another replica rotated), at most
-// once per second, and reports whether kid is known afterwards.
+// four times a second so bogus kids cannot flood the store, and reports
+// whether kid is known afterwards.
 func (m *Manager) ReloadFor(ctx context.Context, kid string) bool {
 	if m.Has(kid) {
 		return true
@@ -284,7 +285,7 @@ func (m *Manager) ReloadFor(ctx context.Context, kid string) bool {
 	if m.Has(kid) {
 		return true
 	}
-	if time.Since(m.cur().fetched) < time.Second {
+	if time.Since(m.cur().fetched) < 250*time.Millisecond {
 		return false
 	}
 	if err := m.Reload(ctx); err != nil {

@@ -1,0 +1,75 @@
+package keys
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+
+	"fris.dev/pkg/kv"
+	"fris.dev/services/auth/internal/storage"
+)
+
+func TestRotationAndPruning(t *testing.T) {
+	ctx := context.Background()
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := storage.New(db)
+	if _, err := New(ctx, store, Options{Bits: 1024, Alg: jwa.RS256}); err == nil {
+		t.Fatal("1024-bit keys accepted")
+	}
+	if _, err := New(ctx, store, Options{Bits: 2048, Alg: jwa.HS256}); err == nil {
+		t.Fatal("HS256 accepted")
+	}
+	m, err := New(ctx, store, Options{Bits: 2048, Alg: jwa.RS512, RotateEvery: time.Hour, PublishFor: 2 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := m.Signer().KID
+	if m.Signer().Alg != jwa.RS512 || len(m.Certs()) != 1 || m.JWKS().GetKeys()[0].GetAlg() != "RS512" {
+		t.Fatalf("initial state: %v %v", m.Signer(), m.JWKS())
+	}
+	// A second replica starting now finds the key and adds none.
+	m2, err := New(ctx, store, Options{Bits: 2048, Alg: jwa.RS512, RotateEvery: time.Hour, PublishFor: 2 * time.Hour})
+	if err != nil || m2.Signer().KID != first {
+		t.Fatalf("second replica made its own key: %v", err)
+	}
+	// Not due yet: nothing changes.
+	now := time.Now()
+	if err := m.Maintain(ctx, now.Add(30*time.Minute)); err != nil || m.Signer().KID != first {
+		t.Fatalf("early maintenance rotated: %v", err)
+	}
+	// Due: a new key signs, the old one stays published.
+	if err := m.Maintain(ctx, now.Add(61*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	second := m.Signer().KID
+	if second == first || !m.Has(first) || len(m.Certs()) != 2 {
+		t.Fatalf("after rotation: signer %s, has old %v, certs %d", second, m.Has(first), len(m.Certs()))
+	}
+	// The other replica learns about the new key when it meets its kid.
+	time.Sleep(300 * time.Millisecond)
+	if !m2.ReloadFor(ctx, second) || m2.Signer().KID != second {
+		t.Fatal("replica did not pick up the rotation")
+	}
+	// Past the publication window the old key is gone.
+	ks, _ := store.SigningKeys(ctx)
+	old := ks[0]
+	if old.Active() || old.PublishUntil == 0 {
+		t.Fatalf("old key record = %+v", old)
+	}
+	if err := m.Maintain(ctx, time.Unix(old.PublishUntil+1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	ks, _ = store.SigningKeys(ctx)
+	for _, k := range ks {
+		if k.KID == first {
+			t.Fatal("expired key still stored")
+		}
+	}
+}
