@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -28,10 +29,12 @@ import (
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
 	"fris.dev/gateway/internal/httpx"
+	"fris.dev/gateway/internal/login"
 	"fris.dev/gateway/internal/respcache"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/rpcclient"
 	"fris.dev/pkg/telemetry"
+	authv1 "fris.dev/proto/auth/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
 
@@ -40,6 +43,13 @@ type Config struct {
 	Addr            string
 	MDRAddr         string
 	MDRPrefix       string
+	AuthAddr        string
+	AuthPrefix      string
+	JWKSURL         string
+	Issuer          string
+	TokenSkew       time.Duration
+	JWKSRefresh     time.Duration
+	JWKSMinRefresh  time.Duration
 	CORSOrigins     string
 	MaxBody         int64
 	LogLevel        string
@@ -54,6 +64,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "HTTP listen address")
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "127.0.0.1:9102", "gRPC address of the mdr service")
 	fs.StringVar(&c.MDRPrefix, "mdr-prefix", routes.CanonicalMDRPrefix, "path prefix of the metadata registry (group B)")
+	fs.StringVar(&c.AuthAddr, "auth-addr", "", "gRPC address of the auth service, e.g. 127.0.0.1:9101 (empty: group A answers 503)")
+	fs.StringVar(&c.AuthPrefix, "auth-prefix", routes.CanonicalAuthPrefix, "path prefix of the identity provider (group A)")
+	fs.StringVar(&c.JWKSURL, "jwks-url", "http://127.0.0.1:9201/jwks", "JWK Set of the auth service's signing keys (empty: no bearer token is ever accepted)")
+	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "required iss of access tokens (empty: not checked)")
+	fs.DurationVar(&c.TokenSkew, "token-skew", 30*time.Second, "clock skew tolerated on token exp, nbf and iat")
+	fs.DurationVar(&c.JWKSRefresh, "jwks-refresh", 15*time.Minute, "how often the signing keys are fetched in the background")
+	fs.DurationVar(&c.JWKSMinRefresh, "jwks-min-refresh", 2*time.Second, "least time between fetches of the signing keys caused by tokens with an unknown kid (such tokens wait for the next allowed fetch; at most 30s)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated origins allowed by CORS on the JSON groups (* for any)")
 	fs.Int64Var(&c.MaxBody, "max-body", 10<<20, "largest request body accepted, in bytes")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -75,6 +92,26 @@ func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.MDRPrefix, "/") {
 		errs = append(errs, fmt.Errorf("-mdr-prefix %q must start with /", c.MDRPrefix))
 	}
+	if !strings.HasPrefix(c.AuthPrefix, "/") || strings.TrimRight(c.AuthPrefix, "/") == "" {
+		errs = append(errs, fmt.Errorf("-auth-prefix %q must start with / and name a path", c.AuthPrefix))
+	} else if strings.TrimRight(c.AuthPrefix, "/") == strings.TrimRight(c.MDRPrefix, "/") {
+		errs = append(errs, errors.New("-auth-prefix and -mdr-prefix must differ"))
+	}
+	if c.JWKSURL != "" {
+		if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("-jwks-url %q must be an http(s) URL", c.JWKSURL))
+		}
+	}
+	if c.TokenSkew < 0 || c.TokenSkew > 5*time.Minute {
+		errs = append(errs, errors.New("-token-skew must be between 0 and 5m"))
+	}
+	if c.JWKSRefresh < time.Second {
+		errs = append(errs, errors.New("-jwks-refresh must be at least 1s"))
+	}
+	// Requests with an unknown kid may wait up to -jwks-min-refresh.
+	if c.JWKSMinRefresh <= 0 || c.JWKSMinRefresh > 30*time.Second {
+		errs = append(errs, errors.New("-jwks-min-refresh must be between 0 and 30s"))
+	}
 	if c.MDRCacheTTL < 0 || c.MDRCacheSize < 0 {
 		errs = append(errs, errors.New("-mdr-cache-ttl and -mdr-cache-size must not be negative"))
 	}
@@ -84,30 +121,47 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Upstreams are the gRPC connections the gateway talks through.
+// Upstreams are the gRPC connections the gateway talks through. Auth is
+// nil when no auth service is configured.
 type Upstreams struct {
-	MDR *grpc.ClientConn
+	MDR  *grpc.ClientConn
+	Auth *grpc.ClientConn
 }
 
 // Close closes every connection.
 func (u Upstreams) Close() {
-	if u.MDR != nil {
-		_ = u.MDR.Close()
+	for _, cc := range []*grpc.ClientConn{u.MDR, u.Auth} {
+		if cc != nil {
+			_ = cc.Close()
+		}
 	}
 }
 
 // Dial connects to every service named in cfg.
 func Dial(cfg Config) (Upstreams, error) {
-	mdr, err := rpcclient.Dial(cfg.MDRAddr)
-	if err != nil {
+	var up Upstreams
+	var err error
+	if up.MDR, err = rpcclient.Dial(cfg.MDRAddr); err != nil {
 		return Upstreams{}, err
 	}
-	return Upstreams{MDR: mdr}, nil
+	if cfg.AuthAddr != "" {
+		if up.Auth, err = rpcclient.Dial(cfg.AuthAddr); err != nil {
+			up.Close()
+			return Upstreams{}, err
+		}
+	}
+	return up, nil
 }
 
-// Handler builds the gateway's whole HTTP handler.
-func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) (http.Handler, error) {
-	gw := runtime.NewServeMux(
+// ReadyChecker is a verifier that can tell whether it can verify tokens
+// (its signing keys are loaded).
+type ReadyChecker interface {
+	Ready(ctx context.Context) error
+}
+
+// newGatewayMux is grpc-gateway's mux as every JSON group uses it.
+func newGatewayMux() *runtime.ServeMux {
+	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler{&runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
@@ -116,6 +170,9 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithMetadata(func(ctx context.Context, r *http.Request) metadata.MD {
 			md := metadata.Pairs("x-request-id", httpx.RequestID(ctx))
+			if tok := authn.Forwarding(ctx); tok != "" {
+				md.Set("authorization", tok)
+			}
 			return metadata.Join(md, metadata.Pairs(authn.From(ctx).Pairs()...))
 		}),
 		runtime.WithErrorHandler(apierr.GatewayErrorHandler),
@@ -124,25 +181,52 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		}),
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllCharacters),
 	)
+}
+
+// Handler builds the gateway's whole HTTP handler.
+func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) (http.Handler, error) {
+	if verifier == nil {
+		verifier = authn.None{}
+	}
+	gw := newGatewayMux()
 	if err := mdrv1.RegisterMdrServiceHandlerClient(ctx, gw, mdrv1.NewMdrServiceClient(up.MDR)); err != nil {
 		return nil, err
 	}
 
 	mux := http.NewServeMux()
 	cache := respcache.New(cfg.MDRCacheSize, cfg.MDRCacheTTL, 64<<10)
-	routes.MDR(mux, cfg.MDRPrefix, authn.Optional(verifier, cache.Handler(withTimeout(cfg.UpstreamTimeout, gw))))
+	routes.MDR(mux, cfg.MDRPrefix, authn.Optional(verifier, cache.Handler(upstream(cfg.UpstreamTimeout, gw))))
+
+	// Group A: never through the registry's response cache.
+	var authGW, loginPage http.Handler
+	if up.Auth != nil {
+		client := authv1.NewAuthServiceClient(up.Auth)
+		agw := newGatewayMux()
+		if err := authv1.RegisterAuthServiceHandlerClient(ctx, agw, client); err != nil {
+			return nil, err
+		}
+		authGW = upstream(cfg.UpstreamTimeout, agw)
+		loginPage = login.New(login.Config{Client: client, Prefix: cfg.AuthPrefix, Timeout: cfg.UpstreamTimeout, Log: log})
+	}
+	routes.Auth(mux, cfg.AuthPrefix, authGW, verifier, loginPage)
 
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	checks := []readyCheck{{"mdr", healthCheck(up.MDR)}}
+	if up.Auth != nil {
+		checks = append(checks, readyCheck{"auth", healthCheck(up.Auth)})
+		if rc, ok := verifier.(ReadyChecker); ok {
+			checks = append(checks, readyCheck{"auth signing keys", rc.Ready})
+		}
+	}
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		for name, cc := range map[string]*grpc.ClientConn{"mdr": up.MDR} {
-			res, err := healthpb.NewHealthClient(cc).Check(c, &healthpb.HealthCheckRequest{})
-			if err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-				apierr.WriteText(w, http.StatusServiceUnavailable, name+" is not ready")
+		for _, chk := range checks {
+			if err := chk.check(c); err != nil {
+				apierr.WriteText(w, http.StatusServiceUnavailable, chk.name+" is not ready")
 				return
 			}
 		}
@@ -173,7 +257,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	var h http.Handler = routed(mux)
 	h = httpx.ETag(h)
 	h = httpx.LimitBody(cfg.MaxBody, h)
-	h = c.Handler(h)
+	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath}, h)
 	h = httpx.Observe(log, metrics, h)
 	h = otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return r.Method + " " + httpx.Route(r)
@@ -217,11 +301,54 @@ func (p *headerOnly) Header() http.Header         { return p.h }
 func (p *headerOnly) WriteHeader(c int)           { p.status = c }
 func (p *headerOnly) Write(b []byte) (int, error) { return len(b), nil }
 
-func withTimeout(d time.Duration, next http.Handler) http.Handler {
+type readyCheck struct {
+	name  string
+	check func(context.Context) error
+}
+
+func healthCheck(cc *grpc.ClientConn) func(context.Context) error {
+	return func(ctx context.Context) error {
+		res, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return err
+		}
+		if res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			return errors.New(res.GetStatus().String())
+		}
+		return nil
+	}
+}
+
+// corsExcept applies CORS everywhere but on the given paths (the browser
+// login page, which no script of another origin has any business reading).
+func corsExcept(c *cors.Cors, paths []string, next http.Handler) http.Handler {
+	withCORS := c.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, p := range paths {
+			if r.URL.Path == p {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		withCORS.ServeHTTP(w, r)
+	})
+}
+
+// upstream prepares a request for grpc-gateway: a deadline, and no
+// Authorization header. grpc-gateway would forward that header to every
+// service whatever the header matcher says; the routes whose service reads
+// the token put it in the context instead (authn.Required), and only those
+// forward it.
+func upstream(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		r = r.WithContext(ctx)
+		if _, ok := r.Header["Authorization"]; ok {
+			r.Header = r.Header.Clone()
+			r.Header.Del("Authorization")
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -257,7 +384,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer up.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	h, err := Handler(ctx, cfg, up, authn.None{}, log, reg)
+	verifier, err := newVerifier(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	h, err := Handler(ctx, cfg, up, verifier, log, reg)
 	if err != nil {
 		return err
 	}
@@ -292,4 +423,26 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	err = g.Wait()
 	log.Info("stopped")
 	return err
+}
+
+// newVerifier is the bearer token verifier cfg asks for: JWTs checked
+// against the auth service's JWK Set, or none at all.
+func newVerifier(ctx context.Context, cfg Config, log *slog.Logger) (authn.Verifier, error) {
+	if cfg.AuthAddr == "" {
+		log.Info("no auth service configured (-auth-addr): group A answers 503")
+	}
+	if cfg.JWKSURL == "" {
+		if cfg.AuthAddr != "" {
+			log.Warn("-jwks-url is empty: no bearer token will be accepted")
+		}
+		return authn.None{}, nil
+	}
+	return authn.NewJWT(ctx, authn.JWTConfig{
+		JWKSURL:            cfg.JWKSURL,
+		Issuer:             cfg.Issuer,
+		Skew:               cfg.TokenSkew,
+		RefreshInterval:    cfg.JWKSRefresh,
+		MinRefreshInterval: cfg.JWKSMinRefresh,
+		Log:                log,
+	})
 }

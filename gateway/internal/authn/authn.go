@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"fris.dev/gateway/internal/apierr"
 	"fris.dev/pkg/identity"
 )
 
@@ -65,5 +66,40 @@ func Optional(v Verifier, next http.Handler) http.Handler {
 			}
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+type forwardKey struct{}
+
+// Forwarding returns the Authorization value Required stored for the
+// service ("Bearer <token>"), or "" on every other route: only the
+// bearer-protected auth routes pass the raw token on.
+func Forwarding(ctx context.Context) string {
+	s, _ := ctx.Value(forwardKey{}).(string)
+	return s
+}
+
+// Required lets a request through only with a bearer token the verifier
+// accepts; it then carries the identity and, for the service that reads the
+// token itself, the token. Without one it answers 403 (the spec's status for
+// these routes) with a WWW-Authenticate challenge (RFC 6750), and the
+// service is not called.
+func Required(v Verifier, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := BearerToken(r)
+		if tok == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer`)
+			apierr.WriteJSON(w, http.StatusForbidden, "a bearer access token is required")
+			return
+		}
+		id, err := v.Verify(r.Context(), tok)
+		if err != nil || id.Anonymous() {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			apierr.WriteJSON(w, http.StatusForbidden, "the access token is not valid")
+			return
+		}
+		ctx := With(r.Context(), id)
+		ctx = context.WithValue(ctx, forwardKey{}, "Bearer "+tok)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -1,8 +1,12 @@
 package authn
 
 import (
+	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"fris.dev/pkg/identity"
 )
 
 func TestBearerToken(t *testing.T) {
@@ -23,5 +27,55 @@ func TestBearerToken(t *testing.T) {
 		if got := BearerToken(r); got != tc.want {
 			t.Errorf("%q: got %q, want %q", tc.header, got, tc.want)
 		}
+	}
+}
+
+type stub map[string]identity.Identity
+
+func (s stub) Verify(_ context.Context, tok string) (identity.Identity, error) {
+	if id, ok := s[tok]; ok {
+		return id, nil
+	}
+	return identity.Identity{}, ErrMalformed
+}
+
+func TestRequired(t *testing.T) {
+	v := stub{"good": {Subject: "1", Scopes: []string{"a"}}, "anon": {}}
+	var got identity.Identity
+	var fwd string
+	calls := 0
+	h := Required(v, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		got, fwd = From(r.Context()), Forwarding(r.Context())
+	}))
+	for _, tc := range []struct {
+		header, challenge string
+		pass              bool
+	}{
+		{"", "Bearer", false},
+		{"Bearer null", "Bearer", false},
+		{"Bearer bad", `Bearer error="invalid_token"`, false},
+		{"Bearer anon", `Bearer error="invalid_token"`, false},
+		{"BEARER good", "", true},
+	} {
+		calls = 0
+		r := httptest.NewRequest("GET", "/", nil)
+		if tc.header != "" {
+			r.Header.Set("Authorization", tc.header)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if tc.pass {
+			if calls != 1 || got.Subject != "1" || fwd != "Bearer good" {
+				t.Fatalf("%q: calls %d, identity %+v, forwarded %q", tc.header, calls, got, fwd)
+			}
+			continue
+		}
+		if calls != 0 || rec.Code != http.StatusForbidden || rec.Header().Get("WWW-Authenticate") != tc.challenge {
+			t.Fatalf("%q: calls %d, %d, challenge %q", tc.header, calls, rec.Code, rec.Header().Get("WWW-Authenticate"))
+		}
+	}
+	if Forwarding(context.Background()) != "" {
+		t.Fatal("forwarding without Required")
 	}
 }

@@ -194,7 +194,7 @@ func (e *etagWriter) WriteHeader(code int) {
 	e.decided, e.status = true, code
 	tag := e.w.Header().Get("ETag")
 	switch {
-	case code != http.StatusOK:
+	case code != http.StatusOK || noStore(e.w.Header()):
 		e.w.WriteHeader(code)
 	case tag == "":
 		e.buffer = true
@@ -249,6 +249,17 @@ func Tag(body []byte) string {
 	return `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
 }
 
+// noStore reports a response that must not be stored (tokens, personal
+// data, pages with one-time tokens): it gets no ETag either.
+func noStore(h http.Header) bool {
+	for _, d := range strings.Split(h.Get("Cache-Control"), ",") {
+		if strings.EqualFold(strings.TrimSpace(d), "no-store") {
+			return true
+		}
+	}
+	return false
+}
+
 func setCacheHeaders(h http.Header) {
 	h.Set("Vary", "Accept-Language, Authorization")
 	if h.Get("Cache-Control") == "" {
@@ -264,7 +275,8 @@ func notModified(w http.ResponseWriter) {
 }
 
 // ETag gives successful GET responses a strong ETag over the body and answers
-// a matching If-None-Match with 304. The body depends on the language asked
+// a matching If-None-Match with 304. Responses marked Cache-Control: no-store
+// pass through untouched. The body depends on the language asked
 // for and on the caller's token (private namespaces), hence the Vary header.
 func ETag(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -148,3 +148,20 @@ func TestETagKeepsAHandlerSetTag(t *testing.T) {
 		t.Fatal("Tag is not a function of the body")
 	}
 }
+
+func TestETagSkipsNoStore(t *testing.T) {
+	h := ETag(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private, no-store")
+		_, _ = io.WriteString(w, `{"secret":1}`)
+	}))
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set("If-None-Match", "*")
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 || rec.Header().Get("ETag") != "" || rec.Header().Get("Vary") != "" || rec.Body.String() != `{"secret":1}` {
+		t.Fatalf("no-store response: %d %v %q", rec.Code, rec.Header(), rec.Body)
+	}
+	if !strings.Contains(rec.Header().Get("Cache-Control"), "no-store") {
+		t.Fatal("Cache-Control changed")
+	}
+}

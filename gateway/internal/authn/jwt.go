@@ -1,0 +1,372 @@
+package authn
+
+import (
+	"context"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
+	"github.com/lestrrat-go/jwx/v2/jwt"
+
+	"fris.dev/pkg/identity"
+)
+
+// Token types the auth service writes into the `type` claim. Only access
+// tokens are bearer credentials.
+const (
+	TypeAccessToken = "ACCESS_TOKEN"
+	claimType       = "type"
+	claimScope      = "scope"
+	claimAZP        = "azp"
+)
+
+// MaxTokenLen bounds what the verifier even looks at: real access tokens are
+// well below 4 KiB.
+const MaxTokenLen = 16 << 10
+
+// Verification errors. Callers only need to know that a token was refused;
+// the reasons help tests and debug logs.
+var (
+	ErrMalformed     = errors.New("token is not a compact JWS")
+	ErrAlgorithm     = errors.New("token algorithm not accepted")
+	ErrUnknownKey    = errors.New("token signed by an unknown key")
+	ErrNoKeys        = errors.New("signing keys not available")
+	ErrTokenType     = errors.New("token is not an access token")
+	ErrInvalidClaims = errors.New("token claims not valid")
+)
+
+// allowedAlgs are the only JWS algorithms the auth service signs with.
+var allowedAlgs = map[jwa.SignatureAlgorithm]bool{jwa.RS256: true, jwa.RS512: true}
+
+// minRSABits refuses weak keys even when published.
+const minRSABits = 2048
+
+// JWTConfig configures a JWT verifier.
+type JWTConfig struct {
+	// JWKSURL is where the auth service publishes its public keys.
+	JWKSURL string
+	// Issuer, when set, must equal the token's `iss`.
+	Issuer string
+	// Skew is the clock difference tolerated on exp, nbf and iat.
+	Skew time.Duration
+	// RefreshInterval is how often the key set is fetched in the
+	// background (default 15 minutes).
+	RefreshInterval time.Duration
+	// MinRefreshInterval is the least time between two fetches caused by
+	// tokens (an unknown kid, or no keys yet), default 2 s. It is what keeps
+	// a flood of made-up kids from hammering the auth service: such fetches
+	// are coalesced, at most one per interval.
+	MinRefreshInterval time.Duration
+	// HTTPClient fetches the key set (default: 5 s timeout, no proxy).
+	HTTPClient *http.Client
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+	// Log receives fetch failures; default discards.
+	Log *slog.Logger
+}
+
+// JWT verifies access tokens signed by the auth service against the keys it
+// publishes as a JWK Set, cached with jwk.Cache.
+type JWT struct {
+	cfg   JWTConfig
+	cache *jwk.Cache
+	keys  atomic.Pointer[keySet]
+
+	// sem serialises token-triggered fetches; the fields below it are
+	// guarded by it.
+	sem       chan struct{}
+	lastStart time.Time
+	lastErr   error
+	// gen counts fetches started; a caller that saw generation g and finds
+	// gen > g knows a fetch began after it looked.
+	gen atomic.Uint64
+}
+
+// keySet is one fetched JWKS, indexed by kid.
+type keySet struct {
+	byKID map[string]pubKey
+}
+
+func (ks *keySet) get(kid string) (pubKey, bool) {
+	if ks == nil {
+		return pubKey{}, false
+	}
+	k, ok := ks.byKID[kid]
+	return k, ok
+}
+
+func loaded(ks *keySet) bool { return ks != nil }
+
+type pubKey struct {
+	alg jwa.SignatureAlgorithm // "" when the JWK names none
+	key *rsa.PublicKey
+}
+
+// NewJWT sets up the key cache and starts one background fetch. It never
+// fails because the auth service is down: keys are fetched lazily on the
+// first token, and by the cache's own schedule. The cache lives until ctx
+// ends.
+func NewJWT(ctx context.Context, cfg JWTConfig) (*JWT, error) {
+	if cfg.JWKSURL == "" {
+		return nil, errors.New("authn: JWKS URL is empty")
+	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = 15 * time.Minute
+	}
+	if cfg.RefreshInterval < time.Second {
+		cfg.RefreshInterval = time.Second
+	}
+	if cfg.MinRefreshInterval <= 0 {
+		cfg.MinRefreshInterval = 2 * time.Second
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	v := &JWT{cfg: cfg, sem: make(chan struct{}, 1)}
+	// The refresh window is how often the cache looks for due fetches.
+	window := min(time.Minute, cfg.RefreshInterval)
+	v.cache = jwk.NewCache(ctx, jwk.WithRefreshWindow(window), jwk.WithErrSink(httprcSink{v}))
+	err := v.cache.Register(cfg.JWKSURL,
+		jwk.WithHTTPClient(limitedClient{cfg.HTTPClient}),
+		jwk.WithRefreshInterval(cfg.RefreshInterval),
+		jwk.WithMinRefreshInterval(cfg.RefreshInterval),
+		// Every successful fetch, background ones included, replaces the
+		// snapshot verification reads without locks.
+		jwk.WithPostFetcher(jwk.PostFetchFunc(func(_ string, set jwk.Set) (jwk.Set, error) {
+			v.keys.Store(index(set))
+			return set, nil
+		})),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("authn: %w", err)
+	}
+	go func() {
+		if err := v.refresh(ctx, v.gen.Load(), loaded); err != nil {
+			v.cfg.Log.Warn("signing keys not fetched yet; will retry on demand", "url", cfg.JWKSURL, "err", err)
+		}
+	}()
+	return v, nil
+}
+
+// maxJWKS bounds a fetched key set; a real one is a few KiB.
+const maxJWKS = 1 << 20
+
+// limitedClient cuts key set responses at maxJWKS (a longer one then fails
+// to parse, and the keys already known stay in use).
+type limitedClient struct{ c *http.Client }
+
+func (l limitedClient) Get(u string) (*http.Response, error) {
+	res, err := l.c.Get(u)
+	if err != nil {
+		return nil, err
+	}
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(res.Body, maxJWKS), res.Body}
+	return res, nil
+}
+
+type httprcSink struct{ v *JWT }
+
+func (s httprcSink) Error(err error) {
+	s.v.cfg.Log.Warn("background refresh of signing keys failed", "url", s.v.cfg.JWKSURL, "err", err)
+}
+
+// index keeps the set's usable signing keys: RSA, 2048 bits or more, use
+// "sig" or unset, with a kid and (when named) an accepted algorithm.
+func index(set jwk.Set) *keySet {
+	ks := &keySet{byKID: map[string]pubKey{}}
+	for i := 0; i < set.Len(); i++ {
+		k, _ := set.Key(i)
+		if k.KeyType() != "RSA" || k.KeyID() == "" {
+			continue
+		}
+		if u := k.KeyUsage(); u != "" && u != string(jwk.ForSignature) {
+			continue
+		}
+		var alg jwa.SignatureAlgorithm
+		if a := k.Algorithm(); a != nil && a.String() != "" {
+			alg = jwa.SignatureAlgorithm(a.String())
+			if !allowedAlgs[alg] {
+				continue
+			}
+		}
+		var pub rsa.PublicKey
+		if err := k.Raw(&pub); err != nil || pub.N == nil || pub.N.BitLen() < minRSABits {
+			continue
+		}
+		ks.byKID[k.KeyID()] = pubKey{alg: alg, key: &pub}
+	}
+	return ks
+}
+
+// Ready reports whether signing keys are loaded, fetching them (rate
+// limited) when they are not.
+func (v *JWT) Ready(ctx context.Context) error {
+	if v.keys.Load() != nil {
+		return nil
+	}
+	if err := v.refresh(ctx, v.gen.Load(), loaded); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoKeys, err)
+	}
+	if v.keys.Load() == nil {
+		return ErrNoKeys
+	}
+	return nil
+}
+
+// refresh makes sure the keys reflect a fetch started after the caller saw
+// generation seen, unless have already holds for the current keys: it joins
+// such a fetch, or waits out the rate limit and fetches. Fetches are
+// serialised and at most one starts per MinRefreshInterval. When the last
+// fetch failed within that interval (the auth service is down), it gives up
+// at once rather than delay the caller.
+func (v *JWT) refresh(ctx context.Context, seen uint64, have func(*keySet) bool) error {
+	select {
+	case v.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-v.sem }()
+	if have(v.keys.Load()) {
+		return nil // a fetch that ended while we waited brought it
+	}
+	if v.gen.Load() > seen {
+		return v.lastErr // a fetch began after the caller looked
+	}
+	if wait := time.Until(v.lastStart.Add(v.cfg.MinRefreshInterval)); wait > 0 {
+		if v.lastErr != nil {
+			return v.lastErr
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	v.lastStart = time.Now()
+	v.gen.Add(1)
+	_, err := v.cache.Refresh(ctx, v.cfg.JWKSURL)
+	v.lastErr = err
+	return err
+}
+
+// lookup finds the key of kid, fetching the key set once when it is unknown.
+func (v *JWT) lookup(ctx context.Context, kid string) (pubKey, error) {
+	seen := v.gen.Load()
+	if ks := v.keys.Load(); ks != nil {
+		if k, ok := ks.get(kid); ok {
+			return k, nil
+		}
+	}
+	err := v.refresh(ctx, seen, func(ks *keySet) bool {
+		_, ok := ks.get(kid)
+		return ok
+	})
+	ks := v.keys.Load()
+	if ks == nil {
+		if err == nil {
+			err = errors.New("empty key set")
+		}
+		return pubKey{}, fmt.Errorf("%w: %v", ErrNoKeys, err)
+	}
+	if k, ok := ks.byKID[kid]; ok {
+		return k, nil
+	}
+	return pubKey{}, ErrUnknownKey
+}
+
+// Verify checks an access token and returns its identity.
+func (v *JWT) Verify(ctx context.Context, token string) (identity.Identity, error) {
+	if len(token) > MaxTokenLen || strings.Count(token, ".") != 2 {
+		return identity.Identity{}, ErrMalformed
+	}
+	msg, err := jws.Parse([]byte(token), jws.WithCompact())
+	if err != nil || len(msg.Signatures()) != 1 {
+		return identity.Identity{}, ErrMalformed
+	}
+	hdr := msg.Signatures()[0].ProtectedHeaders()
+	alg := hdr.Algorithm()
+	if !allowedAlgs[alg] {
+		// none, HS*, ES*, PS*, RS384: never what the auth service signs with.
+		return identity.Identity{}, fmt.Errorf("%w: %q", ErrAlgorithm, alg)
+	}
+	kid := hdr.KeyID()
+	if kid == "" {
+		return identity.Identity{}, ErrUnknownKey
+	}
+	k, err := v.lookup(ctx, kid)
+	if err != nil {
+		return identity.Identity{}, err
+	}
+	if k.alg != "" && k.alg != alg {
+		return identity.Identity{}, fmt.Errorf("%w: %q with a %q key", ErrAlgorithm, alg, k.alg)
+	}
+	opts := []jwt.ParseOption{
+		jwt.WithKey(alg, k.key),
+		jwt.WithValidate(true),
+		jwt.WithAcceptableSkew(v.cfg.Skew),
+		jwt.WithClock(jwt.ClockFunc(v.cfg.Now)),
+		jwt.WithRequiredClaim(jwt.ExpirationKey),
+		jwt.WithRequiredClaim(jwt.SubjectKey),
+	}
+	if v.cfg.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(v.cfg.Issuer))
+	}
+	tok, err := jwt.Parse([]byte(token), opts...)
+	if err != nil {
+		return identity.Identity{}, fmt.Errorf("%w: %v", ErrInvalidClaims, err)
+	}
+	if typ, _ := tok.PrivateClaims()[claimType].(string); typ != TypeAccessToken {
+		return identity.Identity{}, ErrTokenType
+	}
+	id := identity.Identity{Subject: tok.Subject(), Scopes: scopes(tok.PrivateClaims()[claimScope])}
+	if azp, _ := tok.PrivateClaims()[claimAZP].(string); azp != "" {
+		id.Client = azp
+	} else if aud := tok.Audience(); len(aud) > 0 {
+		id.Client = aud[0]
+	}
+	if id.Subject == "" {
+		return identity.Identity{}, fmt.Errorf("%w: empty sub", ErrInvalidClaims)
+	}
+	return id, nil
+}
+
+// scopes reads the scope claim: a JSON array of strings (what the auth
+// service writes) or one space-separated string (RFC 8693 style).
+func scopes(v any) []string {
+	var out []string
+	switch s := v.(type) {
+	case string:
+		out = strings.Fields(s)
+	case []any:
+		for _, x := range s {
+			if str, ok := x.(string); ok {
+				out = append(out, strings.Fields(str)...)
+			}
+		}
+	case []string:
+		for _, str := range s {
+			out = append(out, strings.Fields(str)...)
+		}
+	}
+	return out
+}

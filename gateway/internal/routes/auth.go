@@ -1,0 +1,195 @@
+package routes
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"fris.dev/gateway/internal/apierr"
+	"fris.dev/gateway/internal/authn"
+	authv1 "fris.dev/proto/auth/v1"
+)
+
+// CanonicalAuthPrefix is the prefix the auth service's HTTP rules are
+// written for.
+const CanonicalAuthPrefix = "/oauth2"
+
+// DiscoveryPath is the OpenID Provider metadata; it is never prefixed.
+const DiscoveryPath = "/.well-known/openid-configuration"
+
+// AuthorizePath is the browser login below the prefix.
+const AuthorizePath = "/authorize"
+
+// body kinds a POST route accepts.
+type bodyKind int
+
+const (
+	jsonOnly bodyKind = iota
+	jsonOrForm
+)
+
+// authRoute is one group A path below the prefix.
+type authRoute struct {
+	method, path string
+	bearer       bool     // a verified bearer token is required and forwarded
+	noStore      bool     // the response carries secrets or personal data
+	body         bodyKind // POST only
+}
+
+var authRoutes = []authRoute{
+	{method: http.MethodGet, path: "/clients"},
+	{method: http.MethodGet, path: "/certs"},
+	{method: http.MethodGet, path: "/jwks"},
+	{method: http.MethodGet, path: "/tokeninfo", bearer: true, noStore: true},
+	{method: http.MethodGet, path: "/userinfo", bearer: true, noStore: true},
+	{method: http.MethodGet, path: "/users/search", bearer: true, noStore: true},
+	{method: http.MethodPost, path: "/token", noStore: true, body: jsonOrForm},
+	{method: http.MethodPost, path: "/access_token", noStore: true, body: jsonOrForm},
+	{method: http.MethodPost, path: "/sign_request", noStore: true},
+	{method: http.MethodPost, path: "/signRequest", noStore: true},
+	{method: http.MethodPost, path: "/register", noStore: true},
+}
+
+// Auth registers group A under prefix. gw is grpc-gateway's mux holding the
+// AuthService handlers (rules written for CanonicalAuthPrefix); login serves
+// GET and POST of the authorize page. A nil gw means the auth service is
+// not configured: every group A path answers 503.
+func Auth(mux *http.ServeMux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler) {
+	prefix = strings.TrimRight(prefix, "/")
+	if gw == nil {
+		off := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			apierr.WriteJSON(w, http.StatusServiceUnavailable, "the auth service is not configured")
+		})
+		for _, rt := range authRoutes {
+			mux.Handle(rt.method+" "+prefix+rt.path, off)
+		}
+		mux.Handle("GET "+prefix+AuthorizePath, off)
+		mux.Handle("POST "+prefix+AuthorizePath, off)
+		mux.Handle("GET "+DiscoveryPath, off)
+		return
+	}
+	h := gw
+	if prefix != CanonicalAuthPrefix {
+		h = rewritePrefix(prefix, CanonicalAuthPrefix, gw)
+	}
+	for _, rt := range authRoutes {
+		var rh http.Handler = h
+		switch {
+		case rt.bearer:
+			rh = authn.Required(v, rh)
+		case rt.method == http.MethodPost:
+			rh = requestBody(rt.body, rh)
+		}
+		if rt.noStore {
+			rh = noStore(rh)
+		}
+		if rt.method == http.MethodGet {
+			rh = asGET(rh)
+		}
+		mux.Handle(rt.method+" "+prefix+rt.path, rh)
+	}
+	mux.Handle("GET "+prefix+AuthorizePath, login)
+	mux.Handle("POST "+prefix+AuthorizePath, login)
+	mux.Handle("GET "+DiscoveryPath, asGET(gw))
+}
+
+// noStore keeps tokens and personal data out of every cache (RFC 6749 5.1).
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("Pragma", "no-cache")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestBody admits JSON bodies (application/json in any charset, or no
+// Content-Type at all) and, for the token endpoint, HTML form bodies, which
+// standard OAuth clients send; a form becomes the equivalent JSON. Anything
+// else is 415. The body is read whole here (within the gateway's limit) so
+// an oversized one is 413, not a decoding error; an empty body goes on
+// empty for the service to refuse.
+func requestBody(kind bodyKind, next http.Handler) http.Handler {
+	want := "application/json"
+	if kind == jsonOrForm {
+		want += " or application/x-www-form-urlencoded"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		form := false
+		if ct := r.Header.Get("Content-Type"); ct != "" {
+			mt, _, err := mime.ParseMediaType(ct)
+			switch {
+			case err != nil:
+				apierr.WriteJSON(w, http.StatusUnsupportedMediaType, "Content-Type must be "+want)
+				return
+			case mt == "application/json":
+			case mt == "application/x-www-form-urlencoded" && kind == jsonOrForm:
+				form = true
+			default:
+				apierr.WriteJSON(w, http.StatusUnsupportedMediaType, "Content-Type must be "+want)
+				return
+			}
+		}
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				apierr.WriteJSON(w, http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
+				return
+			}
+			apierr.WriteJSON(w, http.StatusBadRequest, "reading the request body failed")
+			return
+		}
+		if form && len(bytes.TrimSpace(b)) > 0 {
+			if b, err = formToJSON(string(b), &authv1.TokenRequest{}); err != nil {
+				apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		r2 := r.Clone(r.Context())
+		r2.Header.Set("Content-Type", "application/json")
+		r2.Body = io.NopCloser(bytes.NewReader(b))
+		r2.ContentLength = int64(len(b))
+		next.ServeHTTP(w, r2)
+	})
+}
+
+// formToJSON fills msg's string fields from an urlencoded form, by each
+// field's wire name (the proto name, e.g. client_id) or its JSON name
+// (clientId), and renders msg as JSON. Unknown form fields are ignored, as
+// unknown JSON fields are; a field sent twice is an error (RFC 6749 3.2).
+func formToJSON(body string, msg proto.Message) ([]byte, error) {
+	vals, err := url.ParseQuery(body)
+	if err != nil {
+		return nil, errors.New("malformed form body")
+	}
+	m := msg.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fd.Kind() != protoreflect.StringKind || fd.IsList() || fd.IsMap() {
+			continue
+		}
+		for _, name := range []string{string(fd.Name()), fd.JSONName()} {
+			vs, ok := vals[name]
+			if !ok {
+				continue
+			}
+			if len(vs) > 1 {
+				return nil, errors.New("form field " + name + " sent more than once")
+			}
+			m.Set(fd, protoreflect.ValueOfString(vs[0]))
+			break
+		}
+	}
+	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(msg)
+}
