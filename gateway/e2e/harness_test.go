@@ -50,7 +50,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	build := exec.Command("go", "build", "-o", dir+"/", "./services/mdr/cmd/mdr", "./gateway/cmd/gateway")
+	build := exec.Command("go", "build", "-o", dir+"/", "./services/mdr/cmd/mdr", "./services/auth/cmd/auth", "./gateway/cmd/gateway")
 	build.Dir = repoRoot
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -148,13 +148,19 @@ func (p *proc) stop(t *testing.T) error {
 	}
 }
 
+// Issuer is the public base URL the test stacks' auth and gateway agree on.
+const Issuer = "http://fris.test"
+
 // Stack is a running deployment: services and a gateway.
 type Stack struct {
-	URL     string
-	MDRAddr string
-	MDR     *proc
-	Gateway *proc
-	client  *http.Client
+	URL      string
+	MDRAddr  string
+	AuthAddr string
+	AuthOps  string
+	MDR      *proc
+	Auth     *proc
+	Gateway  *proc
+	client   *http.Client
 }
 
 // Options choose the backend and extra flags.
@@ -162,6 +168,7 @@ type Options struct {
 	Redis       bool
 	NoDemo      bool
 	GatewayArgs []string
+	AuthArgs    []string
 }
 
 func storeArgs(t *testing.T, o Options) []string {
@@ -180,7 +187,13 @@ func NewStack(t *testing.T, o Options) *Stack {
 	if !o.NoDemo {
 		s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "services/mdr/demo/mdr16.json"))
 	}
-	s.Gateway = start(t, "gateway", append([]string{"-addr", "127.0.0.1:0", "-mdr-addr", s.MDRAddr}, o.GatewayArgs...)...)
+	// Cheap password hashing keeps the tests fast; production keeps the default.
+	s.Auth = start(t, "auth", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
+		"-log-level", "debug", "-issuer", Issuer, "-argon2-memory-kib", "1024"}, storeArgs(t, o)...), o.AuthArgs...)...)
+	s.AuthAddr, s.AuthOps = s.Auth.addrs["grpc"], s.Auth.addrs["ops"]
+	gw := []string{"-addr", "127.0.0.1:0", "-mdr-addr", s.MDRAddr, "-auth-addr", s.AuthAddr,
+		"-jwks-url", "http://" + s.AuthOps + "/jwks", "-issuer", Issuer}
+	s.Gateway = start(t, "gateway", append(gw, o.GatewayArgs...)...)
 	s.URL = "http://" + s.Gateway.addrs["http"]
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -203,17 +216,28 @@ func NewStack(t *testing.T, o Options) *Stack {
 // code (0 or non-zero as wanted); it returns combined output.
 func (s *Stack) MDRCLI(t *testing.T, wantExit int, args ...string) string {
 	t.Helper()
-	full := append([]string{args[0], "-addr", s.MDRAddr}, args[1:]...)
-	cmd := exec.Command(filepath.Join(binDir, "mdr"), full...)
+	return cli(t, "mdr", s.MDRAddr, wantExit, args...)
+}
+
+// AuthCLI is MDRCLI for the auth binary.
+func (s *Stack) AuthCLI(t *testing.T, wantExit int, args ...string) string {
+	t.Helper()
+	return cli(t, "auth", s.AuthAddr, wantExit, args...)
+}
+
+func cli(t *testing.T, bin, addr string, wantExit int, args ...string) string {
+	t.Helper()
+	full := append([]string{args[0], "-addr", addr}, args[1:]...)
+	cmd := exec.Command(filepath.Join(binDir, bin), full...)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("mdr %v: %v", args, err)
+		t.Fatalf("%s %v: %v", bin, args, err)
 	}
 	if (wantExit == 0) != (code == 0) {
-		t.Fatalf("mdr %v exited %d, want %d:\n%s", args, code, wantExit, out)
+		t.Fatalf("%s %v exited %d, want %d:\n%s", bin, args, code, wantExit, out)
 	}
 	return string(out)
 }

@@ -90,7 +90,9 @@ func tokSign(t *testing.T, key jwk.Key, mod func(jwt.Token)) string {
 func TestBearerTokensOpenPrivateNamespaces(t *testing.T) {
 	keys := newTokJWKS(t)
 	k1 := keys.publish(t, "k1")
-	s := NewStack(t, Options{GatewayArgs: []string{"-jwks-url", keys.URL + "/jwks", "-issuer", tokIssuer, "-jwks-min-refresh", "100ms"}})
+	// The auth service runs, but group A is switched off in this gateway
+	// (-auth-addr ""), so the test's own JWKS is the only key source.
+	s := NewStack(t, Options{GatewayArgs: []string{"-auth-addr", "", "-jwks-url", keys.URL + "/jwks", "-issuer", tokIssuer, "-jwks-min-refresh", "100ms"}})
 	s.MDRCLI(t, 0, "import", filepath.Join("testdata", "extra.json"))
 	secret := mdr + "/dataelements/urn:secret:dataelement:1:1"
 
