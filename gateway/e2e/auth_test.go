@@ -1,0 +1,489 @@
+package e2e
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/sha512"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	oauth      = "/oauth2"
+	demoClient = "e2e-client"
+	demoSecret = "e2e-client-secret-0123456789"
+	demoEmail  = "ada@fris.test"
+	demoPass   = "correct horse battery"
+	callback   = "https://app.fris.test/callback"
+)
+
+// seedAuth creates the client and the user the tests log in with.
+func seedAuth(t *testing.T, s *Stack) {
+	t.Helper()
+	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client",
+		"-type", "MDR", "-redirect-url", callback+",https://app.fris.test/other?keep=1")
+	s.AuthCLI(t, 0, "create-user", "-email", demoEmail, "-password", demoPass, "-name", "Ada Lovelace", "-scopes", "mdr:secret")
+}
+
+func postJSON(t *testing.T, s *Stack, path, body string) (*http.Response, any) {
+	t.Helper()
+	res, b := s.Do(t, http.MethodPost, path, strings.NewReader(body), "Content-Type", "application/json")
+	var v any
+	if len(b) > 0 {
+		v = JSON(t, b)
+	}
+	return res, v
+}
+
+func wantStatus(t *testing.T, res *http.Response, v any, code int) {
+	t.Helper()
+	if res.StatusCode != code {
+		t.Fatalf("%s %s = %d, want %d: %v", res.Request.Method, res.Request.URL.Path, res.StatusCode, code, v)
+	}
+	if code >= 400 {
+		if _, ok := field(t, v, "error").(string); !ok {
+			t.Fatalf("error body without error: %v", v)
+		}
+	}
+}
+
+var hiddenRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
+
+// browser is a cookie-keeping client that does not follow redirects, the
+// way a test wants to see them.
+func browser(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// loginForm gets the login page and returns the form fields it carries.
+func loginForm(t *testing.T, s *Stack, c *http.Client, query string) url.Values {
+	t.Helper()
+	res, err := c.Get(s.URL + oauth + "/authorize?" + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("login page = %d %s: %s", res.StatusCode, res.Header.Get("Content-Type"), b)
+	}
+	form := url.Values{}
+	for _, m := range hiddenRE.FindAllStringSubmatch(string(b), -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if form.Get("csrf_token") == "" {
+		t.Fatalf("no CSRF token on the page:\n%s", b)
+	}
+	return form
+}
+
+func submit(t *testing.T, s *Stack, c *http.Client, form url.Values) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+oauth+"/authorize", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// login goes through the browser login and returns the code.
+func login(t *testing.T, s *Stack, query string) string {
+	t.Helper()
+	c := browser(t)
+	form := loginForm(t, s, c, query)
+	form.Set("email", demoEmail)
+	form.Set("password", demoPass)
+	res, body := submit(t, s, c, form)
+	if res.StatusCode != http.StatusFound {
+		t.Fatalf("login = %d: %s", res.StatusCode, body)
+	}
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || loc.Query().Get("code") == "" {
+		t.Fatalf("redirect %q has no code", res.Header.Get("Location"))
+	}
+	return loc.Query().Get("code")
+}
+
+func tokens(t *testing.T, v any) (access, id, refresh string) {
+	t.Helper()
+	m := v.(map[string]any)
+	if len(m) != 3 {
+		t.Fatalf("token response fields = %v, want exactly access_token, id_token, refresh_token", keys(m))
+	}
+	return m["access_token"].(string), m["id_token"].(string), m["refresh_token"].(string)
+}
+
+func codeRequest(code string) string {
+	return fmt.Sprintf(`{"code":%q,"client_id":%q,"client_secret":%q}`, code, demoClient, demoSecret)
+}
+
+func jwtPart(t *testing.T, tok string, i int) any {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return JSON(t, b)
+}
+
+func TestAuth(t *testing.T) {
+	s := NewStack(t, Options{})
+	seedAuth(t, s)
+
+	t.Run("PublicListsAndKeys", func(t *testing.T) {
+		_, b := s.Get(t, oauth+"/clients", 200)
+		cl := JSON(t, b).([]any)
+		if len(cl) != 1 {
+			t.Fatalf("clients = %s", b)
+		}
+		c := cl[0].(map[string]any)
+		if len(c) != 5 || c["clientId"] != demoClient || c["name"] != "E2E Client" || c["type"] != "MDR" ||
+			c["redirectUrl"] != callback+",https://app.fris.test/other?keep=1" {
+			t.Fatalf("client = %v", c)
+		}
+		_, b = s.Get(t, oauth+"/certs", 200)
+		certs := JSON(t, b).([]any)
+		if len(certs) != 1 {
+			t.Fatalf("certs = %s", b)
+		}
+		k := certs[0].(map[string]any)
+		for _, f := range []string{"keyType", "use", "keyId", "n", "e", "derFormat", "base64DerFormat"} {
+			if v, _ := k[f].(string); v == "" {
+				t.Fatalf("cert field %s missing: %v", f, k)
+			}
+		}
+		der, _ := base64.RawURLEncoding.DecodeString(k["derFormat"].(string))
+		std, _ := base64.StdEncoding.DecodeString(k["base64DerFormat"].(string))
+		if _, err := x509.ParsePKIXPublicKey(der); err != nil || string(der) != string(std) {
+			t.Fatalf("DER forms disagree or do not parse: %v", err)
+		}
+		_, b = s.Get(t, oauth+"/jwks", 200)
+		if field(t, JSON(t, b), "keys", 0, "kid") != k["keyId"] || field(t, JSON(t, b), "keys", 0, "kty") != "RSA" {
+			t.Fatalf("jwks = %s", b)
+		}
+		_, b = s.Get(t, "/.well-known/openid-configuration", 200)
+		d := JSON(t, b)
+		if field(t, d, "issuer") != Issuer || field(t, d, "token_endpoint") != Issuer+"/oauth2/token" || field(t, d, "jwks_uri") != Issuer+"/oauth2/jwks" {
+			t.Fatalf("discovery = %s", b)
+		}
+		res, _ := s.Do(t, http.MethodGet, oauth+"/token", nil)
+		if res.StatusCode != 405 || !strings.Contains(res.Header.Get("Allow"), "POST") {
+			t.Fatalf("GET /token = %d Allow %q", res.StatusCode, res.Header.Get("Allow"))
+		}
+	})
+
+	t.Run("ClientSecretFlow", func(t *testing.T) {
+		code := login(t, s, "client_id="+demoClient+"&state=st-1&nonce=n-1")
+		res, v := postJSON(t, s, oauth+"/token", codeRequest(code))
+		wantStatus(t, res, v, 200)
+		wantHeader(t, res, "Cache-Control", "no-store")
+		access, id, refresh := tokens(t, v)
+		hdr := jwtPart(t, access, 0)
+		cl := jwtPart(t, access, 1)
+		if field(t, cl, "type") != "ACCESS_TOKEN" || field(t, cl, "iss") != Issuer || field(t, cl, "nonce") != "n-1" {
+			t.Fatalf("access claims = %v", cl)
+		}
+		if _, ok := field(t, cl, "scope").([]any); !ok {
+			t.Fatalf("scope is not an array: %v", cl)
+		}
+		_, b := s.Get(t, oauth+"/certs", 200)
+		if field(t, hdr, "kid") != field(t, JSON(t, b), 0, "keyId") {
+			t.Fatalf("kid %v is not the /certs keyId", field(t, hdr, "kid"))
+		}
+		if field(t, jwtPart(t, id, 1), "type") != "ID_TOKEN" || field(t, jwtPart(t, id, 1), "name") != "Ada Lovelace" ||
+			field(t, jwtPart(t, refresh, 1), "type") != "REFRESH_TOKEN" {
+			t.Fatal("id or refresh token claims wrong")
+		}
+		// Single use.
+		res, v = postJSON(t, s, oauth+"/token", codeRequest(code))
+		wantStatus(t, res, v, 404)
+	})
+
+	t.Run("FormAndAlias", func(t *testing.T) {
+		code := login(t, s, "client_id="+demoClient)
+		form := url.Values{"code": {code}, "client_id": {demoClient}, "client_secret": {demoSecret}, "grant_type": {"authorization_code"}}
+		res, b := s.Do(t, http.MethodPost, oauth+"/access_token", strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		if res.StatusCode != 200 {
+			t.Fatalf("form token request = %d %s", res.StatusCode, b)
+		}
+		tokens(t, JSON(t, b))
+		res, b = s.Do(t, http.MethodPost, oauth+"/token", strings.NewReader("<xml/>"), "Content-Type", "text/xml")
+		if res.StatusCode != 415 {
+			t.Fatalf("xml body = %d %s", res.StatusCode, b)
+		}
+	})
+
+	t.Run("TokenErrorTable", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, body string
+			code       int
+		}{
+			{"no payload", ``, 400},
+			{"empty object", `{}`, 400},
+			{"malformed JSON", `{"code":`, 400},
+			{"unknown client", `{"code":"x","client_id":"nope","client_secret":"whatever-whatever"}`, 404},
+			{"wrong secret", `{"code":"x","client_id":"` + demoClient + `","client_secret":"wrong-wrong-wrong"}`, 404},
+			{"unknown code", codeRequest("no-such-code"), 404},
+			{"unknown sign request", `{"code":"x","client_id":"` + demoClient + `","signature":"AAAA"}`, 404},
+			{"unparseable refresh token", `{"refresh_token":"garbage"}`, 400},
+		} {
+			res, v := postJSON(t, s, oauth+"/token", tc.body)
+			if res.StatusCode != tc.code {
+				t.Errorf("%s: %d, want %d: %v", tc.name, res.StatusCode, tc.code, v)
+			}
+		}
+	})
+
+	t.Run("PKCE", func(t *testing.T) {
+		verifier := strings.Repeat("v", 50)
+		sum := sha256.Sum256([]byte(verifier))
+		ch := base64.RawURLEncoding.EncodeToString(sum[:])
+		code := login(t, s, "client_id="+demoClient+"&code_challenge="+ch+"&code_challenge_method=S256")
+		res, v := postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"code":%q,"client_id":%q,"client_secret":%q,"code_verifier":%q}`, code, demoClient, demoSecret, verifier))
+		wantStatus(t, res, v, 200)
+		code = login(t, s, "client_id="+demoClient+"&code_challenge="+ch+"&code_challenge_method=S256")
+		res, v = postJSON(t, s, oauth+"/token", codeRequest(code))
+		wantStatus(t, res, v, 400)
+	})
+
+	t.Run("LoginPage", func(t *testing.T) {
+		c := browser(t)
+		form := loginForm(t, s, c, "client_id="+demoClient+"&state=abc&redirect_uri="+url.QueryEscape("https://app.fris.test/other?keep=1"))
+		form.Set("email", demoEmail)
+		form.Set("password", "wrong password")
+		res, body := submit(t, s, c, form)
+		if res.StatusCode != 401 || !strings.Contains(body, "Email or password is wrong.") || strings.Contains(body, "wrong password") {
+			t.Fatalf("wrong password = %d:\n%s", res.StatusCode, body)
+		}
+		form.Set("email", "nobody@fris.test")
+		_, other := submit(t, s, c, form)
+		// Equal but for the email echoed back and the per-response CSP nonce.
+		nonce := regexp.MustCompile(`nonce="[^"]*"`)
+		if nonce.ReplaceAllString(strings.ReplaceAll(other, "nobody@fris.test", demoEmail), "") != nonce.ReplaceAllString(body, "") {
+			t.Fatal("the page for an unknown email differs from the one for a wrong password")
+		}
+		form.Set("email", demoEmail)
+		form.Set("password", demoPass)
+		res, body = submit(t, s, c, form)
+		loc, _ := url.Parse(res.Header.Get("Location"))
+		if res.StatusCode != 302 || loc.Host != "app.fris.test" || loc.Path != "/other" || loc.Query().Get("keep") != "1" || loc.Query().Get("state") != "abc" {
+			t.Fatalf("redirect = %d %q %s", res.StatusCode, res.Header.Get("Location"), body)
+		}
+		// No redirect anywhere the client did not register.
+		res, _ = s.Do(t, http.MethodGet, oauth+"/authorize?client_id="+demoClient+"&redirect_uri="+url.QueryEscape("https://evil.test/cb"), nil)
+		if res.StatusCode != 400 || res.Header.Get("Location") != "" {
+			t.Fatalf("foreign redirect_uri = %d %q", res.StatusCode, res.Header.Get("Location"))
+		}
+		res, _ = s.Do(t, http.MethodGet, oauth+"/authorize?client_id=nope", nil)
+		if res.StatusCode != 404 {
+			t.Fatalf("unknown client = %d", res.StatusCode)
+		}
+		// A form without the CSRF cookie is refused.
+		form = loginForm(t, s, browser(t), "client_id="+demoClient)
+		form.Set("email", demoEmail)
+		form.Set("password", demoPass)
+		res, _ = submit(t, s, browser(t), form)
+		if res.StatusCode != 400 {
+			t.Fatalf("login without CSRF cookie = %d", res.StatusCode)
+		}
+	})
+
+	t.Run("RefreshRotationAndReuse", func(t *testing.T) {
+		res, v := postJSON(t, s, oauth+"/token", codeRequest(login(t, s, "client_id="+demoClient)))
+		wantStatus(t, res, v, 200)
+		_, _, r1 := tokens(t, v)
+		res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"refresh_token":%q}`, r1))
+		wantStatus(t, res, v, 200)
+		_, _, r2 := tokens(t, v)
+		if r2 == r1 {
+			t.Fatal("refresh token not rotated")
+		}
+		res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"refresh_token":%q}`, r1))
+		wantStatus(t, res, v, 403)
+		res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"refresh_token":%q}`, r2))
+		wantStatus(t, res, v, 403)
+	})
+
+	t.Run("BearerEndpoints", func(t *testing.T) {
+		res, v := postJSON(t, s, oauth+"/token", codeRequest(login(t, s, "client_id="+demoClient)))
+		wantStatus(t, res, v, 200)
+		access, id, _ := tokens(t, v)
+		_, b := s.Get(t, oauth+"/tokeninfo", 200, "Authorization", "Bearer "+access)
+		ti := JSON(t, b).(map[string]any)
+		for _, f := range []string{"expirationDate", "subject", "scope", "nonce", "notBeofre", "issuer"} {
+			if _, ok := ti[f]; !ok {
+				t.Fatalf("tokeninfo lacks %s: %s", f, b)
+			}
+		}
+		if _, ok := ti["expirationDate"].(float64); !ok {
+			t.Fatalf("expirationDate is not a number: %s", b)
+		}
+		if exp := ti["expirationDate"].(float64); exp < float64(time.Now().Unix()) || exp > float64(time.Now().Add(2*time.Hour).Unix()) {
+			t.Fatalf("expirationDate %v is not seconds since the epoch", exp)
+		}
+		_, b = s.Get(t, oauth+"/userinfo", 200, "Authorization", "Bearer "+access)
+		ui := JSON(t, b).(map[string]any)
+		if ui["email"] != demoEmail || ui["real_name"] != "Ada Lovelace" || ui["email_verified"] != false {
+			t.Fatalf("userinfo = %s", b)
+		}
+		for _, f := range []string{"contact_information", "locality"} {
+			if _, ok := ui[f]; !ok {
+				t.Fatalf("userinfo lacks %s: %s", f, b)
+			}
+		}
+		_, b = s.Get(t, oauth+"/users/search?query=LOVE", 200, "Authorization", "Bearer "+access)
+		if arr := JSON(t, b).([]any); len(arr) != 1 || field(t, arr[0], "email") != demoEmail {
+			t.Fatalf("search = %s", b)
+		}
+		s.Get(t, oauth+"/users/search", 400, "Authorization", "Bearer "+access)
+		for _, h := range []string{"", "Bearer null", "Bearer garbage", "Bearer " + id} {
+			for _, p := range []string{"/tokeninfo", "/userinfo", "/users/search?query=a"} {
+				var res *http.Response
+				if h == "" {
+					res, _ = s.Get(t, oauth+p, 403)
+				} else {
+					res, _ = s.Get(t, oauth+p, 403, "Authorization", h)
+				}
+				wantContains(t, res.Header.Get("WWW-Authenticate"), "Bearer")
+			}
+		}
+	})
+
+	t.Run("PrivateNamespaceWithRealToken", func(t *testing.T) {
+		s.MDRCLI(t, 0, "import", "testdata/extra.json")
+		res, v := postJSON(t, s, oauth+"/token", codeRequest(login(t, s, "client_id="+demoClient)))
+		wantStatus(t, res, v, 200)
+		access, _, _ := tokens(t, v)
+		s.Get(t, mdr+"/dataelements/urn:secret:dataelement:1:1", 200, "Authorization", "Bearer "+access)
+		s.Get(t, mdr+"/dataelements/urn:secret:dataelement:1:1", 404)
+	})
+
+	t.Run("DisabledClient", func(t *testing.T) {
+		code := login(t, s, "client_id="+demoClient)
+		s.AuthCLI(t, 0, "disable-client", demoClient)
+		defer s.AuthCLI(t, 0, "enable-client", demoClient)
+		res, v := postJSON(t, s, oauth+"/token", codeRequest(code))
+		wantStatus(t, res, v, 401)
+		_, b := s.Get(t, oauth+"/clients", 200)
+		if len(JSON(t, b).([]any)) != 0 {
+			t.Fatalf("disabled client listed: %s", b)
+		}
+	})
+}
+
+var signingKey = sync.OnceValue(func() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+func spkiB64(t *testing.T, pub any) string {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(der)
+}
+
+func TestAuthSignatureFlowAndRegistration(t *testing.T) {
+	s := NewStack(t, Options{})
+	seedAuth(t, s)
+	k := signingKey()
+	reg := fmt.Sprintf(`{"email":"registry@fris.test","name":"A registry","description":"laptop","base64EncodedPublicKey":%q}`, spkiB64(t, &k.PublicKey))
+	res, v := postJSON(t, s, oauth+"/register", reg)
+	wantStatus(t, res, v, 200)
+	userID, keyID := field(t, v, "userId").(float64), field(t, v, "keyId").(float64)
+	if userID != 2 || keyID != 1 {
+		t.Fatalf("register = %v", v)
+	}
+	res, v = postJSON(t, s, oauth+"/register", reg)
+	wantStatus(t, res, v, 409)
+
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	small, _ := rsa.GenerateKey(rand.Reader, 1024)
+	for _, body := range []string{
+		``,
+		`{"email":"x@fris.test","base64EncodedPublicKey":"%%%"}`,
+		fmt.Sprintf(`{"email":"x@fris.test","base64EncodedPublicKey":%q}`, spkiB64(t, &ec.PublicKey)),
+		fmt.Sprintf(`{"email":"x@fris.test","base64EncodedPublicKey":%q}`, spkiB64(t, &small.PublicKey)),
+	} {
+		res, v = postJSON(t, s, oauth+"/register", body)
+		wantStatus(t, res, v, 400)
+	}
+
+	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	sum := sha512.Sum512(der)
+	sign := func(code string) string {
+		h := sha512.Sum512([]byte(code))
+		sig, err := rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA512, h[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(sig)
+	}
+	for _, tc := range []struct{ path, body string }{
+		{"/sign_request", fmt.Sprintf(`{"keyId":%d}`, int(keyID))},
+		{"/sign_request", fmt.Sprintf(`{"sha512Hash":%q}`, hex.EncodeToString(sum[:]))},
+		{"/signRequest", fmt.Sprintf(`{"keyId":0,"sha512Hash":%q}`, strings.ToUpper(hex.EncodeToString(sum[:])))},
+		{"/sign_request", fmt.Sprintf(`{"key_id":%d}`, int(keyID))},
+	} {
+		res, v := postJSON(t, s, oauth+tc.path, tc.body)
+		wantStatus(t, res, v, 200)
+		if field(t, v, "algoritm") != "SHA512withRSA" {
+			t.Fatalf("sign request = %v", v)
+		}
+		if exp := field(t, v, "expirationDate").(float64); exp < float64(time.Now().Unix()) {
+			t.Fatalf("expirationDate = %v", exp)
+		}
+		code := field(t, v, "code").(string)
+		res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"code":%q,"client_id":%q,"signature":%q}`, code, demoClient, sign(code)))
+		wantStatus(t, res, v, 200)
+		access, _, _ := tokens(t, v)
+		if field(t, jwtPart(t, access, 1), "sub") != "2" {
+			t.Fatal("token for the wrong user")
+		}
+	}
+	for _, body := range []string{`{"keyId":99}`, `{"sha512Hash":"` + strings.Repeat("ab", 64) + `"}`} {
+		res, v := postJSON(t, s, oauth+"/sign_request", body)
+		wantStatus(t, res, v, 404)
+	}
+	// A disabled user: 401.
+	res, v = postJSON(t, s, oauth+"/sign_request", fmt.Sprintf(`{"keyId":%d}`, int(keyID)))
+	wantStatus(t, res, v, 200)
+	code := field(t, v, "code").(string)
+	s.AuthCLI(t, 0, "disable-user", "registry@fris.test")
+	res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"code":%q,"client_id":%q,"signature":%q}`, code, demoClient, sign(code)))
+	wantStatus(t, res, v, 401)
+
+	// Registration switched off: 501.
+	off := NewStack(t, Options{AuthArgs: []string{"-registration=false"}})
+	res, v = postJSON(t, off, oauth+"/register", reg)
+	wantStatus(t, res, v, 501)
+}
