@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 BIN        := $(CURDIR)/bin
-SERVICES   := mdr
+SERVICES   := auth mdr
 PROTO_SVCS := mdr auth
 MODULES     = $(shell go list -m -f '{{.Dir}}')
 

@@ -42,20 +42,52 @@ start() { # start NAME ARGS...
   pids+=($!)
 }
 
+# Demo credentials are made once and kept with the data, so a second
+# `make run` finds the same client and user it seeded the first time.
+secrets="$DATA/demo-secrets.env"
+if [[ ! -s "$secrets" ]]; then
+  rnd() { head -c 24 /dev/urandom | base64 | tr -d '/+=' ; }
+  {
+    echo "FRIS_CLIENT_SECRET=$(rnd)"
+    echo "FRIS_USER_PASSWORD=$(rnd)"
+  } >"$secrets"
+fi
+# shellcheck disable=SC1090
+source "$secrets"
+FRIS_CLIENT_ID=fris-demo
+FRIS_CLIENT_REDIRECT=http://localhost:8888/callback
+FRIS_USER_EMAIL=researcher@fris.example
+
+start auth serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9101 -ops-addr 127.0.0.1:9201 -issuer "http://$ADDR"
 start mdr serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9102 -ops-addr 127.0.0.1:9202
+wait_ready http://127.0.0.1:9201/readyz auth
 wait_ready http://127.0.0.1:9202/readyz mdr
 "$BIN/mdr" import -addr 127.0.0.1:9102 services/mdr/demo/mdr16.json
+"$BIN/auth" create-client -addr 127.0.0.1:9101 -if-missing -client-id "$FRIS_CLIENT_ID" -secret "$FRIS_CLIENT_SECRET" \
+  -name "FRIS demo client" -type MDR -redirect-url "$FRIS_CLIENT_REDIRECT" >/dev/null
+"$BIN/auth" create-user -addr 127.0.0.1:9101 -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
+  -name "Demo Researcher" -email-verified >/dev/null
 
-start gateway -addr "$ADDR" -mdr-addr 127.0.0.1:9102
+start gateway -addr "$ADDR" -mdr-addr 127.0.0.1:9102 -auth-addr 127.0.0.1:9101 \
+  -jwks-url http://127.0.0.1:9201/jwks -issuer "http://$ADDR"
 wait_ready "http://$ADDR/readyz" gateway
 
 cat > .fris/demo.env <<ENV
 FRIS_GATEWAY_URL=http://$ADDR
+FRIS_CLIENT_ID=$FRIS_CLIENT_ID
+FRIS_CLIENT_SECRET=$FRIS_CLIENT_SECRET
+FRIS_CLIENT_REDIRECT=$FRIS_CLIENT_REDIRECT
+FRIS_USER_EMAIL=$FRIS_USER_EMAIL
+FRIS_USER_PASSWORD=$FRIS_USER_PASSWORD
 ENV
 
 cat <<MSG
 
 FRIS is running at http://$ADDR   (logs: $LOGS/, data: $DATA/, demo credentials: .fris/demo.env)
+
+  demo client  $FRIS_CLIENT_ID / $FRIS_CLIENT_SECRET   (redirect: $FRIS_CLIENT_REDIRECT)
+  demo user    $FRIS_USER_EMAIL / $FRIS_USER_PASSWORD
+  login page   http://$ADDR/oauth2/authorize?client_id=$FRIS_CLIENT_ID&state=xyz
 
   curl -s http://$ADDR/v3/api/mdr/namespaces
   curl -s http://$ADDR/v3/api/mdr/namespaces/mdr16/members
