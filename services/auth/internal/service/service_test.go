@@ -53,7 +53,7 @@ var userKey = sync.OnceValue(func() *rsa.PrivateKey {
 	return k
 })
 
-func newEnv(t *testing.T, mut ...func(*Config)) *env {
+func newEnv(t testing.TB, mut ...func(*Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
@@ -98,7 +98,7 @@ func wantCode(t *testing.T, err error, c codes.Code) {
 }
 
 // seed creates a client (with secret) and a user (with password).
-func (e *env) seed(t *testing.T) (clientID, secret string) {
+func (e *env) seed(t testing.TB) (clientID, secret string) {
 	t.Helper()
 	ctx := context.Background()
 	res, err := e.adm.CreateClient(ctx, &authv1.CreateClientRequest{Name: "Demo", RedirectUrl: "https://app.example/cb, https://app.example/cb2", Type: "MDR", ClientId: "demo"})
