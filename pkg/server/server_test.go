@@ -33,7 +33,9 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // panicky is a health server whose Check panics, to prove recovery. Its
 // generated handler reports the health method name, whatever the service is
 // registered as.
-type panicky struct{ healthpb.UnimplementedHealthServer }
+type panicky struct {
+	healthpb.UnimplementedHealthServer
+}
 
 func (panicky) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	panic("boom")

@@ -553,4 +553,3 @@ func TestAdminValidation(t *testing.T) {
 	_, err = e.adm.SetPassword(ctx, &authv1.SetPasswordRequest{Email: "nobody@example.org", Password: "long enough"})
 	wantCode(t, err, codes.NotFound)
 }
-
