@@ -117,7 +117,7 @@ func (m *Manager) Rotate(ctx context.Context) (storage.SigningKey, error) {
 
 func needsKey(ks []storage.SigningKey, now time.Time, every time.Duration) bool {
 	for _, k := range ks {
-		if k.Active() && now.Sub(time.Unix(k.Created, 0)) < every {
+		if k.Active() && now.Sub(time.Unix(0, k.Created)) < every {
 			return false
 		}
 	}
@@ -181,7 +181,7 @@ func (m *Manager) generate(now time.Time) (storage.SigningKey, error) {
 	}
 	return storage.SigningKey{
 		KID: base64.RawURLEncoding.EncodeToString(tp), Alg: m.o.Alg.String(),
-		PrivateDER: der, Created: now.Unix(),
+		PrivateDER: der, Created: now.UnixNano(),
 	}, nil
 }
 

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"net/mail"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -739,7 +738,7 @@ func (a Admin) ListUsers(ctx context.Context, _ *authv1.ListUsersRequest) (*auth
 }
 
 func signingKey(k storage.SigningKey) *authv1.SigningKey {
-	return &authv1.SigningKey{Kid: k.KID, Alg: k.Alg, Created: uint32(k.Created), Retired: uint32(k.Retired), PublishUntil: uint32(k.PublishUntil), Active: k.Active()}
+	return &authv1.SigningKey{Kid: k.KID, Alg: k.Alg, Created: uint32(k.Created / int64(time.Second)), Retired: uint32(k.Retired), PublishUntil: uint32(k.PublishUntil), Active: k.Active()}
 }
 
 func (a Admin) ListKeys(ctx context.Context, _ *authv1.ListKeysRequest) (*authv1.ListKeysResponse, error) {
@@ -747,7 +746,6 @@ func (a Admin) ListKeys(ctx context.Context, _ *authv1.ListKeysRequest) (*authv1
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
-	sort.SliceStable(ks, func(i, j int) bool { return ks[i].Created < ks[j].Created })
 	out := &authv1.ListKeysResponse{}
 	for _, k := range ks {
 		out.Keys = append(out.Keys, signingKey(k))

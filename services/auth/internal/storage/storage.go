@@ -93,12 +93,14 @@ type Grant struct {
 
 // SigningKey is one of the provider's RSA keys.
 type SigningKey struct {
-	KID          string `json:"kid"`
-	Alg          string `json:"alg"`
-	PrivateDER   []byte `json:"private_der"` // PKCS#8
-	Created      int64  `json:"created"`
-	Retired      int64  `json:"retired,omitempty"`
-	PublishUntil int64  `json:"publish_until,omitempty"`
+	KID        string `json:"kid"`
+	Alg        string `json:"alg"`
+	PrivateDER []byte `json:"private_der"` // PKCS#8
+	// Created is in unix nanoseconds: keys made within one second (a forced
+	// rotation right after start) must still sort by age.
+	Created      int64 `json:"created_ns"`
+	Retired      int64 `json:"retired,omitempty"`
+	PublishUntil int64 `json:"publish_until,omitempty"`
 }
 
 // Active reports whether the key still signs.
