@@ -383,6 +383,32 @@ func TestAuth(t *testing.T) {
 		s.Get(t, mdr+"/dataelements/urn:secret:dataelement:1:1", 404)
 	})
 
+	t.Run("KeyRotationThroughCLI", func(t *testing.T) {
+		res, v := postJSON(t, s, oauth+"/token", codeRequest(login(t, s, "client_id="+demoClient)))
+		wantStatus(t, res, v, 200)
+		oldAccess, _, oldRefresh := tokens(t, v)
+		out := s.AuthCLI(t, 0, "rotate-keys")
+		newKid := strings.Fields(out)[0]
+		wantContains(t, s.AuthCLI(t, 0, "keys"), "published until")
+		_, b := s.Get(t, oauth+"/certs", 200)
+		if n := len(JSON(t, b).([]any)); n < 2 {
+			t.Fatalf("after rotation /certs has %d keys", n)
+		}
+		// New tokens carry the new kid; the gateway, which has only seen the
+		// old key so far, fetches the key set again and accepts them.
+		res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"refresh_token":%q}`, oldRefresh))
+		wantStatus(t, res, v, 200)
+		newAccess, _, _ := tokens(t, v)
+		if field(t, jwtPart(t, newAccess, 0), "kid") != newKid {
+			t.Fatalf("new token kid %v, rotated key %s", field(t, jwtPart(t, newAccess, 0), "kid"), newKid)
+		}
+		s.MDRCLI(t, 0, "import", "testdata/extra.json")
+		for _, tok := range []string{newAccess, oldAccess} {
+			s.Get(t, mdr+"/dataelements/urn:secret:dataelement:1:1", 200, "Authorization", "Bearer "+tok)
+			s.Get(t, oauth+"/userinfo", 200, "Authorization", "Bearer "+tok)
+		}
+	})
+
 	t.Run("DisabledClient", func(t *testing.T) {
 		code := login(t, s, "client_id="+demoClient)
 		s.AuthCLI(t, 0, "disable-client", demoClient)
