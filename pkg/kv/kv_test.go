@@ -4,31 +4,13 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/kv/kvtest"
-	"fris.dev/pkg/testredis"
 )
 
-func TestBolt(t *testing.T) {
-	kvtest.Run(t, func(t *testing.T) kv.Store {
-		s, err := kv.OpenBolt(filepath.Join(t.TempDir(), "kv.db"), kv.BoltOptions{SweepEvery: 10 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	})
-}
-
-func TestRedis(t *testing.T) {
-	c := testredis.Client(t)
-	kvtest.Run(t, func(t *testing.T) kv.Store {
-		s := kv.NewRedis(c, kv.RedisOptions{Prefix: testredis.Prefix(t), SweepEvery: 10 * time.Millisecond})
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	})
+func TestConformance(t *testing.T) {
+	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) { kvtest.Run(t, open) })
 }
 
 func TestBoltSurvivesReopen(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/url"
 	"sort"
 	"strconv"
@@ -250,8 +251,13 @@ func (r *Redis) Update(ctx context.Context, fn func(Tx) error) error {
 		if !errors.Is(err, redis.TxFailedErr) {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		// Writers racing on one key would otherwise retry in lockstep and
+		// starve each other: wait a random, growing moment first.
+		backoff := time.Duration(rand.Int64N(int64(time.Millisecond) << min(i, 5)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
 		}
 	}
 	return fmt.Errorf("kv: %w: transaction retried %d times", ErrConflict, r.retries)

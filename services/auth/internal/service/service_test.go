@@ -11,7 +11,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,11 +21,10 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
+	"fris.dev/pkg/grpctest"
 	"fris.dev/pkg/kv"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
@@ -74,19 +72,10 @@ func newEnv(t testing.TB, mut ...func(*Config)) *env {
 	iss := tokens.New(km, issuer, tokens.Lifetimes{Access: time.Hour, ID: time.Hour, Refresh: 24 * time.Hour, Skew: 30 * time.Second})
 	svc := New(cfg, store, km, iss, password.New(password.Params{Time: 1, Memory: 1024, Threads: 1}, time.Minute), log)
 
-	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer()
-	authv1.RegisterAuthServiceServer(s, Public{Service: svc})
-	authv1.RegisterAuthAdminServer(s, Admin{Service: svc})
-	go func() { _ = s.Serve(lis) }()
-	t.Cleanup(s.Stop)
-	cc, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
+	cc := grpctest.Serve(t, func(s *grpc.Server) {
+		authv1.RegisterAuthServiceServer(s, Public{Service: svc})
+		authv1.RegisterAuthAdminServer(s, Admin{Service: svc})
+	})
 	return &env{pub: authv1.NewAuthServiceClient(cc), adm: authv1.NewAuthAdminClient(cc), store: store, svc: svc}
 }
 

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,11 +10,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
+	"fris.dev/pkg/grpctest"
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
 	mdrv1 "fris.dev/proto/mdr/v1"
@@ -23,22 +21,13 @@ import (
 	"fris.dev/services/mdr/internal/storage"
 )
 
-// serve starts the public and admin APIs of svc on an in-memory listener.
+// serve starts the public and admin APIs of svc in memory.
 func serve(t *testing.T, svc *Service) (mdrv1.MdrServiceClient, mdrv1.MdrAdminClient) {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer()
-	mdrv1.RegisterMdrServiceServer(s, Public{Service: svc})
-	mdrv1.RegisterMdrAdminServer(s, Admin{Service: svc})
-	go func() { _ = s.Serve(lis) }()
-	t.Cleanup(s.Stop)
-	cc, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
+	cc := grpctest.Serve(t, func(s *grpc.Server) {
+		mdrv1.RegisterMdrServiceServer(s, Public{Service: svc})
+		mdrv1.RegisterMdrAdminServer(s, Admin{Service: svc})
+	})
 	return mdrv1.NewMdrServiceClient(cc), mdrv1.NewMdrAdminClient(cc)
 }
 
