@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# `make bench` (after `make build`): start mdr and the gateway on a fresh
-# temporary data directory and free loopback ports, seed the demo registry,
-# and load two gateway paths with fris-bench next to its in-process baseline
-# (a plain net/http handler serving the same bytes). Prints a Markdown table;
-# BENCHMARKS.md explains it. Everything is stopped and removed afterwards.
+# `make bench` (after `make build`): start mdr, the auth service and the
+# gateway on a fresh temporary data directory and free loopback ports, seed
+# the demo registry, a client and a user, and load the gateway with
+# fris-bench. Prints Markdown tables; BENCHMARKS.md explains them.
+# Everything is stopped and removed afterwards.
+#
+# Two passes, each with its own gateway:
+#   1. as deployed (-mdr-cache-ttl 1s): suite mdr (registry reads next to an
+#      in-process baseline), then suite auth (token responses/s of the
+#      refresh and signature flows next to the raw RSA signing rate)
+#   2. without the response cache (-mdr-cache-ttl 0), every read crossing to
+#      mdr: suite mdr again, then suite bearer (a read with and without a
+#      valid access token)
 #
 # Environment:
-#   BENCH_CONNECTIONS  connections (= workers) of the closed loop   (64)
-#   BENCH_DURATION     measured time per path and target            (10s)
-#   BENCH_WARMUP       discarded warm-up per path and target        (2s)
-#   BENCH_PATHS        space-separated gateway paths                (the two below)
-#   BENCH_JSON         file for the raw numbers        (bench/results/latest.json)
-#   BIN                where make put the binaries                  (bin)
+#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer (all)
+#   BENCH_CONNECTIONS        connections of the mdr and bearer suites          (64)
+#   BENCH_TOKEN_CONNECTIONS  connections of the auth suite's flows             (16)
+#   BENCH_DURATION           measured time per run                             (10s)
+#   BENCH_WARMUP             discarded warm-up per run                         (2s)
+#   BENCH_RSA_DURATION       raw RSA signing rate, before and after the flows  (3s)
+#   BENCH_PATHS              space-separated gateway paths of the mdr suite    (the two below)
+#   BENCH_BEARER_PATH        the bearer suite's read                           (the dataelement)
+#   BENCH_JSON               raw numbers of pass 1; pass 2 adds -uncached  (bench/results/latest.json)
+#   BIN                      where make put the binaries                       (bin)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -19,10 +31,29 @@ BIN=${BIN:-bin}
 CONNECTIONS=${BENCH_CONNECTIONS:-64}
 DURATION=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-2s}
+TOKEN_CONNECTIONS=${BENCH_TOKEN_CONNECTIONS:-16}
+RSA_DURATION=${BENCH_RSA_DURATION:-3s}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
+BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
+SUITES=${BENCH_SUITES:-mdr,auth,bearer}
+[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer
+for s in ${SUITES//,/ }; do
+  case $s in
+    mdr | auth | bearer) ;;
+    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer)" >&2; exit 2 ;;
+  esac
+done
+selected() { [[ ",$SUITES," == *",$1,"* ]]; }
+# pass_suites CANDIDATES...: the selected ones, comma-separated.
+pass_suites() {
+  local out=() s
+  for s in "$@"; do selected "$s" && out+=("$s"); done
+  local IFS=,
+  echo "${out[*]}"
+}
 
-for b in mdr gateway; do
+for b in mdr auth gateway; do
   [[ -x "$BIN/$b" ]] || { echo "bench: $BIN/$b missing: run make build (make bench does)" >&2; exit 1; }
 done
 
@@ -83,43 +114,74 @@ go build -o "$BIN/fris-bench" ./gateway/cmd/fris-bench
 
 free_port grpc_port
 free_port ops_port
+free_port auth_grpc_port
+free_port auth_ops_port
+# The tokens' issuer names pass 1's gateway; pass 2's gateway checks the same
+# value (the issuer is an identifier there, nothing fetches from it).
+free_port gw1_port
+issuer="http://127.0.0.1:$gw1_port"
+
+# The demo client and user the auth and bearer suites sign in with; their
+# secrets go to fris-bench through the environment, never on a command line.
+rnd() { head -c 24 /dev/urandom | base64 | tr -d '/+='; }
+CLIENT_ID=fris-bench
+USER_EMAIL=bench@fris.example
+export FRIS_BENCH_CLIENT_SECRET FRIS_BENCH_USER_PASSWORD
+FRIS_BENCH_CLIENT_SECRET=$(rnd)
+FRIS_BENCH_USER_PASSWORD=$(rnd)
+
+"$BIN/auth" serve -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$auth_grpc_port" -ops-addr "127.0.0.1:$auth_ops_port" \
+  -issuer "$issuer" -log-level warn 2>>"$tmp/auth.log" &
+auth_pid=$!
+pids+=("$auth_pid")
 
 "$BIN/mdr" serve -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$grpc_port" -ops-addr "127.0.0.1:$ops_port" \
   -log-level warn 2>>"$tmp/mdr.log" &
 mdr_pid=$!
 pids+=("$mdr_pid")
 wait_ready "http://127.0.0.1:$ops_port/readyz" "$mdr_pid" mdr
+wait_ready "http://127.0.0.1:$auth_ops_port/readyz" "$auth_pid" auth
 "$BIN/mdr" import -addr "127.0.0.1:$grpc_port" services/mdr/demo/mdr16.json >"$tmp/import.log" 2>&1 ||
   { failed=1; echo "bench: import failed" >&2; exit 1; }
+{
+  "$BIN/auth" create-client -addr "127.0.0.1:$auth_grpc_port" -client-id "$CLIENT_ID" -secret "$FRIS_BENCH_CLIENT_SECRET" \
+    -name "fris-bench" -type MDR -redirect-url http://localhost:8888/callback &&
+    "$BIN/auth" create-user -addr "127.0.0.1:$auth_grpc_port" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
+      -name "Bench User" -email-verified
+} >"$tmp/seed.log" 2>&1 || { failed=1; echo "bench: seeding the auth service failed" >&2; cat "$tmp/seed.log" >&2; exit 1; }
 
 model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 echo "bench: $(nproc) CPUs (${model:-unknown model}), $(go env GOVERSION); load average before: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 mkdir -p "$(dirname "$JSON")"
 
-# run_pass LABEL JSON GATEWAY-FLAGS...: start a gateway with the flags, load
-# it next to the baseline, stop it. Two passes: the gateway as deployed (with
-# its short response cache) and with the cache off, i.e. every request
-# crossing the gRPC hop, so both costs are on record from the same run.
+# run_pass LABEL JSON SUITES PORT GATEWAY-FLAGS...: start a gateway with the
+# flags, run the suites against it, stop it. Pass 1 is the gateway as
+# deployed (with its short response cache), pass 2 the cache off, i.e. every
+# read crossing the gRPC hop, so both costs are on record from the same run.
 rc=0
 run_pass() {
-  local label=$1 json=$2
-  shift 2
-  local gw_port gw_pid bench_pid
-  free_port gw_port
-  "$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -log-level warn "$@" 2>>"$tmp/gateway.log" &
+  local label=$1 json=$2 suites=$3 gw_port=$4
+  shift 4
+  [[ -n "$suites" ]] || return 0
+  local gw_pid bench_pid args=()
+  "$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" \
+    -auth-addr "127.0.0.1:$auth_grpc_port" -jwks-url "http://127.0.0.1:$auth_ops_port/jwks" -issuer "$issuer" \
+    -log-level warn "$@" 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
   wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
   echo >&2
-  echo "bench: pass \"$label\": gateway $* (pid $gw_pid), mdr pid $mdr_pid" >&2
+  echo "bench: pass \"$label\" (suites $suites): gateway $* (pid $gw_pid), mdr pid $mdr_pid, auth pid $auth_pid" >&2
   echo
   echo "### $label"
   echo
+  [[ ",$suites," == *",mdr,"* ]] && args+=("${PATHS[@]}")
   # In the background so a TERM to this script is handled at once (the trap
   # stops fris-bench with the services) instead of after the whole run.
-  "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -connections "$CONNECTIONS" \
-    -duration "$DURATION" -warmup "$WARMUP" -json "$json" \
-    -watch "gateway=$gw_pid,mdr=$mdr_pid" "${PATHS[@]}" &
+  "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -suites "$suites" -connections "$CONNECTIONS" \
+    -token-connections "$TOKEN_CONNECTIONS" -duration "$DURATION" -warmup "$WARMUP" -rsa-duration "$RSA_DURATION" \
+    -client-id "$CLIENT_ID" -user-email "$USER_EMAIL" -bearer-path "$BEARER_PATH" -json "$json" \
+    -watch "gateway=$gw_pid,auth=$auth_pid,mdr=$mdr_pid" "${args[@]}" &
   bench_pid=$!
   pids=("$bench_pid" "${pids[@]}")
   wait "$bench_pid" || rc=$?
@@ -130,12 +192,14 @@ run_pass() {
   [[ -s "$json" ]] && echo "bench: raw numbers in $json" >&2
 }
 
-run_pass "gateway as deployed (-mdr-cache-ttl 1s)" "$JSON"
-run_pass "gateway without response cache (-mdr-cache-ttl 0): every request crosses gRPC" "${JSON%.json}-uncached.json" -mdr-cache-ttl 0
+free_port gw2_port
+run_pass "gateway as deployed (-mdr-cache-ttl 1s)" "$JSON" "$(pass_suites mdr auth)" "$gw1_port"
+run_pass "gateway without response cache (-mdr-cache-ttl 0): every registry read crosses gRPC" \
+  "${JSON%.json}-uncached.json" "$(pass_suites mdr bearer)" "$gw2_port" -mdr-cache-ttl 0
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 
 # Anything a service logged at warn or above during the run is worth seeing.
-for log in "$tmp/mdr.log" "$tmp/gateway.log"; do
+for log in "$tmp/mdr.log" "$tmp/auth.log" "$tmp/gateway.log"; do
   if [[ -s "$log" ]]; then
     echo "--- $(basename "$log") (warn and above):" >&2
     tail -n 20 "$log" >&2

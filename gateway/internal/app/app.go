@@ -439,7 +439,7 @@ func newVerifier(ctx context.Context, cfg Config, log *slog.Logger) (authn.Verif
 	}
 	return authn.NewJWT(ctx, authn.JWTConfig{
 		JWKSURL:            cfg.JWKSURL,
-		Issuer:             cfg.Issuer,
+		Issuer:             strings.TrimRight(cfg.Issuer, "/"), // auth writes iss without a trailing slash
 		Skew:               cfg.TokenSkew,
 		RefreshInterval:    cfg.JWKSRefresh,
 		MinRefreshInterval: cfg.JWKSMinRefresh,

@@ -140,7 +140,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go km.Run(ctx, min(time.Minute, cfg.KeyRotation/4))
+	// Replicas pick up a rotation made elsewhere within seconds, so every
+	// replica's /jwks soon publishes the new key (a store read each time).
+	go km.Run(ctx, min(10*time.Second, cfg.KeyRotation/4))
 
 	iss := tokens.New(km, strings.TrimRight(cfg.Issuer, "/"), tokens.Lifetimes{Access: cfg.AccessTTL, ID: cfg.IDTTL, Refresh: cfg.RefreshTTL, Skew: cfg.Skew})
 	params := password.Default
