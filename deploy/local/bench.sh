@@ -171,7 +171,7 @@ run_pass() {
   pids+=("$gw_pid")
   wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
   echo >&2
-  echo "bench: pass \"$label\" (suites $suites): gateway $* (pid $gw_pid), mdr pid $mdr_pid, auth pid $auth_pid" >&2
+  echo "bench: pass \"$label\" (suites $suites): gateway${*:+ $*} (pid $gw_pid), mdr pid $mdr_pid, auth pid $auth_pid" >&2
   echo
   echo "### $label"
   echo

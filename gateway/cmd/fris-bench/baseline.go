@@ -16,15 +16,20 @@ type page struct {
 	path        string
 	contentType string
 	body        []byte
+	cacheHit    bool // the gateway said X-Cache: hit
 }
 
-// capture GETs url once and keeps the body and Content-Type of a 200.
-func capture(ctx context.Context, u string) (page, error) {
+// capture GETs url once, with header, and keeps the body and Content-Type
+// of a 200.
+func capture(ctx context.Context, u string, header http.Header) (page, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return page{}, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	defer client.CloseIdleConnections()
@@ -40,7 +45,7 @@ func capture(ctx context.Context, u string) (page, error) {
 	if res.StatusCode != http.StatusOK {
 		return page{}, fmt.Errorf("GET %s: %s: %.200s", u, res.Status, body)
 	}
-	return page{contentType: res.Header.Get("Content-Type"), body: body}, nil
+	return page{contentType: res.Header.Get("Content-Type"), body: body, cacheHit: res.Header.Get("X-Cache") == "hit"}, nil
 }
 
 // baseline is the plain net/http server the gateway is measured against.

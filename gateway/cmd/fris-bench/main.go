@@ -1,16 +1,27 @@
-// Command fris-bench loads the gateway with vegeta and puts each result next
-// to a baseline: a plain net/http server, started in this process, that
-// answers the same path with the same bytes and Content-Type, i.e. the cost
-// of HTTP alone. For every path it runs the baseline, then the gateway, with
-// the same scenario, and prints a Markdown table with req/s, latency
-// percentiles, errors and the gateway/baseline throughput ratio.
+// Command fris-bench loads the gateway with vegeta. Three suites:
 //
-//	fris-bench -gateway http://127.0.0.1:8080 -connections 64 -duration 10s \
-//	    /v3/api/mdr/namespaces/mdr16/members
+//   - mdr: registry reads next to a baseline, a plain net/http server started
+//     in this process that answers the same path with the same bytes and
+//     Content-Type, i.e. the cost of HTTP alone. For every PATH it runs the
+//     baseline, then the gateway, with the same closed-loop scenario.
 //
-// It exits 1 when any response is an error (not 200, or a body other than
-// the one first captured) and 2 on bad usage; a missed target is reported,
-// not an exit status.
+//   - auth: the token endpoint's machine flows (refresh token; sign request,
+//     client signature and token) as token responses per second, next to the
+//     raw RSA signing rate of this machine measured in the same run, i.e. the
+//     crypto limit.
+//
+//   - bearer: one registry read with and without a valid access token, so
+//     the cost of checking a bearer token shows.
+//
+//     fris-bench -gateway http://127.0.0.1:8080 -connections 64 -duration 10s \
+//     /v3/api/mdr/namespaces/mdr16/members
+//     FRIS_BENCH_CLIENT_SECRET=... FRIS_BENCH_USER_PASSWORD=... fris-bench \
+//     -suites auth,bearer -client-id fris-bench -user-email bench@fris.example
+//
+// It prints Markdown tables with the targets' verdicts. It exits 1 when any
+// response is an error (an unexpected status, or a body other than the one
+// expected) or a set-up step fails, and 2 on bad usage; a missed target is
+// reported, not an exit status.
 package main
 
 import (
@@ -26,6 +37,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -48,36 +60,102 @@ type config struct {
 	watch       string
 	allowRemote bool
 	paths       []string
+
+	suites            []string
+	tokenConnections  int
+	rsaDuration       time.Duration
+	minCryptoShare    float64
+	bearerPath        string
+	bearerRounds      int
+	maxBearerSlowdown float64
+	creds             credentials
 }
+
+// Suites, in the order they run.
+const (
+	suiteMDR    = "mdr"
+	suiteBearer = "bearer"
+	suiteAuth   = "auth"
+)
+
+var allSuites = []string{suiteMDR, suiteBearer, suiteAuth}
+
+func (c config) has(suite string) bool { return slices.Contains(c.suites, suite) }
+
+// Environment fallbacks of the secret flags, so they stay out of ps.
+const (
+	envClientSecret = "FRIS_BENCH_CLIENT_SECRET"
+	envUserPassword = "FRIS_BENCH_USER_PASSWORD"
+)
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("fris-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fris-bench [flags] PATH...")
+		fmt.Fprintln(stderr, "usage: fris-bench [flags] [PATH...]   (PATHs: the mdr suite's)")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.gateway, "gateway", "http://127.0.0.1:8080", "base URL of the running gateway")
-	fs.IntVar(&c.connections, "connections", 64, "connections (= workers) of the closed loop")
-	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time per path and target")
-	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "time per path and target run first and discarded")
+	fs.IntVar(&c.connections, "connections", 64, "mdr, bearer: connections (= workers) of the closed loop")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time of each run")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "warm-up of each run, discarded")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the raw numbers to this file")
-	fs.Float64Var(&c.minRatio, "min-ratio", 0.5, "target: gateway req/s at least this share of the baseline's")
-	fs.DurationVar(&c.maxP99, "max-p99", 10*time.Millisecond, "target: gateway p99 latency below this")
-	fs.StringVar(&c.watch, "watch", "", "name=pid,... of local processes whose CPU time per request to report (Linux)")
+	fs.Float64Var(&c.minRatio, "min-ratio", 0.5, "mdr suite target: gateway req/s at least this share of the baseline's")
+	fs.DurationVar(&c.maxP99, "max-p99", 10*time.Millisecond, "mdr suite target: gateway p99 latency below this")
+	fs.StringVar(&c.watch, "watch", "", "name=pid,... of local processes whose CPU time per request (token response) to report (Linux)")
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a gateway that is not on a loopback address")
+	suites := fs.String("suites", suiteMDR, "comma-separated suites to run: "+strings.Join(allSuites, ", ")+" (or all)")
+	fs.IntVar(&c.tokenConnections, "token-connections", 16, "auth suite: connections (= workers) of the token flows")
+	fs.DurationVar(&c.rsaDuration, "rsa-duration", 3*time.Second, "auth suite: how long the raw RSA signing rate is measured, before and after the flows")
+	fs.Float64Var(&c.minCryptoShare, "min-crypto-share", 0.7, "auth suite target: token responses/s at least this share of the crypto limit")
+	fs.StringVar(&c.bearerPath, "bearer-path", "/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1", "bearer suite: the registry read")
+	fs.IntVar(&c.bearerRounds, "bearer-rounds", 2, "bearer suite: alternating rounds of without/with token")
+	fs.Float64Var(&c.maxBearerSlowdown, "max-bearer-slowdown", 0.10, "bearer suite target: reads with a token at most this much slower")
+	fs.StringVar(&c.creds.clientID, "client-id", "", "auth, bearer: the seeded client")
+	fs.StringVar(&c.creds.clientSecret, "client-secret", "", "auth, bearer: its secret (default $"+envClientSecret+")")
+	fs.StringVar(&c.creds.email, "user-email", "", "auth, bearer: the seeded user, who signs in with a password")
+	fs.StringVar(&c.creds.password, "user-password", "", "auth, bearer: the user's password (default $"+envUserPassword+")")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	c.paths = fs.Args()
+	for _, s := range strings.Split(*suites, ",") {
+		switch s = strings.TrimSpace(s); {
+		case s == "all":
+			c.suites = append(c.suites, allSuites...)
+		case slices.Contains(allSuites, s):
+			c.suites = append(c.suites, s)
+		case s != "":
+			return c, fmt.Errorf("-suites: unknown suite %q (have %s)", s, strings.Join(allSuites, ", "))
+		}
+	}
+	// Fixed order, each once.
+	c.suites = slices.DeleteFunc(slices.Clone(allSuites), func(s string) bool { return !slices.Contains(c.suites, s) })
+	if c.creds.clientSecret == "" {
+		c.creds.clientSecret = os.Getenv(envClientSecret)
+	}
+	if c.creds.password == "" {
+		c.creds.password = os.Getenv(envUserPassword)
+	}
+	needCreds := c.has(suiteAuth) || c.has(suiteBearer)
 	switch {
-	case len(c.paths) == 0:
-		return c, errors.New("name at least one PATH")
-	case c.connections <= 0:
-		return c, errors.New("-connections must be positive")
+	case len(c.suites) == 0:
+		return c, errors.New("-suites: name at least one suite")
+	case c.has(suiteMDR) && len(c.paths) == 0:
+		return c, errors.New("the mdr suite needs at least one PATH")
+	case !c.has(suiteMDR) && len(c.paths) > 0:
+		return c, errors.New("PATHs are for the mdr suite, which is not selected")
+	case c.connections <= 0 || c.tokenConnections <= 0:
+		return c, errors.New("-connections and -token-connections must be positive")
 	case c.duration <= 0 || c.warmup < 0:
 		return c, errors.New("-duration must be positive and -warmup not negative")
+	case c.rsaDuration <= 0 || c.bearerRounds <= 0:
+		return c, errors.New("-rsa-duration and -bearer-rounds must be positive")
+	case needCreds && (c.creds.clientID == "" || c.creds.clientSecret == "" || c.creds.email == "" || c.creds.password == ""):
+		return c, fmt.Errorf("the auth and bearer suites need -client-id, -client-secret (or $%s), -user-email and -user-password (or $%s)", envClientSecret, envUserPassword)
+	case c.has(suiteBearer) && !strings.HasPrefix(c.bearerPath, "/"):
+		return c, fmt.Errorf("-bearer-path %q must start with /", c.bearerPath)
 	}
 	for _, p := range c.paths {
 		if !strings.HasPrefix(p, "/") {
@@ -110,10 +188,13 @@ type Report struct {
 	NumCPU     int            `json:"num_cpu"`
 	GOMAXPROCS int            `json:"gomaxprocs"`
 	Gateway    string         `json:"gateway"`
-	Scenario   Scenario       `json:"scenario"`
+	Suites     []string       `json:"suites"`
+	Scenario   Scenario       `json:"scenario"` // of the mdr suite
 	Targets    Targets        `json:"targets"`
-	Results    []*Measurement `json:"results"`
+	Results    []*Measurement `json:"results"` // of the mdr suite
 	Pairs      []Pair         `json:"pairs"`
+	Bearer     *BearerReport  `json:"bearer,omitempty"`
+	Token      *TokenReport   `json:"token,omitempty"`
 }
 
 // Targets are the goals a gateway run is judged by.
@@ -144,52 +225,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	// Capture each path's answer once; the baseline serves exactly that.
-	pages := make([]page, 0, len(cfg.paths))
-	for _, p := range cfg.paths {
-		pg, err := capture(ctx, cfg.gateway+p)
-		if err != nil {
-			fmt.Fprintln(stderr, "fris-bench:", err)
-			return 1
-		}
-		pg.path = p
-		pages = append(pages, pg)
-	}
-	base, err := startBaseline(pages)
-	if err != nil {
-		fmt.Fprintln(stderr, "fris-bench: baseline:", err)
-		return 1
-	}
-	defer base.Close()
-
 	sc := ClosedLoop(cfg.connections, cfg.warmup, cfg.duration)
 	rep := &Report{
 		Started: time.Now().UTC(), GoVersion: runtime.Version(), NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Gateway: cfg.gateway, Scenario: sc,
+		Gateway: cfg.gateway, Suites: cfg.suites, Scenario: sc,
 		Targets: Targets{MinRatio: cfg.minRatio, MaxP99Ms: ms(cfg.maxP99)},
 	}
 	failed := false
-	for _, pg := range pages {
-		want := Expect{Status: http.StatusOK, Body: pg.body}
-		var pair [2]*Measurement
-		for i, t := range []struct{ name, base string }{{"baseline", base.URL}, {"gateway", cfg.gateway}} {
-			fmt.Fprintf(stderr, "fris-bench: %s %s %s: %s warm-up + %s at %d connections\n",
-				sc.Name, t.name, pg.path, cfg.warmup, cfg.duration, cfg.connections)
-			m := sc.Run(ctx, t.base+pg.path, want, cpu)
-			m.Path, m.Target = pg.path, t.name
-			rep.Results = append(rep.Results, m)
-			pair[i] = m
-			if m.Errors > 0 || m.WarmupErrors > 0 || m.Requests == 0 {
-				failed = true
-				fmt.Fprintf(stderr, "fris-bench: %s %s: %d errors (+%d in warm-up) of %d requests: %s\n",
-					t.name, pg.path, m.Errors, m.WarmupErrors, m.Requests, strings.Join(m.ErrorSamples, "; "))
+	// errored reports a run with error responses.
+	errored := func(what string, m *Measurement) {
+		if m.Errors > 0 || m.WarmupErrors > 0 || m.Requests == 0 {
+			failed = true
+			fmt.Fprintf(stderr, "fris-bench: %s: %d errors (+%d in warm-up) of %d requests: %s\n",
+				what, m.Errors, m.WarmupErrors, m.Requests, strings.Join(m.ErrorSamples, "; "))
+		}
+	}
+	for _, suite := range cfg.suites {
+		var err error
+		switch suite {
+		case suiteMDR:
+			err = runMDR(ctx, cfg, sc, cpu, rep, stderr, errored)
+		case suiteBearer:
+			rep.Bearer, err = runBearer(ctx, cfg, cpu, stderr)
+			if rep.Bearer != nil {
+				for _, m := range rep.Bearer.Results {
+					errored(fmt.Sprintf("bearer %s round %d", m.Target, m.Round), m)
+				}
 			}
-			if ctx.Err() != nil {
-				fmt.Fprintln(stderr, "fris-bench: interrupted")
-				return 1
+		case suiteAuth:
+			rep.Token, err = runTokens(ctx, cfg, cpu, stderr)
+			if rep.Token != nil {
+				for _, f := range rep.Token.Flows {
+					errored("auth "+f.Name+" flow", f.M)
+				}
 			}
 		}
-		rep.Pairs = append(rep.Pairs, judge(pg.path, pair[0], pair[1], cfg))
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "fris-bench: interrupted")
+			return 1
+		}
+		if err != nil {
+			// What was measured so far is still printed.
+			fmt.Fprintln(stderr, "fris-bench:", err)
+			failed = true
+			break
+		}
 	}
 
 	writeMarkdown(stdout, rep, cpu)
@@ -208,6 +288,44 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// runMDR is the mdr suite: each path's baseline, then the gateway.
+func runMDR(ctx context.Context, cfg config, sc Scenario, cpu *cpuWatch, rep *Report, stderr io.Writer, errored func(string, *Measurement)) error {
+	// Capture each path's answer once; the baseline serves exactly that.
+	pages := make([]page, 0, len(cfg.paths))
+	for _, p := range cfg.paths {
+		pg, err := capture(ctx, cfg.gateway+p, nil)
+		if err != nil {
+			return err
+		}
+		pg.path = p
+		pages = append(pages, pg)
+	}
+	base, err := startBaseline(pages)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	defer base.Close()
+
+	for _, pg := range pages {
+		want := Expect{Status: http.StatusOK, Body: pg.body}
+		var pair [2]*Measurement
+		for i, t := range []struct{ name, base string }{{"baseline", base.URL}, {"gateway", cfg.gateway}} {
+			fmt.Fprintf(stderr, "fris-bench: %s %s %s: %s warm-up + %s at %d connections\n",
+				sc.Name, t.name, pg.path, cfg.warmup, cfg.duration, cfg.connections)
+			m := sc.RunStatic(ctx, t.base+pg.path, nil, want, cpu)
+			m.Path, m.Target = pg.path, t.name
+			rep.Results = append(rep.Results, m)
+			pair[i] = m
+			errored(t.name+" "+pg.path, m)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		rep.Pairs = append(rep.Pairs, judge(pg.path, pair[0], pair[1], cfg))
+	}
+	return nil
 }
 
 func judge(path string, base, gw *Measurement, cfg config) Pair {

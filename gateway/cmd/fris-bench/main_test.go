@@ -117,14 +117,14 @@ func TestBaselineServesCapturedBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	pg, err := capture(context.Background(), b.URL+"/a/urn:x:1")
+	pg, err := capture(context.Background(), b.URL+"/a/urn:x:1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(pg.body, body) || pg.contentType != "application/json; charset=utf-8" {
 		t.Fatalf("got %q, %d bytes", pg.contentType, len(pg.body))
 	}
-	if _, err := capture(context.Background(), b.URL+"/other"); err == nil {
+	if _, err := capture(context.Background(), b.URL+"/other", nil); err == nil {
 		t.Fatal("unknown path answered 200")
 	}
 }

@@ -5,11 +5,40 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// writeMarkdown prints the results table, the verdict on the targets and,
-// when measured, the CPU each process spent per request.
+// writeMarkdown prints each suite's tables, the verdicts on the targets
+// and, when measured, the CPU each process spent per request or response.
 func writeMarkdown(w io.Writer, rep *Report, cpu *cpuWatch) {
+	for i, suite := range rep.Suites {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		switch suite {
+		case suiteMDR:
+			if len(rep.Results) == 0 {
+				continue
+			}
+			if len(rep.Suites) > 1 {
+				fmt.Fprintf(w, "#### Registry reads next to the baseline (suite %s)\n\n", suiteMDR)
+			}
+			writeMDR(w, rep, cpu)
+		case suiteBearer:
+			if rep.Bearer != nil {
+				writeBearer(w, rep.Bearer, cpu)
+			}
+		case suiteAuth:
+			if rep.Token != nil {
+				writeTokens(w, rep.Token, cpu, rep.GOMAXPROCS)
+			}
+		}
+	}
+}
+
+// writeMDR prints the mdr suite: the results table, the verdict on the
+// targets and, when measured, the CPU each process spent per request.
+func writeMDR(w io.Writer, rep *Report, cpu *cpuWatch) {
 	sc := rep.Scenario
 	fmt.Fprintf(w, "Scenario %s: %s, %d connections, closed loop (max effort), %s measured after %s warm-up, per path and target; %s, %d CPUs, GOMAXPROCS %d.\n\n",
 		sc.Name, sc.Method, sc.Connections, sc.Duration, sc.Warmup, rep.GoVersion, rep.NumCPU, rep.GOMAXPROCS)
@@ -53,23 +82,140 @@ func writeMarkdown(w io.Writer, rep *Report, cpu *cpuWatch) {
 	fmt.Fprintf(w, "\nCPU time (user+system) per request, µs; %s is the load generator, and the baseline server too in baseline rows; %s is the rest of the machine (not part of the total).\n\n", selfName, otherName)
 	fmt.Fprintf(w, "| path | target | %s | total | %s |\n", strings.Join(names, " | "), otherName)
 	fmt.Fprintf(w, "|---|---|%s---:|---:|\n", strings.Repeat("---:|", len(names)))
+	for _, m := range rep.Results {
+		cells, total, other := cpuCells(names, m.CPUMicrosPerReq)
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", m.Path, m.Target, strings.Join(cells, " | "), thousands(total), other)
+	}
+}
+
+// cpuCells are the per-process cells of one CPU row, their total and the
+// rest of the machine.
+func cpuCells(names []string, per map[string]float64) (cells []string, total float64, other string) {
 	cell := func(v float64, ok bool) string {
 		if !ok {
 			return "–"
 		}
-		return fmt.Sprintf("%.0f", v)
+		return thousands(v)
 	}
-	for _, m := range rep.Results {
-		cells := make([]string, len(names))
-		total := 0.0
-		for i, n := range names {
-			v, ok := m.CPUMicrosPerReq[n]
-			cells[i] = cell(v, ok)
-			total += v
+	cells = make([]string, len(names))
+	for i, n := range names {
+		v, ok := per[n]
+		cells[i] = cell(v, ok)
+		total += v
+	}
+	o, ok := per[otherName]
+	return cells, total, cell(o, ok)
+}
+
+func anyCPU(ms []*Measurement, unit bool) bool {
+	for _, m := range ms {
+		if (unit && len(m.CPUMicrosPerUnit) > 0) || (!unit && len(m.CPUMicrosPerReq) > 0) {
+			return true
 		}
-		other, ok := m.CPUMicrosPerReq[otherName]
-		fmt.Fprintf(w, "| `%s` | %s | %s | %.0f | %s |\n", m.Path, m.Target, strings.Join(cells, " | "), total, cell(other, ok))
 	}
+	return false
+}
+
+func writeBearer(w io.Writer, b *BearerReport, cpu *cpuWatch) {
+	fmt.Fprintf(w, "#### Bearer token check (suite %s)\n\n", suiteBearer)
+	fmt.Fprintf(w, "`GET %s` without and with `Authorization: Bearer <access token of the seeded user>` (the gateway verifies it: RS256 signature against the JWKS, claims), %d connections, closed loop, %s warm-up + %s measured per run, %d alternating rounds.\n\n",
+		b.Path, b.Connections, b.Scenario.Warmup, b.Scenario.Duration, b.Rounds)
+	if b.AnonymousCached {
+		fmt.Fprintln(w, "**Not like for like:** the gateway answered a repeated anonymous read from its response cache (`X-Cache: hit`), which token holders bypass; run this suite against a gateway with `-mdr-cache-ttl 0`.")
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintln(w, "Anonymous reads were not served from the gateway's response cache (no `X-Cache: hit`): both variants cross to mdr on every request.")
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "| variant | round | req/s | p50 | p99 | max | errors |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, m := range b.Results {
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %d |\n", m.Target, m.Round, thousands(m.ReqPerSec),
+			msCell(m.P50Ms), msCell(m.P99Ms), msCell(m.MaxMs), m.Errors+m.WarmupErrors)
+	}
+	fmt.Fprintf(w, "| %s | all | **%s** | | | | |\n", noToken, thousands(b.Without))
+	fmt.Fprintf(w, "| %s | all | **%s** | | | | |\n", withToken, thousands(b.With))
+	fmt.Fprintf(w, "\nTarget: a read with a token at most %.0f%% slower than without: %.1f%% slower (%s vs %s req/s): %s\n",
+		b.MaxSlowdown*100, b.Slowdown*100, thousands(b.With), thousands(b.Without), verdict(b.Met))
+
+	if !anyCPU(b.Results, false) {
+		return
+	}
+	names := cpu.names()
+	fmt.Fprintf(w, "\nCPU time (user+system) per request, µs; %s is the load generator, %s the rest of the machine (not part of the total).\n\n", selfName, otherName)
+	fmt.Fprintf(w, "| variant | round | %s | total | %s |\n", strings.Join(names, " | "), otherName)
+	fmt.Fprintf(w, "|---|---:|%s---:|---:|\n", strings.Repeat("---:|", len(names)))
+	for _, m := range b.Results {
+		cells, total, other := cpuCells(names, m.CPUMicrosPerReq)
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s |\n", m.Target, m.Round, strings.Join(cells, " | "), thousands(total), other)
+	}
+}
+
+func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
+	fmt.Fprintf(w, "#### Token endpoint (suite %s)\n\n", suiteAuth)
+	fmt.Fprintf(w, "Raw RSA signing rate, measured in this run while the bench sent no requests: RSA-%d, RSASSA-PKCS1-v1_5 with SHA-256 over a 32-byte digest, %d goroutines (GOMAXPROCS), %s before and %s after the flows: %s and %s signs/s; mean **%s signs/s**, i.e. %s µs of CPU per signature (rest of the machine busy meanwhile: %s, %s).\n\n",
+		rsaBits, t.RSABefore.Goroutines, durationCell(t.RSABefore.Seconds), durationCell(t.RSAAfter.Seconds),
+		thousands(t.RSABefore.PerSec), thousands(t.RSAAfter.PerSec), thousands(t.SignsPerSec), thousands(t.SignCPUMicros),
+		busyCell(t.RSABefore.OtherBusy), busyCell(t.RSAAfter.OtherBusy))
+	{
+		fmt.Fprintf(w, "Flows: closed loop, %d connections (= workers, sharing %d client sessions), %s warm-up + %s measured each. Every token response carries %d RS256 signatures made by the auth service; in the signature flow the client (this load generator, on the same cores) signs the code too. Crypto limit = signs/s ÷ signatures per token response.\n\n",
+			t.Connections, t.Sessions, t.Scenario.Warmup, t.Scenario.Duration, serverSignatures)
+	}
+	fmt.Fprintf(w, "| flow | requests per response | token responses/s | p50 | p99 | max | errors | signatures per response | crypto limit | share of the limit | target >= %.0f%% |\n", t.MinShare*100)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
+	for _, f := range t.Flows {
+		m := f.M
+		sigs := fmt.Sprintf("%d (server)", f.ServerSignatures)
+		if f.ClientSignatures > 0 {
+			sigs = fmt.Sprintf("%d (%d server + %d client)", f.ServerSignatures+f.ClientSignatures, f.ServerSignatures, f.ClientSignatures)
+		}
+		fmt.Fprintf(w, "| %s | %d | **%s** | %s | %s | %s | %d | %s | %s | %.1f%% | %s |\n",
+			f.Name, f.RequestsPerResponse, thousands(m.UnitsPerSec), msCell(m.UnitP50Ms), msCell(m.UnitP99Ms), msCell(m.UnitMaxMs),
+			m.Errors+m.WarmupErrors, sigs, thousands(f.Limit), f.Share*100, verdict(f.Met))
+		if f.ClientSignatures > 0 {
+			fmt.Fprintf(w, "| %s, server's signatures only | | | | | | | %d | %s | %.1f%% | %s |\n",
+				f.Name, f.ServerSignatures, thousands(f.ServerLimit), f.ServerShare*100, verdict(f.ServerShare >= t.MinShare))
+		}
+	}
+	fmt.Fprintln(w, "\nLatency of a token response: refresh, its one request; signature, the sign request plus the token request of the same client (the client's signing in between not included).")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| flow | request | req/s | p50 | p99 | max | errors |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+	for _, f := range t.Flows {
+		for _, st := range f.M.Steps {
+			fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s | %d |\n", f.Name, st.Name, thousands(st.ReqPerSec),
+				msCell(st.P50Ms), msCell(st.P99Ms), msCell(st.MaxMs), st.Errors)
+		}
+	}
+
+	ms := make([]*Measurement, 0, len(t.Flows))
+	for _, f := range t.Flows {
+		ms = append(ms, f.M)
+	}
+	if !anyCPU(ms, true) {
+		return
+	}
+	names := cpu.names()
+	fmt.Fprintf(w, "\nCPU time (user+system) per token response, µs; %s is the load generator (the client's signature included), %s the rest of the machine (not part of the total). The last column is what the signatures alone cost at the raw rate.\n\n", selfName, otherName)
+	fmt.Fprintf(w, "| flow | %s | total | %s | signatures at the raw rate |\n", strings.Join(names, " | "), otherName)
+	fmt.Fprintf(w, "|---|%s---:|---:|---:|\n", strings.Repeat("---:|", len(names)))
+	for _, f := range t.Flows {
+		cells, total, other := cpuCells(names, f.M.CPUMicrosPerUnit)
+		n := f.ServerSignatures + f.ClientSignatures
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d × %s = %s |\n", f.Name, strings.Join(cells, " | "), thousands(total), other,
+			n, thousands(t.SignCPUMicros), thousands(float64(n)*t.SignCPUMicros))
+	}
+}
+
+func busyCell(v float64) string {
+	if v < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f%%", v*100)
+}
+
+func durationCell(seconds float64) string {
+	return time.Duration(seconds * float64(time.Second)).Round(100 * time.Millisecond).String()
 }
 
 func verdict(ok bool) string {

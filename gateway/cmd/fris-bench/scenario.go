@@ -65,7 +65,8 @@ type Expect struct {
 // Measurement is one run of a scenario against one target.
 type Measurement struct {
 	Path        string  `json:"path"`
-	Target      string  `json:"target"` // baseline or gateway
+	Target      string  `json:"target"` // baseline or gateway; or the variant of a suite
+	Round       int     `json:"round,omitempty"`
 	URL         string  `json:"url"`
 	Scenario    string  `json:"scenario"`
 	Connections int     `json:"connections"`
@@ -86,19 +87,54 @@ type Measurement struct {
 	StatusCodes     map[string]int     `json:"status_codes"`
 	BytesInMean     float64            `json:"bytes_in_mean"`
 	CPUMicrosPerReq map[string]float64 `json:"cpu_us_per_req,omitempty"`
+
+	// Units are what a flow produces (token responses), counted when they
+	// complete in the measured window; for one-request scenarios a unit is
+	// a good response.
+	Unit             string             `json:"unit,omitempty"`
+	Units            uint64             `json:"units"`
+	UnitsPerSec      float64            `json:"units_per_sec"`
+	UnitP50Ms        float64            `json:"unit_p50_ms"`
+	UnitP99Ms        float64            `json:"unit_p99_ms"`
+	UnitMaxMs        float64            `json:"unit_max_ms"`
+	CPUMicrosPerUnit map[string]float64 `json:"cpu_us_per_unit,omitempty"`
+	// Steps are the flow's requests by kind (measured window).
+	Steps []*Step `json:"steps,omitempty"`
+
 	// Metrics is vegeta's own summary of the measured window.
 	Metrics *vegeta.Metrics `json:"vegeta"`
 }
 
+// Step is one kind of request of a flow.
+type Step struct {
+	Name      string  `json:"name"`
+	Requests  uint64  `json:"requests"`
+	Errors    uint64  `json:"errors"`
+	ReqPerSec float64 `json:"req_per_sec"` // good responses
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	MaxMs     float64 `json:"max_ms"`
+}
+
 const maxErrorSamples = 5
 
-// Run attacks target (a full URL) with the scenario: one vegeta attack of
-// Warmup+Duration whose first Warmup of results is discarded, so the measured
-// window starts on warm connections. cpu, when set, is sampled when the
-// measured window starts and when the attack ends.
-func (s Scenario) Run(ctx context.Context, target string, want Expect, cpu *cpuWatch) *Measurement {
+// RunStatic attacks one URL with the same request every time; every
+// response must be want.
+func (s Scenario) RunStatic(ctx context.Context, target string, header http.Header, want Expect, cpu *cpuWatch) *Measurement {
+	tr := vegeta.NewStaticTargeter(vegeta.Target{Method: s.Method, URL: target, Header: header})
+	m := s.Run(ctx, tr, staticOutcome(want), cpu)
+	m.URL = target
+	return m
+}
+
+// Run attacks with tr: one vegeta attack of Warmup+Duration whose first
+// Warmup of results is discarded, so the measured window starts on warm
+// connections. Every result, warm-up ones included, goes through handle
+// first (a flow's sessions need every answer; handle may also move a
+// result's timestamp past client-side preparation). cpu, when set, is
+// sampled when the measured window starts and when the attack ends.
+func (s Scenario) Run(ctx context.Context, tr vegeta.Targeter, handle func(*vegeta.Result) outcome, cpu *cpuWatch) *Measurement {
 	atk := s.attacker()
-	tr := vegeta.NewStaticTargeter(vegeta.Target{Method: s.Method, URL: target})
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stop()
 
@@ -106,15 +142,29 @@ func (s Scenario) Run(ctx context.Context, target string, want Expect, cpu *cpuW
 	measureFrom := began.Add(s.Warmup)
 	var (
 		m       vegeta.Metrics
-		out     = &Measurement{URL: target, Scenario: s.Name, Connections: s.Connections}
+		unitLat vegeta.LatencyMetrics
+		out     = &Measurement{Scenario: s.Name, Connections: s.Connections}
 		seen    = map[string]bool{}
 		started bool
 		cpu0    cpuSample
+		steps   = map[string]*stepAcc{}
+		order   []string
 	)
 	for r := range atk.Attack(tr, s.Rate, s.Warmup+s.Duration, s.Name) {
-		bad := check(r, want)
+		o := handle(r)
+		if o.bad != "" && !seen[o.bad] && len(out.ErrorSamples) < maxErrorSamples {
+			seen[o.bad] = true
+			out.ErrorSamples = append(out.ErrorSamples, o.bad)
+		}
+		// Steps in the order the flow first makes them.
+		st, ok := steps[o.kind]
+		if !ok && o.kind != "" {
+			st = &stepAcc{}
+			steps[o.kind] = st
+			order = append(order, o.kind)
+		}
 		if r.Timestamp.Before(measureFrom) {
-			if bad != "" {
+			if o.bad != "" {
 				out.WarmupErrors++
 			}
 			continue
@@ -124,12 +174,17 @@ func (s Scenario) Run(ctx context.Context, target string, want Expect, cpu *cpuW
 			cpu0 = cpu.sample()
 		}
 		m.Add(r)
-		if bad != "" {
-			out.Errors++
-			if !seen[bad] && len(out.ErrorSamples) < maxErrorSamples {
-				seen[bad] = true
-				out.ErrorSamples = append(out.ErrorSamples, bad)
+		if st != nil {
+			st.m.Add(r)
+			if o.bad != "" {
+				st.errors++
 			}
+		}
+		if o.bad != "" {
+			out.Errors++
+		} else if o.unit {
+			out.Units++
+			unitLat.Add(o.unitLatency)
 		}
 	}
 	cpu1 := cpu.sample()
@@ -141,6 +196,7 @@ func (s Scenario) Run(ctx context.Context, target string, want Expect, cpu *cpuW
 	out.Requests = m.Requests
 	if out.Seconds > 0 {
 		out.ReqPerSec = float64(m.Requests-out.Errors) / out.Seconds
+		out.UnitsPerSec = float64(out.Units) / out.Seconds
 	}
 	out.SentPerSec = m.Rate
 	out.MeanMs = ms(m.Latencies.Mean)
@@ -150,10 +206,31 @@ func (s Scenario) Run(ctx context.Context, target string, want Expect, cpu *cpuW
 	out.MaxMs = ms(m.Latencies.Max)
 	out.StatusCodes = m.StatusCodes
 	out.BytesInMean = m.BytesIn.Mean
+	if out.Units > 0 {
+		out.UnitP50Ms = ms(unitLat.Quantile(0.50))
+		out.UnitP99Ms = ms(unitLat.Quantile(0.99))
+		out.UnitMaxMs = ms(unitLat.Max)
+	}
+	for _, name := range order {
+		st := steps[name]
+		st.m.Close()
+		step := &Step{Name: name, Requests: st.m.Requests, Errors: st.errors,
+			P50Ms: ms(st.m.Latencies.P50), P99Ms: ms(st.m.Latencies.P99), MaxMs: ms(st.m.Latencies.Max)}
+		if out.Seconds > 0 {
+			step.ReqPerSec = float64(st.m.Requests-st.errors) / out.Seconds
+		}
+		out.Steps = append(out.Steps, step)
+	}
 	if started && m.Requests > 0 {
 		out.CPUMicrosPerReq = cpu1.perRequest(cpu0, m.Requests)
+		out.CPUMicrosPerUnit = cpu1.perRequest(cpu0, out.Units)
 	}
 	return out
+}
+
+type stepAcc struct {
+	m      vegeta.Metrics
+	errors uint64
 }
 
 // check returns why r is an error, or "".

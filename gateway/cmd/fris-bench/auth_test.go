@@ -1,0 +1,260 @@
+package main
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha512"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeAuth is a gateway with group A's machine flows as the auth service
+// has them: refresh tokens rotate, and presenting a spent one is a reuse
+// (403, counted). failRefresh makes every refresh a 503.
+type fakeAuth struct {
+	mu          sync.Mutex
+	logins      map[string]bool  // authorization codes
+	signCodes   map[string]int32 // sign request code -> key id
+	keys        map[int32]*rsa.PublicKey
+	refresh     map[string]bool // refresh token -> spent
+	access      map[string]bool
+	reuses      int
+	fragments   int // requests whose URI carried a '#'
+	badSigs     int
+	failRefresh bool
+	cacheAnon   bool
+	anonReads   int
+}
+
+func newFakeAuth() *fakeAuth {
+	return &fakeAuth{logins: map[string]bool{}, signCodes: map[string]int32{}, keys: map[int32]*rsa.PublicKey{},
+		refresh: map[string]bool{}, access: map[string]bool{}}
+}
+
+func (f *fakeAuth) issue(w http.ResponseWriter) {
+	ts := tokenSet{Access: rnd(), ID: rnd(), Refresh: rnd()}
+	f.refresh[ts.Refresh] = false
+	f.access[ts.Access] = true
+	_ = json.NewEncoder(w).Encode(ts)
+}
+
+func rnd() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+const fakeCSRF = "Q2hhbmdlTWVDaGFuZ2VNZUNoYW5nZU1lQ2hhbmdlTWU"
+
+func (f *fakeAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if strings.Contains(r.RequestURI, "#") {
+		f.fragments++
+	}
+	w.Header().Set("Content-Type", "application/json")
+	var in map[string]any
+	if r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/json" {
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+	}
+	str := func(k string) string { s, _ := in[k].(string); return s }
+	switch r.Method + " " + r.URL.Path {
+	case "GET /oauth2/authorize":
+		http.SetCookie(w, &http.Cookie{Name: "fris_csrf", Value: fakeCSRF, Path: "/oauth2"})
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<form><input type="hidden" name="csrf_token" value="` + fakeCSRF + `"></form>`))
+	case "POST /oauth2/authorize":
+		c, err := r.Cookie("fris_csrf")
+		if err != nil || c.Value != r.PostFormValue("csrf_token") || r.PostFormValue("password") != "pw-123456" ||
+			r.Header.Get("Sec-Fetch-Site") != "same-origin" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		code := rnd()
+		f.logins[code] = true
+		w.Header().Set("Location", "http://localhost:8888/callback?code="+code+"&state=x")
+		w.WriteHeader(http.StatusFound)
+	case "POST /oauth2/register":
+		der, _ := base64.StdEncoding.DecodeString(str("base64EncodedPublicKey"))
+		k, err := x509.ParsePKIXPublicKey(der)
+		if err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		id := int32(len(f.keys) + 1)
+		f.keys[id] = k.(*rsa.PublicKey)
+		_, _ = w.Write([]byte(`{"userId":` + string(rune('0'+id%10)) + `,"keyId":` + itoa(id) + `}`))
+	case "POST /oauth2/sign_request":
+		id, _ := in["keyId"].(float64)
+		if f.keys[int32(id)] == nil {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		code := rnd()
+		f.signCodes[code] = int32(id)
+		_, _ = w.Write([]byte(`{"code":"` + code + `","expirationDate":1,"algoritm":"SHA512withRSA"}`))
+	case "POST /oauth2/token":
+		switch {
+		case str("refresh_token") != "":
+			if f.failRefresh {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			spent, ok := f.refresh[str("refresh_token")]
+			if !ok || spent {
+				if spent {
+					f.reuses++
+				}
+				w.WriteHeader(http.StatusForbidden)
+				return
+			}
+			f.refresh[str("refresh_token")] = true
+			f.issue(w)
+		case str("signature") != "":
+			id, ok := f.signCodes[str("code")]
+			delete(f.signCodes, str("code"))
+			sig, _ := base64.StdEncoding.DecodeString(str("signature"))
+			sum := sha512.Sum512([]byte(str("code")))
+			if !ok || str("client_id") != "cid" || rsa.VerifyPKCS1v15(f.keys[id], crypto.SHA512, sum[:], sig) != nil {
+				f.badSigs++
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			f.issue(w)
+		case f.logins[str("code")] && str("client_secret") == "secret-123456789":
+			delete(f.logins, str("code"))
+			f.issue(w)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	case "GET /oauth2/tokeninfo", "GET /read":
+		tok, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if bearer && !f.access[tok] {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		if !bearer && r.URL.Path == "/oauth2/tokeninfo" {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		if !bearer {
+			f.anonReads++
+			if f.cacheAnon && f.anonReads > 1 {
+				w.Header().Set("X-Cache", "hit")
+			}
+		}
+		_, _ = w.Write([]byte(`{"totalcount":1}`))
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+func itoa(i int32) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
+
+func authArgs(url string, extra ...string) []string {
+	return append([]string{"-gateway", url, "-client-id", "cid", "-client-secret", "secret-123456789",
+		"-user-email", "u@example.org", "-user-password", "pw-123456", "-connections", "3", "-token-connections", "3",
+		"-duration", "300ms", "-warmup", "100ms", "-rsa-duration", "100ms", "-bearer-rounds", "1", "-bearer-path", "/read"}, extra...)
+}
+
+func TestAuthAndBearerSuites(t *testing.T) {
+	fa := newFakeAuth()
+	fa.cacheAnon = true
+	srv := httptest.NewServer(fa)
+	defer srv.Close()
+	js := filepath.Join(t.TempDir(), "out.json")
+	rc, out, errs := runBench(t, authArgs(srv.URL, "-suites", "auth,bearer", "-json", js, "-watch", "me="+itoa(int32(os.Getpid())))...)
+	if rc != 0 {
+		t.Fatalf("rc %d\n%s\n%s", rc, out, errs)
+	}
+	for _, want := range []string{"#### Token endpoint", "| refresh | 1 |", "| signature | 2 |", "server's signatures only",
+		"`sign_request`", "#### Bearer token check", "| bearer token | 1 |", "Not like for like", "signatures at the raw rate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	fa.mu.Lock()
+	if fa.reuses != 0 || fa.fragments != 0 || fa.badSigs != 0 {
+		t.Errorf("reuses %d, fragments sent %d, bad signatures %d", fa.reuses, fa.fragments, fa.badSigs)
+	}
+	fa.mu.Unlock()
+	var rep Report
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Token == nil || len(rep.Token.Flows) != 2 || rep.Token.SignsPerSec <= 0 || rep.Bearer == nil || len(rep.Bearer.Results) != 2 {
+		t.Fatalf("report: %s", b)
+	}
+	for _, f := range rep.Token.Flows {
+		if f.M.Units == 0 || f.M.Errors != 0 || f.Limit <= 0 || f.Share <= 0 || len(f.M.CPUMicrosPerUnit) == 0 {
+			t.Errorf("%s: %+v", f.Name, f.M)
+		}
+		// The signature flow's requests alternate: two per token response.
+		if f.Name == "signature" && (len(f.M.Steps) != 2 || f.M.Requests < 2*f.M.Units-uint64(rep.Token.Sessions)) {
+			t.Errorf("signature steps %+v, requests %d, units %d", f.M.Steps, f.M.Requests, f.M.Units)
+		}
+	}
+	if !rep.Bearer.AnonymousCached || rep.Bearer.Without <= 0 || rep.Bearer.With <= 0 {
+		t.Errorf("bearer %+v", rep.Bearer)
+	}
+}
+
+func TestAuthSuiteFailsOnErrorResponses(t *testing.T) {
+	fa := newFakeAuth()
+	fa.failRefresh = true
+	srv := httptest.NewServer(fa)
+	defer srv.Close()
+	rc, out, errs := runBench(t, authArgs(srv.URL, "-suites", "auth")...)
+	if rc != 1 || !strings.Contains(errs, "status 503") {
+		t.Fatalf("rc %d, want 1\n%s\n%s", rc, out, errs)
+	}
+	// Every chain died on its first error; the flow ended instead of
+	// waiting for a chain, and the tables were still printed.
+	if !strings.Contains(out, "| refresh | 1 |") {
+		t.Errorf("no table:\n%s", out)
+	}
+}
+
+func TestAuthFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-suites", "auth"}, // no credentials
+		{"-suites", "nope", "/x"},
+		{"-suites", "bearer", "-client-id", "c", "-client-secret", "s", "-user-email", "e", "-user-password", "p", "/x"}, // paths without mdr
+		{"-suites", "mdr"}, // no path
+	} {
+		if rc, _, _ := runBench(t, args...); rc != 2 {
+			t.Errorf("%q: rc %d, want 2", args, rc)
+		}
+	}
+}
+
+func TestSessionOf(t *testing.T) {
+	for _, tc := range []struct {
+		u  string
+		i  int
+		ok bool
+	}{{"http://h/oauth2/token#3", 3, true}, {"http://h/oauth2/token", 0, false}, {"http://h/x#9", 0, false}, {"http://h/x#-1", 0, false}} {
+		if i, ok := sessionOf(tc.u, 4); ok != tc.ok || (ok && i != tc.i) {
+			t.Errorf("%s: %d %v", tc.u, i, ok)
+		}
+	}
+}

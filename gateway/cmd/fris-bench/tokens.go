@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Signatures per token response: every response carries an access, an id
+// and a refresh token, each an RS256 JWS made by the auth service.
+const serverSignatures = 3
+
+// rsaBits is the size of the auth service's signing key (its -key-bits
+// default) and of the keys the signature flow registers.
+const rsaBits = 2048
+
+// TokenReport is the auth suite: the token endpoint's two machine flows next
+// to the machine's raw RSA signing rate.
+type TokenReport struct {
+	Connections int `json:"connections"`
+	// Sessions are the clients the connections share (refresh chains,
+	// registered keys); more than connections, so a worker never waits.
+	Sessions  int      `json:"sessions"`
+	Scenario  Scenario `json:"scenario"`
+	RSABefore RSARate  `json:"rsa_before"`
+	RSAAfter  RSARate  `json:"rsa_after"`
+	// SignsPerSec is the mean of the two raw rates; SignCPUMicros the CPU
+	// one signature takes at that rate.
+	SignsPerSec   float64       `json:"signs_per_sec"`
+	SignCPUMicros float64       `json:"sign_cpu_us"`
+	MinShare      float64       `json:"min_share"`
+	Flows         []*FlowResult `json:"flows"`
+}
+
+// RSARate is one measurement of the raw signing rate.
+type RSARate struct {
+	Goroutines int     `json:"goroutines"`
+	Seconds    float64 `json:"seconds"`
+	Signs      uint64  `json:"signs"`
+	PerSec     float64 `json:"per_sec"`
+	// OtherBusy is the share of the machine's CPU the rest of it (not this
+	// process, not the watched ones) used meanwhile; -1 when not known.
+	OtherBusy float64 `json:"other_busy"`
+}
+
+// FlowResult is one flow judged against the crypto limit.
+type FlowResult struct {
+	Name                string `json:"name"`
+	RequestsPerResponse int    `json:"requests_per_response"`
+	ServerSignatures    int    `json:"server_signatures"`
+	ClientSignatures    int    `json:"client_signatures"`
+	// Limit is SignsPerSec / (server + client signatures per response),
+	// Share the measured token responses/s over it; ServerLimit and
+	// ServerShare count the server's signatures only.
+	Limit       float64      `json:"limit"`
+	Share       float64      `json:"share"`
+	ServerLimit float64      `json:"server_limit"`
+	ServerShare float64      `json:"server_share"`
+	Met         bool         `json:"met"`
+	M           *Measurement `json:"measurement"`
+}
+
+var jsonHeader = http.Header{"Content-Type": {"application/json"}}
+
+// refreshChain is flow 3's client: it holds the one live refresh token of
+// its chain and spends it on each request.
+type refreshChain struct {
+	token string
+}
+
+func (c *refreshChain) next() (vegeta.Target, error) {
+	body, err := json.Marshal(map[string]string{"refresh_token": c.token})
+	return vegeta.Target{Method: http.MethodPost, URL: authPrefix + "/token", Body: body, Header: jsonHeader}, err
+}
+
+func (c *refreshChain) done(r *vegeta.Result) (outcome, bool) {
+	const kind = "token (refresh_token)"
+	if bad := check(r, Expect{Status: http.StatusOK}); bad != "" {
+		return outcome{bad: bad, kind: kind}, false
+	}
+	ts, err := parseTokenSet(r.Body)
+	if err != nil {
+		return outcome{bad: err.Error(), kind: kind}, false
+	}
+	c.token = ts.Refresh
+	return outcome{kind: kind, unit: true, unitLatency: r.Latency}, true
+}
+
+// signSession is flow 2's client: a registered key. It asks for a sign
+// request, signs the code (SHA512withRSA) and exchanges code and signature
+// for tokens, then starts over.
+type signSession struct {
+	key      *rsa.PrivateKey
+	keyID    int32
+	clientID string
+	code     string        // set between the two requests
+	first    time.Duration // latency of the sign request of the current round
+}
+
+func (s *signSession) next() (vegeta.Target, error) {
+	if s.code == "" {
+		body, err := json.Marshal(map[string]int32{"keyId": s.keyID})
+		return vegeta.Target{Method: http.MethodPost, URL: authPrefix + "/sign_request", Body: body, Header: jsonHeader}, err
+	}
+	sum := sha512.Sum512([]byte(s.code))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, s.key, crypto.SHA512, sum[:])
+	if err != nil {
+		return vegeta.Target{}, err
+	}
+	body, err := json.Marshal(map[string]string{
+		"code": s.code, "client_id": s.clientID, "signature": base64.StdEncoding.EncodeToString(sig),
+	})
+	return vegeta.Target{Method: http.MethodPost, URL: authPrefix + "/token", Body: body, Header: jsonHeader}, err
+}
+
+func (s *signSession) done(r *vegeta.Result) (outcome, bool) {
+	// A session holds nothing that an error spends: a failed round starts
+	// over with a new sign request.
+	if s.code == "" {
+		const kind = "sign_request"
+		if bad := check(r, Expect{Status: http.StatusOK}); bad != "" {
+			return outcome{bad: bad, kind: kind}, true
+		}
+		var sr struct {
+			Code string `json:"code"`
+		}
+		if err := json.Unmarshal(r.Body, &sr); err != nil || sr.Code == "" {
+			return outcome{bad: fmt.Sprintf("sign request answer without a code: %.80s", r.Body), kind: kind}, true
+		}
+		s.code, s.first = sr.Code, r.Latency
+		return outcome{kind: kind}, true
+	}
+	const kind = "token (code + signature)"
+	s.code = ""
+	if bad := check(r, Expect{Status: http.StatusOK}); bad != "" {
+		return outcome{bad: bad, kind: kind}, true
+	}
+	if _, err := parseTokenSet(r.Body); err != nil {
+		return outcome{bad: err.Error(), kind: kind}, true
+	}
+	return outcome{kind: kind, unit: true, unitLatency: s.first + r.Latency}, true
+}
+
+// rsaSignRate signs with goroutines goroutines for d: RSASSA-PKCS1-v1_5,
+// SHA-256, a 32-byte digest, key's size; what the auth service does three
+// times per token response, on the same cores.
+func rsaSignRate(ctx context.Context, key *rsa.PrivateKey, goroutines int, d time.Duration, cpu *cpuWatch) RSARate {
+	digest := sha256.Sum256([]byte("fris-bench raw RSA signing rate"))
+	var (
+		n    atomic.Uint64
+		stop atomic.Bool
+		wg   sync.WaitGroup
+	)
+	c0 := cpu.sample()
+	start := time.Now()
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				if _, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, digest[:]); err != nil {
+					panic(err) // a valid key cannot fail to sign
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+	}
+	stop.Store(true)
+	wg.Wait()
+	elapsed := time.Since(start)
+	c1 := cpu.sample()
+	r := RSARate{Goroutines: goroutines, Seconds: elapsed.Seconds(), Signs: n.Load(), OtherBusy: -1}
+	r.PerSec = float64(r.Signs) / elapsed.Seconds()
+	if a, ok := c1[otherName]; ok {
+		if b, ok := c0[otherName]; ok {
+			r.OtherBusy = max(0, float64(a-b)/float64(elapsed)/float64(runtime.NumCPU()))
+		}
+	}
+	return r
+}
+
+// generateKeys makes n RSA keys on all cores.
+func generateKeys(n int) ([]*rsa.PrivateKey, error) {
+	keys := make([]*rsa.PrivateKey, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			keys[i], errs[i] = rsa.GenerateKey(rand.Reader, rsaBits)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// runTokens is the auth suite. Set-up first (refresh chains of the seeded
+// user, registered keys), then the raw signing rate with nothing else
+// running, the two flows, and the raw rate again.
+func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) (*TokenReport, error) {
+	n := cfg.tokenConnections
+	rep := &TokenReport{Connections: n, Sessions: 2 * n, MinShare: cfg.minCryptoShare}
+	ac := newAuthClient(cfg.gateway)
+	defer ac.close()
+
+	fmt.Fprintf(stderr, "fris-bench: auth: signing in %s %d times (one refresh chain each), registering %d keys\n",
+		cfg.creds.email, rep.Sessions, n)
+	chains := make([]session, rep.Sessions)
+	for i := range chains {
+		ts, err := ac.signIn(ctx, cfg.creds)
+		if err != nil {
+			return nil, fmt.Errorf("auth set-up: %w", err)
+		}
+		chains[i] = &refreshChain{token: ts.Refresh}
+	}
+	keys, err := generateKeys(n + 1) // the last one is for the raw rate
+	if err != nil {
+		return nil, err
+	}
+	run := time.Now().UnixNano()
+	signers := make([]session, rep.Sessions)
+	keyIDs := make([]int32, n)
+	for i := range n {
+		if keyIDs[i], err = ac.register(ctx, fmt.Sprintf("bench-%d-%d@fris-bench.example", run, i), &keys[i].PublicKey); err != nil {
+			return nil, fmt.Errorf("auth set-up: %w", err)
+		}
+	}
+	for i := range signers {
+		signers[i] = &signSession{key: keys[i%n], keyID: keyIDs[i%n], clientID: cfg.creds.clientID}
+	}
+	rawKey := keys[n]
+
+	procs := runtime.GOMAXPROCS(0)
+	fmt.Fprintf(stderr, "fris-bench: auth: raw RSA-%d signing rate, %d goroutines, %s\n", rsaBits, procs, cfg.rsaDuration)
+	rep.RSABefore = rsaSignRate(ctx, rawKey, procs, cfg.rsaDuration, cpu)
+
+	sc := ClosedLoop(n, cfg.warmup, cfg.duration)
+	sc.Method = http.MethodPost
+	rep.Scenario = sc
+	flows := []struct {
+		name          string
+		sessions      []session
+		reqs, clients int
+	}{
+		{"refresh", chains, 1, 0},
+		{"signature", signers, 2, 1},
+	}
+	for _, f := range flows {
+		fmt.Fprintf(stderr, "fris-bench: auth: %s flow: %s warm-up + %s at %d connections\n", f.name, cfg.warmup, cfg.duration, n)
+		pool := newSessionPool(cfg.gateway, f.sessions, sc.Timeout)
+		m := sc.Run(ctx, pool.targeter(), pool.handle, cpu)
+		m.Path, m.Target, m.URL, m.Unit = authPrefix+"/token", f.name, cfg.gateway+authPrefix+"/token", "token response"
+		rep.Flows = append(rep.Flows, &FlowResult{
+			Name: f.name, RequestsPerResponse: f.reqs, ServerSignatures: serverSignatures, ClientSignatures: f.clients, M: m,
+		})
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+	}
+
+	fmt.Fprintf(stderr, "fris-bench: auth: raw RSA signing rate again\n")
+	rep.RSAAfter = rsaSignRate(ctx, rawKey, procs, cfg.rsaDuration, cpu)
+	rep.SignsPerSec = (rep.RSABefore.PerSec + rep.RSAAfter.PerSec) / 2
+	if rep.SignsPerSec > 0 {
+		rep.SignCPUMicros = float64(procs) * 1e6 / rep.SignsPerSec
+	}
+	for _, f := range rep.Flows {
+		judgeFlow(f, rep.SignsPerSec, cfg.minCryptoShare)
+	}
+	return rep, ctx.Err()
+}
+
+func judgeFlow(f *FlowResult, signsPerSec, minShare float64) {
+	f.ServerLimit = signsPerSec / float64(f.ServerSignatures)
+	f.Limit = signsPerSec / float64(f.ServerSignatures+f.ClientSignatures)
+	if f.ServerLimit > 0 {
+		f.ServerShare = f.M.UnitsPerSec / f.ServerLimit
+	}
+	if f.Limit > 0 {
+		f.Share = f.M.UnitsPerSec / f.Limit
+	}
+	f.Met = f.Share >= minShare
+}
