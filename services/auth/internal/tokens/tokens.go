@@ -101,13 +101,17 @@ func (i *Issuer) Issue(s Subject) (Set, error) {
 	out.RefreshExpires = refresh.Expiration()
 
 	sg := i.keys.Signer()
+	hdr := jws.NewHeaders()
+	if err := hdr.Set(jws.KeyIDKey, sg.KID); err != nil {
+		return Set{}, err
+	}
 	var err error
 	sign := func(t jwt.Token) string {
 		if err != nil {
 			return ""
 		}
 		var b []byte
-		b, err = jwt.Sign(t, jwt.WithKey(sg.Alg, sg.Key))
+		b, err = jwt.Sign(t, jwt.WithKey(sg.Alg, sg.Key, jws.WithProtectedHeaders(hdr)))
 		return string(b)
 	}
 	out.Access, out.ID, out.Refresh = sign(access), sign(id), sign(refresh)
