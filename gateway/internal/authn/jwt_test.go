@@ -541,3 +541,45 @@ func TestOversizedKeySetRefused(t *testing.T) {
 		t.Fatalf("oversized key set: %v", err)
 	}
 }
+
+// A remembered token still dies at its exp and with its key.
+func TestVerifiedTokensAreRememberedNotTrustedForever(t *testing.T) {
+	k1 := newKey(t, "k1", jwa.RS256, 0)
+	k2 := newKey(t, "k2", jwa.RS256, 1)
+	srv := newJWKSServer(t, k1.public(t))
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	v := newVerifier(t, srv, func(c *JWTConfig) { c.Now = clock; c.Skew = 10 * time.Second })
+	ctx := context.Background()
+	tok := sign(t, k1, jwa.RS256, with(claims(now), "exp", now.Add(time.Minute).Unix()))
+	for i := 0; i < 3; i++ {
+		if _, err := v.Verify(ctx, tok); err != nil {
+			t.Fatalf("verify %d: %v", i, err)
+		}
+	}
+	if v.verified.Len() != 1 {
+		t.Fatalf("%d tokens remembered, want 1", v.verified.Len())
+	}
+	mu.Lock()
+	now = now.Add(time.Minute + 11*time.Second)
+	mu.Unlock()
+	if _, err := v.Verify(ctx, tok); err == nil {
+		t.Fatal("an expired token was accepted from memory")
+	}
+
+	mu.Lock()
+	now = time.Now()
+	mu.Unlock()
+	tok = sign(t, k1, jwa.RS256, claims(now))
+	if _, err := v.Verify(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	// k1 is withdrawn; a token of an unknown kid makes the verifier refetch.
+	srv.setKeys(t, k2.public(t))
+	time.Sleep(60 * time.Millisecond)
+	_, _ = v.Verify(ctx, sign(t, testKey{kid: "bogus", priv: k2.priv}, jwa.RS256, claims(now)))
+	if _, err := v.Verify(ctx, tok); err == nil {
+		t.Fatal("a remembered token outlived its withdrawn key")
+	}
+}
