@@ -3,8 +3,9 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 BIN        := $(CURDIR)/bin
-SERVICES   := auth mdr
-PROTO_SVCS := mdr auth
+# Every service module under services/ and every API under proto/<svc>/v1.
+SERVICES   := $(notdir $(wildcard services/*))
+PROTO_SVCS := $(patsubst proto/%/v1,%,$(wildcard proto/*/v1))
 MODULES     = $(shell go list -m -f '{{.Dir}}')
 
 # Pinned code generators, installed into bin/ from the Go module proxy.

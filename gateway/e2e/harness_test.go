@@ -50,7 +50,15 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	build := exec.Command("go", "build", "-o", dir+"/", "./services/mdr/cmd/mdr", "./services/auth/cmd/auth", "./gateway/cmd/gateway")
+	// Every service under services/ is built, so a new service joins the
+	// stack by existing.
+	targets := []string{"./gateway/cmd/gateway"}
+	cmds, _ := filepath.Glob(filepath.Join(repoRoot, "services", "*", "cmd", "*"))
+	for _, c := range cmds {
+		rel, _ := filepath.Rel(repoRoot, c)
+		targets = append(targets, "./"+rel)
+	}
+	build := exec.Command("go", append([]string{"build", "-o", dir + "/"}, targets...)...)
 	build.Dir = repoRoot
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -160,7 +168,14 @@ type Stack struct {
 	MDR      *proc
 	Auth     *proc
 	Gateway  *proc
-	client   *http.Client
+	// Upload and Broker are nil until their services exist (see hasBinary).
+	UploadAddr string
+	UploadOps  string
+	Upload     *proc
+	BrokerAddr string
+	BrokerOps  string
+	Broker     *proc
+	client     *http.Client
 }
 
 // Options choose the backend and extra flags.
@@ -169,7 +184,12 @@ type Options struct {
 	NoDemo      bool
 	GatewayArgs []string
 	AuthArgs    []string
+	UploadArgs  []string
+	BrokerArgs  []string
 }
+
+// hasBinary tells whether TestMain built the named service.
+func hasBinary(name string) bool { return exists(filepath.Join(binDir, name)) }
 
 func storeArgs(t *testing.T, o Options) []string {
 	if o.Redis {
@@ -193,6 +213,18 @@ func NewStack(t *testing.T, o Options) *Stack {
 	s.AuthAddr, s.AuthOps = s.Auth.addrs["grpc"], s.Auth.addrs["ops"]
 	gw := []string{"-addr", "127.0.0.1:0", "-mdr-addr", s.MDRAddr, "-auth-addr", s.AuthAddr,
 		"-jwks-url", "http://" + s.AuthOps + "/jwks", "-issuer", Issuer}
+	if hasBinary("upload") {
+		s.Upload = start(t, "upload", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
+			"-log-level", "debug", "-mdr-addr", s.MDRAddr}, storeArgs(t, o)...), o.UploadArgs...)...)
+		s.UploadAddr, s.UploadOps = s.Upload.addrs["grpc"], s.Upload.addrs["ops"]
+		gw = append(gw, "-upload-addr", s.UploadAddr)
+	}
+	if hasBinary("broker") {
+		s.Broker = start(t, "broker", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
+			"-log-level", "debug"}, storeArgs(t, o)...), o.BrokerArgs...)...)
+		s.BrokerAddr, s.BrokerOps = s.Broker.addrs["grpc"], s.Broker.addrs["ops"]
+		gw = append(gw, "-broker-addr", s.BrokerAddr)
+	}
 	s.Gateway = start(t, "gateway", append(gw, o.GatewayArgs...)...)
 	s.URL = "http://" + s.Gateway.addrs["http"]
 	deadline := time.Now().Add(15 * time.Second)
@@ -217,6 +249,18 @@ func NewStack(t *testing.T, o Options) *Stack {
 func (s *Stack) MDRCLI(t *testing.T, wantExit int, args ...string) string {
 	t.Helper()
 	return cli(t, "mdr", s.MDRAddr, wantExit, args...)
+}
+
+// UploadCLI is MDRCLI for the upload binary.
+func (s *Stack) UploadCLI(t *testing.T, wantExit int, args ...string) string {
+	t.Helper()
+	return cli(t, "upload", s.UploadAddr, wantExit, args...)
+}
+
+// BrokerCLI is MDRCLI for the broker binary.
+func (s *Stack) BrokerCLI(t *testing.T, wantExit int, args ...string) string {
+	t.Helper()
+	return cli(t, "broker", s.BrokerAddr, wantExit, args...)
 }
 
 // AuthCLI is MDRCLI for the auth binary.

@@ -45,6 +45,10 @@ type Config struct {
 	MDRPrefix       string
 	AuthAddr        string
 	AuthPrefix      string
+	UploadAddr      string
+	UploadPrefix    string
+	BrokerAddr      string
+	BrokerPrefix    string
 	JWKSURL         string
 	Issuer          string
 	TokenSkew       time.Duration
@@ -66,6 +70,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MDRPrefix, "mdr-prefix", routes.CanonicalMDRPrefix, "path prefix of the metadata registry (group B)")
 	fs.StringVar(&c.AuthAddr, "auth-addr", "", "gRPC address of the auth service, e.g. 127.0.0.1:9101 (empty: group A answers 503)")
 	fs.StringVar(&c.AuthPrefix, "auth-prefix", routes.CanonicalAuthPrefix, "path prefix of the identity provider (group A)")
+	fs.StringVar(&c.UploadAddr, "upload-addr", "", "gRPC address of the upload service, e.g. 127.0.0.1:9103 (empty: group C answers 503)")
+	fs.StringVar(&c.UploadPrefix, "upload-prefix", "/dktk", "path prefix of the central upload (group C)")
+	fs.StringVar(&c.BrokerAddr, "broker-addr", "", "gRPC address of the broker service, e.g. 127.0.0.1:9104 (empty: group D answers 503)")
+	fs.StringVar(&c.BrokerPrefix, "broker-prefix", "/broker/rest", "path prefix of the search broker (group D); its API lives under <prefix>/searchbroker, its health check at <prefix>/health")
 	fs.StringVar(&c.JWKSURL, "jwks-url", "http://127.0.0.1:9201/jwks", "JWK Set of the auth service's signing keys (empty: no bearer token is ever accepted)")
 	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "required iss of access tokens (empty: not checked)")
 	fs.DurationVar(&c.TokenSkew, "token-skew", 30*time.Second, "clock skew tolerated on token exp, nbf and iat")
@@ -94,8 +102,20 @@ func (c *Config) Validate() error {
 	}
 	if !strings.HasPrefix(c.AuthPrefix, "/") || strings.TrimRight(c.AuthPrefix, "/") == "" {
 		errs = append(errs, fmt.Errorf("-auth-prefix %q must start with / and name a path", c.AuthPrefix))
-	} else if strings.TrimRight(c.AuthPrefix, "/") == strings.TrimRight(c.MDRPrefix, "/") {
-		errs = append(errs, errors.New("-auth-prefix and -mdr-prefix must differ"))
+	}
+	prefixes := map[string]string{}
+	for flagName, p := range map[string]string{"-mdr-prefix": c.MDRPrefix, "-auth-prefix": c.AuthPrefix, "-upload-prefix": c.UploadPrefix, "-broker-prefix": c.BrokerPrefix} {
+		p = strings.TrimRight(p, "/")
+		if flagName == "-upload-prefix" || flagName == "-broker-prefix" {
+			if !strings.HasPrefix(p, "/") {
+				errs = append(errs, fmt.Errorf("%s %q must start with / and name a path", flagName, p))
+				continue
+			}
+		}
+		if other, dup := prefixes[p]; dup {
+			errs = append(errs, fmt.Errorf("%s and %s must differ", other, flagName))
+		}
+		prefixes[p] = flagName
 	}
 	if c.JWKSURL != "" {
 		if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -124,13 +144,15 @@ func (c *Config) Validate() error {
 // Upstreams are the gRPC connections the gateway talks through. Auth is
 // nil when no auth service is configured.
 type Upstreams struct {
-	MDR  *grpc.ClientConn
-	Auth *grpc.ClientConn
+	MDR    *grpc.ClientConn
+	Auth   *grpc.ClientConn
+	Upload *grpc.ClientConn
+	Broker *grpc.ClientConn
 }
 
 // Close closes every connection.
 func (u Upstreams) Close() {
-	for _, cc := range []*grpc.ClientConn{u.MDR, u.Auth} {
+	for _, cc := range []*grpc.ClientConn{u.MDR, u.Auth, u.Upload, u.Broker} {
 		if cc != nil {
 			_ = cc.Close()
 		}
@@ -144,8 +166,14 @@ func Dial(cfg Config) (Upstreams, error) {
 	if up.MDR, err = rpcclient.Dial(cfg.MDRAddr); err != nil {
 		return Upstreams{}, err
 	}
-	if cfg.AuthAddr != "" {
-		if up.Auth, err = rpcclient.Dial(cfg.AuthAddr); err != nil {
+	for _, o := range []struct {
+		addr string
+		cc   **grpc.ClientConn
+	}{{cfg.AuthAddr, &up.Auth}, {cfg.UploadAddr, &up.Upload}, {cfg.BrokerAddr, &up.Broker}} {
+		if o.addr == "" {
+			continue
+		}
+		if *o.cc, err = rpcclient.Dial(o.addr); err != nil {
 			up.Close()
 			return Upstreams{}, err
 		}
@@ -210,6 +238,10 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}
 	routes.Auth(mux, cfg.AuthPrefix, authGW, verifier, loginPage)
 
+	// Group C (upload): wired here.
+
+	// Group D (broker): wired here.
+
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -220,6 +252,12 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		if rc, ok := verifier.(ReadyChecker); ok {
 			checks = append(checks, readyCheck{"auth signing keys", rc.Ready})
 		}
+	}
+	if up.Upload != nil {
+		checks = append(checks, readyCheck{"upload", healthCheck(up.Upload)})
+	}
+	if up.Broker != nil {
+		checks = append(checks, readyCheck{"broker", healthCheck(up.Broker)})
 	}
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
