@@ -25,7 +25,7 @@ import (
 	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
-	"fris.dev/services/auth/internal/password"
+	"fris.dev/pkg/password"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
 )
