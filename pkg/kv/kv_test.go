@@ -2,11 +2,14 @@ package kv_test
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/kv/kvtest"
+	"fris.dev/pkg/testredis"
 )
 
 func TestConformance(t *testing.T) {
@@ -66,4 +69,65 @@ func TestParseRedisURL(t *testing.T) {
 			t.Errorf("%s: got %+v", tc.url, o)
 		}
 	}
+}
+
+func TestOpenVolatile(t *testing.T) {
+	ctx := context.Background()
+	put := func(t *testing.T, s kv.Store, k string) {
+		t.Helper()
+		if err := s.Update(ctx, func(tx kv.Tx) error { return tx.Put(k, []byte("v"), 0) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("BoltFileOfItsOwnRecreatedAtStart", func(t *testing.T) {
+		cfg := kv.Config{Backend: "bolt", DataDir: t.TempDir()}
+		main, err := kv.Open(ctx, cfg, "svc", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer main.Close()
+		v, err := kv.OpenVolatile(cfg, "svc", main, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, v, "code")
+		if _, err := main.Get(ctx, "code"); !errors.Is(err, kv.ErrNotFound) {
+			t.Fatalf("volatile record visible in the main store: %v", err)
+		}
+		if got, err := v.Get(ctx, "code"); err != nil || string(got) != "v" {
+			t.Fatalf("Get = %q, %v", got, err)
+		}
+		if err := v.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.DataDir, "svc-volatile.db")); err != nil {
+			t.Fatalf("volatile file: %v", err)
+		}
+		v, err = kv.OpenVolatile(cfg, "svc", main, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer v.Close()
+		if _, err := v.Get(ctx, "code"); !errors.Is(err, kv.ErrNotFound) {
+			t.Fatalf("volatile record survived a restart: %v", err)
+		}
+	})
+
+	t.Run("RedisSharesTheMainStore", func(t *testing.T) {
+		main := kv.NewRedis(testredis.Client(t), kv.RedisOptions{Prefix: testredis.Prefix(t)})
+		defer main.Close()
+		v, err := kv.OpenVolatile(kv.Config{Backend: "redis"}, "svc", main, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, v, "code")
+		if err := v.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Closing the volatile view leaves the main store usable.
+		if got, err := main.Get(ctx, "code"); err != nil || string(got) != "v" {
+			t.Fatalf("main.Get = %q, %v", got, err)
+		}
+	})
 }

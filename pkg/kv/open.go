@@ -2,9 +2,12 @@ package kv
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 )
@@ -66,3 +69,28 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 	}
 	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log})
 }
+
+// OpenVolatile opens the store for short-lived, single-use records (login
+// codes, sign requests) whose loss in a crash only makes a client ask again,
+// next to main (what Open returned for the same config and name). The
+// embedded backend keeps them in a second file, <name>-volatile.db, written
+// without fsync (each such record would otherwise cost a disk flush) and
+// therefore recreated at every start: a file written without fsync may be
+// torn after a power loss. Redis keeps them with the service's other keys,
+// where replicas share them; main is returned, and closing the result does
+// not close it.
+func OpenVolatile(c Config, name string, main Store, log *slog.Logger) (Store, error) {
+	if c.Backend == "redis" {
+		return unclosable{main}, nil
+	}
+	path := filepath.Join(c.DataDir, name+"-volatile.db")
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("kv: remove old %s: %w", path, err)
+	}
+	return OpenBolt(path, BoltOptions{BatchDelay: c.BatchDelay, NoSync: true, Logger: log})
+}
+
+// unclosable shares a store without handing over its Close.
+type unclosable struct{ Store }
+
+func (unclosable) Close() error { return nil }

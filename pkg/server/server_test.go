@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,5 +148,25 @@ func TestRunFailsOnBusyPort(t *testing.T) {
 	err := Run(context.Background(), Config{GRPCAddr: "256.0.0.1:1"}, Service{Register: func(*grpc.Server) {}})
 	if err == nil {
 		t.Fatal("Run with an impossible address succeeded")
+	}
+}
+
+func TestApplyGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+
+	t.Setenv("GOGC", "150") // registers the restore of the caller's value
+	ApplyGCPercent(400)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("with GOGC set the flag changed the target to %d", got)
+	}
+	os.Unsetenv("GOGC")
+	ApplyGCPercent(400)
+	if got := debug.SetGCPercent(100); got != 400 {
+		t.Fatalf("target = %d, want 400", got)
+	}
+	ApplyGCPercent(0)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("0 must leave the target alone, got %d", got)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"fris.dev/gateway/internal/respcache"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/rpcclient"
+	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
 	authv1 "fris.dev/proto/auth/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
@@ -61,6 +62,7 @@ type Config struct {
 	UpstreamTimeout time.Duration
 	MDRCacheTTL     time.Duration
 	MDRCacheSize    int
+	GCPercent       int
 }
 
 // RegisterFlags adds the gateway's flags to fs.
@@ -86,6 +88,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 30*time.Second, "deadline of one call to a service")
 	fs.DurationVar(&c.MDRCacheTTL, "mdr-cache-ttl", time.Second, "how long anonymous registry responses are reused (0: no cache)")
 	fs.IntVar(&c.MDRCacheSize, "mdr-cache-size", 4096, "most registry responses kept in the cache")
+	fs.IntVar(&c.GCPercent, "gogc", server.DefaultGCPercent, "garbage collector target percentage, as GOGC (an explicit GOGC environment variable wins)")
 }
 
 // Validate reports every configuration mistake at once.
@@ -410,6 +413,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	server.ApplyGCPercent(cfg.GCPercent)
 	shutdown, err := telemetry.Setup(ctx, "fris-gateway")
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)

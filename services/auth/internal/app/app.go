@@ -19,11 +19,11 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"fris.dev/pkg/kv"
+	"fris.dev/pkg/password"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
-	"fris.dev/pkg/password"
 	"fris.dev/services/auth/internal/service"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
@@ -129,7 +129,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
-	store := storage.New(db)
+	codes, err := kv.OpenVolatile(cfg.Store, "auth", db, log)
+	if err != nil {
+		return err
+	}
+	defer codes.Close()
+	store := storage.NewSplit(db, codes)
 	// Retired keys stay published as long as the longest-lived token.
 	longest := max(cfg.AccessTTL, cfg.IDTTL, cfg.RefreshTTL) + cfg.Skew
 	km, err := keys.New(ctx, store, keys.Options{

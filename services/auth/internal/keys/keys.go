@@ -45,8 +45,16 @@ type Signer struct {
 	Key *rsa.PrivateKey
 }
 
+// VerifyKey is a published key as token verification needs it: the
+// algorithm is the key's own, never the one a token's header names.
+type VerifyKey struct {
+	Alg jwa.SignatureAlgorithm
+	Key *rsa.PublicKey
+}
+
 type state struct {
 	signer  *Signer
+	verify  map[string]VerifyKey
 	public  jwk.Set
 	certs   []*authv1.PublicKey
 	jwks    *authv1.JWKS
@@ -193,7 +201,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st := &state{public: jwk.NewSet(), jwks: &authv1.JWKS{}, fetched: time.Now()}
+	st := &state{public: jwk.NewSet(), verify: map[string]VerifyKey{}, jwks: &authv1.JWKS{}, fetched: time.Now()}
 	now := time.Now().Unix()
 	for _, k := range ks {
 		if !k.Active() && k.PublishUntil <= now {
@@ -220,6 +228,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 		if err := st.public.AddKey(pub); err != nil {
 			return err
 		}
+		st.verify[k.KID] = VerifyKey{Alg: alg, Key: &priv.PublicKey}
 		spki, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
 		if err != nil {
 			return err
@@ -261,8 +270,18 @@ func (m *Manager) Public() jwk.Set { return m.cur().public }
 
 // Has reports whether kid is published.
 func (m *Manager) Has(kid string) bool {
-	_, ok := m.cur().public.LookupKeyID(kid)
+	_, ok := m.cur().verify[kid]
 	return ok
+}
+
+// Verifier returns the published key kid, reloading once when it is
+// unknown (see ReloadFor).
+func (m *Manager) Verifier(ctx context.Context, kid string) (VerifyKey, bool) {
+	if kid == "" || !m.ReloadFor(ctx, kid) {
+		return VerifyKey{}, false
+	}
+	k, ok := m.cur().verify[kid]
+	return k, ok
 }
 
 // ReloadFor reloads when kid is unknown (another replica rotated), at most

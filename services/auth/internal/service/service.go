@@ -18,14 +18,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v2/jwt"
 	"google.golang.org/grpc/metadata"
 
 	"fris.dev/pkg/kv"
+	"fris.dev/pkg/password"
 	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
-	"fris.dev/pkg/password"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
 )
@@ -261,8 +260,7 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 	case err != nil:
 		return tokens.Set{}, denied("the refresh token is expired or not a refresh token")
 	}
-	userID, clientID, _, _ := tokens.Claims(t)
-	c, err := p.store.GetClient(ctx, clientID)
+	c, err := p.store.GetClient(ctx, t.ClientID())
 	if errors.Is(err, storage.ErrNotFound) {
 		return tokens.Set{}, denied("the refresh token's client no longer exists")
 	} else if err != nil {
@@ -271,11 +269,11 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 	if c.Disabled {
 		return tokens.Set{}, unauth("the client has been disabled")
 	}
-	u, err := p.activeUser(ctx, userID)
+	u, err := p.activeUser(ctx, t.UserID())
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.issue(ctx, u, c.ID, "", t.JwtID())
+	return p.issue(ctx, u, c.ID, "", t.ID)
 }
 
 func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) {
@@ -359,7 +357,7 @@ func (p Public) SignRequest(ctx context.Context, r *authv1.SignRequestRequest) (
 
 // bearer verifies the access token the gateway forwarded and returns it
 // with its user.
-func (p Public) bearer(ctx context.Context) (storage.User, jwt.Token, error) {
+func (p Public) bearer(ctx context.Context) (storage.User, *tokens.Claims, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	var raw string
 	if v := md.Get("authorization"); len(v) > 0 {
@@ -374,8 +372,7 @@ func (p Public) bearer(ctx context.Context) (storage.User, jwt.Token, error) {
 	if err != nil {
 		return storage.User{}, nil, denied("the access token is not valid")
 	}
-	uid, _, _, _ := tokens.Claims(t)
-	u, err := p.store.GetUser(ctx, uid)
+	u, err := p.store.GetUser(ctx, t.UserID())
 	if errors.Is(err, storage.ErrNotFound) {
 		return u, nil, denied("the access token's user no longer exists")
 	}
@@ -387,13 +384,13 @@ func (p Public) GetTokenInfo(ctx context.Context, _ *authv1.GetTokenInfoRequest)
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	_, _, scopes, nonce := tokens.Claims(t)
+	scopes := t.Scope
 	if scopes == nil {
 		scopes = []string{}
 	}
 	return &authv1.TokenInfo{
-		ExpirationDate: seconds(t.Expiration()), Subject: t.Subject(), Scope: scopes,
-		Nonce: nonce, NotBeofre: seconds(t.NotBefore()), Issuer: t.Issuer(),
+		ExpirationDate: seconds(t.Expiration()), Subject: t.Subject, Scope: scopes,
+		Nonce: t.Nonce, NotBeofre: seconds(t.NotBeforeTime()), Issuer: t.Issuer,
 	}, nil
 }
 

@@ -26,9 +26,9 @@ import (
 
 	"fris.dev/pkg/grpctest"
 	"fris.dev/pkg/kv"
+	"fris.dev/pkg/password"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
-	"fris.dev/pkg/password"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
 )

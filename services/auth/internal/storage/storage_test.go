@@ -15,3 +15,11 @@ func TestConformance(t *testing.T) {
 		storagetest.Run(t, func(t *testing.T) storage.Store { return storage.New(open(t)) })
 	})
 }
+
+// TestConformanceSplit runs it again with the grants in a store of their own,
+// as the service runs.
+func TestConformanceSplit(t *testing.T) {
+	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) {
+		storagetest.Run(t, func(t *testing.T) storage.Store { return storage.NewSplit(open(t), open(t)) })
+	})
+}

@@ -6,13 +6,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jws"
-	"github.com/lestrrat-go/jwx/v2/jwt"
 
 	"fris.dev/services/auth/internal/keys"
 )
@@ -71,6 +72,80 @@ func RandomString(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// Claims are what every token of the provider carries; the id token adds
+// email, email_verified and name, the access token scope. A fixed struct,
+// encoded once per token, costs a fraction of a generic claims map.
+type Claims struct {
+	Issuer        string      `json:"iss"`
+	Subject       string      `json:"sub"`
+	Audience      audience    `json:"aud"`
+	ExpiresAt     numericDate `json:"exp"`
+	NotBefore     numericDate `json:"nbf"`
+	IssuedAt      numericDate `json:"iat"`
+	ID            string      `json:"jti"`
+	Type          string      `json:"type"`
+	Nonce         string      `json:"nonce,omitempty"`
+	Scope         []string    `json:"scope,omitempty"`
+	Email         string      `json:"email,omitempty"`
+	EmailVerified *bool       `json:"email_verified,omitempty"`
+	Name          string      `json:"name,omitempty"`
+}
+
+// UserID is the subject as the store numbers users (0 when it is not one).
+func (c *Claims) UserID() int32 {
+	n, err := strconv.ParseInt(c.Subject, 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(n)
+}
+
+// ClientID is the client the token was issued to.
+func (c *Claims) ClientID() string {
+	if len(c.Audience) == 0 {
+		return ""
+	}
+	return c.Audience[0]
+}
+
+// Expiration, NotBeforeTime: the numeric dates as times.
+func (c *Claims) Expiration() time.Time    { return time.Unix(int64(c.ExpiresAt), 0) }
+func (c *Claims) NotBeforeTime() time.Time { return time.Unix(int64(c.NotBefore), 0) }
+
+// audience is `aud`: issued as an array, read as an array or one string
+// (RFC 7519 4.1.3 allows both).
+type audience []string
+
+func (a *audience) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*a = audience{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*a = many
+	return nil
+}
+
+// numericDate is a JWT NumericDate: seconds since the epoch, written as an
+// integer, read from any JSON number.
+type numericDate int64
+
+func (d *numericDate) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	if math.IsNaN(f) || f < 0 || f > math.MaxInt64/2 {
+		return errors.New("numeric date out of range")
+	}
+	*d = numericDate(f)
+	return nil
+}
+
 // Issue signs an access, an id and a refresh token for s.
 func (i *Issuer) Issue(s Subject) (Set, error) {
 	now := i.now()
@@ -78,43 +153,45 @@ func (i *Issuer) Issue(s Subject) (Set, error) {
 	if nonce == "" {
 		nonce = RandomString(16)
 	}
-	base := func(typ string, life time.Duration) jwt.Token {
-		t := jwt.New()
-		for k, v := range map[string]any{
-			jwt.IssuerKey: i.iss, jwt.SubjectKey: strconv.Itoa(int(s.UserID)), jwt.AudienceKey: []string{s.ClientID},
-			jwt.IssuedAtKey: now, jwt.NotBeforeKey: now.Add(-i.life.Skew), jwt.ExpirationKey: now.Add(life),
-			jwt.JwtIDKey: RandomString(16), "type": typ, "nonce": nonce,
-		} {
-			_ = t.Set(k, v)
+	base := func(typ string, life time.Duration) Claims {
+		return Claims{
+			Issuer: i.iss, Subject: strconv.Itoa(int(s.UserID)), Audience: audience{s.ClientID},
+			IssuedAt: numericDate(now.Unix()), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
+			ExpiresAt: numericDate(now.Add(life).Unix()), ID: RandomString(16), Type: typ, Nonce: nonce,
 		}
-		return t
 	}
 	access := base(TypeAccess, i.life.Access)
-	_ = access.Set("scope", s.Scopes)
+	access.Scope = s.Scopes
+	if access.Scope == nil {
+		access.Scope = []string{}
+	}
 	id := base(TypeID, i.life.ID)
-	_ = id.Set("email", s.Email)
-	_ = id.Set("email_verified", s.EmailVerified)
-	_ = id.Set("name", s.Name)
+	id.Email, id.EmailVerified, id.Name = s.Email, &s.EmailVerified, s.Name
 	refresh := base(TypeRefresh, i.life.Refresh)
-	var out Set
-	out.RefreshJTI = refresh.JwtID()
-	out.RefreshExpires = refresh.Expiration()
+	out := Set{RefreshJTI: refresh.ID, RefreshExpires: refresh.Expiration()}
 
 	sg := i.keys.Signer()
 	hdr := jws.NewHeaders()
-	if err := hdr.Set(jws.KeyIDKey, sg.KID); err != nil {
-		return Set{}, err
+	for k, v := range map[string]any{jws.KeyIDKey: sg.KID, jws.TypeKey: "JWT"} {
+		if err := hdr.Set(k, v); err != nil {
+			return Set{}, err
+		}
 	}
 	var err error
-	sign := func(t jwt.Token) string {
+	sign := func(c *Claims) string {
 		if err != nil {
 			return ""
 		}
-		var b []byte
-		b, err = jwt.Sign(t, jwt.WithKey(sg.Alg, sg.Key, jws.WithProtectedHeaders(hdr)))
+		var payload, b []byte
+		if payload, err = json.Marshal(c); err != nil {
+			return ""
+		}
+		// The parsed *rsa.PrivateKey, not a jwk.Key: jwx would rebuild (and
+		// Go re-validate) the private key on every signature.
+		b, err = jws.Sign(payload, jws.WithKey(sg.Alg, sg.Key, jws.WithProtectedHeaders(hdr)))
 		return string(b)
 	}
-	out.Access, out.ID, out.Refresh = sign(access), sign(id), sign(refresh)
+	out.Access, out.ID, out.Refresh = sign(&access), sign(&id), sign(&refresh)
 	return out, err
 }
 
@@ -127,52 +204,40 @@ var (
 	ErrInvalid = errors.New("token expired, not yet valid or of the wrong type")
 )
 
+// maxTokenLen bounds what Read parses; our tokens are far smaller.
+const maxTokenLen = 16 << 10
+
 // Read verifies a token's signature against the published keys and its
-// validity (exp, nbf with skew, issuer, type).
-func (i *Issuer) Read(ctx context.Context, raw, wantType string) (jwt.Token, error) {
-	msg, err := jws.Parse([]byte(raw))
-	if err != nil || len(msg.Signatures()) != 1 {
-		return nil, ErrMalformed
-	}
-	kid := msg.Signatures()[0].ProtectedHeaders().KeyID()
-	if kid == "" || !i.keys.ReloadFor(ctx, kid) {
+// validity (exp, nbf and iat with skew, issuer, type).
+func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error) {
+	if raw == "" || len(raw) > maxTokenLen {
 		return nil, ErrMalformed
 	}
 	// The key's own alg decides the algorithm, never the token's header:
-	// no `none`, no HMAC keyed with the public key.
-	t, err := jwt.Parse([]byte(raw), jwt.WithKeySet(i.keys.Public(), jws.WithRequireKid(true), jws.WithUseDefault(false)), jwt.WithValidate(false))
+	// no `none`, no HMAC keyed with the public key. One parse serves both
+	// the key lookup and the verification.
+	byKID := jws.KeyProviderFunc(func(_ context.Context, sink jws.KeySink, sig *jws.Signature, _ *jws.Message) error {
+		if k, ok := i.keys.Verifier(ctx, sig.ProtectedHeaders().KeyID()); ok {
+			sink.Key(k.Alg, k.Key)
+		}
+		return nil
+	})
+	payload, err := jws.Verify([]byte(raw), jws.WithCompact(), jws.WithKeyProvider(byKID))
 	if err != nil {
 		return nil, ErrMalformed
 	}
-	if err := jwt.Validate(t, jwt.WithClock(jwt.ClockFunc(i.now)), jwt.WithAcceptableSkew(i.life.Skew), jwt.WithIssuer(i.iss)); err != nil {
+	var c Claims
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return nil, ErrMalformed
+	}
+	now, skew := i.now(), i.life.Skew
+	switch {
+	case c.ExpiresAt == 0 || !now.Before(c.Expiration().Add(skew)),
+		now.Add(skew).Before(c.NotBeforeTime()),
+		now.Add(skew).Before(time.Unix(int64(c.IssuedAt), 0)),
+		c.Issuer != i.iss,
+		c.Type != wantType:
 		return nil, ErrInvalid
 	}
-	if typ, _ := t.Get("type"); typ != wantType {
-		return nil, ErrInvalid
-	}
-	return t, nil
-}
-
-// Claims extracts what the service needs from a verified token.
-func Claims(t jwt.Token) (userID int32, clientID string, scopes []string, nonce string) {
-	n, _ := strconv.Atoi(t.Subject())
-	if aud := t.Audience(); len(aud) > 0 {
-		clientID = aud[0]
-	}
-	if v, ok := t.Get("scope"); ok {
-		switch s := v.(type) {
-		case []any:
-			for _, x := range s {
-				if str, ok := x.(string); ok {
-					scopes = append(scopes, str)
-				}
-			}
-		case []string:
-			scopes = s
-		}
-	}
-	if v, ok := t.Get("nonce"); ok {
-		nonce, _ = v.(string)
-	}
-	return int32(n), clientID, scopes, nonce
+	return &c, nil
 }

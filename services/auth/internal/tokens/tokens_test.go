@@ -2,12 +2,17 @@ package tokens
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,9 +55,8 @@ func TestIssueAndRead(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		uid, client, _, nonce := Claims(got)
-		if uid != 7 || client != "c" || nonce == "" {
-			t.Fatalf("%s claims: %d %s %q", typ, uid, client, nonce)
+		if got.UserID() != 7 || got.ClientID() != "c" || got.Nonce == "" || got.ID == "" {
+			t.Fatalf("%s claims: %+v", typ, got)
 		}
 		// Every token is refused as another type.
 		for _, other := range []string{TypeAccess, TypeID, TypeRefresh} {
@@ -64,7 +68,7 @@ func TestIssueAndRead(t *testing.T) {
 		}
 	}
 	a, _ := i.Read(ctx, set.Access, TypeAccess)
-	if _, _, sc, _ := Claims(a); strings.Join(sc, " ") != "openid mdr:x" {
+	if sc := a.Scope; strings.Join(sc, " ") != "openid mdr:x" {
 		t.Fatalf("scopes = %v", sc)
 	}
 	if set.RefreshJTI == "" || time.Until(set.RefreshExpires) < 23*time.Hour {
@@ -152,7 +156,117 @@ func FuzzRead(f *testing.F) {
 		if err == nil && tok != set.Access {
 			// Anything else accepted must at least carry our key id and
 			// verify: a fuzzer cannot forge an RSA signature.
-			t.Fatalf("accepted a token it did not issue: %q (kid %s, sub %s)", tok, kid, got.Subject())
+			t.Fatalf("accepted a token it did not issue: %q (kid %s, sub %s)", tok, kid, got.Subject)
 		}
 	})
+}
+
+// TestTokenShape pins the wire form: the JOSE header, the claims of each
+// token type, and that a standard JWT library verifies them against the
+// published key set.
+func TestTokenShape(t *testing.T) {
+	i, km := newIssuer(t)
+	set, err := i.Issue(Subject{UserID: 7, ClientID: "c", Email: "a@b.c", Name: "Ada", Scopes: []string{"openid"}, Nonce: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decode := func(t *testing.T, part string) map[string]any {
+		t.Helper()
+		b, err := base64.RawURLEncoding.DecodeString(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	base := []string{"aud", "exp", "iat", "iss", "jti", "nbf", "nonce", "sub", "type"}
+	for _, tc := range []struct {
+		tok, typ string
+		extra    []string
+		life     float64
+	}{
+		{set.Access, TypeAccess, []string{"scope"}, 3600},
+		{set.ID, TypeID, []string{"email", "email_verified", "name"}, 3600},
+		{set.Refresh, TypeRefresh, nil, 24 * 3600},
+	} {
+		parts := strings.Split(tc.tok, ".")
+		if len(parts) != 3 {
+			t.Fatalf("%s: not a compact JWS", tc.typ)
+		}
+		hdr := decode(t, parts[0])
+		if want := map[string]any{"alg": "RS256", "kid": km.Signer().KID, "typ": "JWT"}; !reflect.DeepEqual(hdr, want) {
+			t.Errorf("%s header = %v, want %v", tc.typ, hdr, want)
+		}
+		c := decode(t, parts[1])
+		var keys []string
+		for k := range c {
+			keys = append(keys, k)
+		}
+		want := append(append([]string{}, base...), tc.extra...)
+		slices.Sort(keys)
+		slices.Sort(want)
+		if !slices.Equal(keys, want) {
+			t.Errorf("%s claims = %v, want %v", tc.typ, keys, want)
+		}
+		if c["type"] != tc.typ || c["sub"] != "7" || c["iss"] != iss || c["nonce"] != "n1" {
+			t.Errorf("%s claims: %v", tc.typ, c)
+		}
+		if aud, ok := c["aud"].([]any); !ok || len(aud) != 1 || aud[0] != "c" {
+			t.Errorf("%s aud = %v, want [c]", tc.typ, c["aud"])
+		}
+		exp, iat, nbf := c["exp"].(float64), c["iat"].(float64), c["nbf"].(float64)
+		if exp-iat != tc.life || iat-nbf != 30 || exp != float64(int64(exp)) {
+			t.Errorf("%s dates: iat %v nbf %v exp %v", tc.typ, iat, nbf, exp)
+		}
+		// Any standard JWT library verifies our tokens with the JWK Set.
+		if _, err := jwt.Parse([]byte(tc.tok), jwt.WithKeySet(km.Public()), jwt.WithIssuer(iss)); err != nil {
+			t.Errorf("%s does not verify with jwx against the published keys: %v", tc.typ, err)
+		}
+	}
+	id := decode(t, strings.Split(set.ID, ".")[1])
+	if id["email"] != "a@b.c" || id["email_verified"] != false || id["name"] != "Ada" {
+		t.Errorf("id token claims: %v", id)
+	}
+	if sc := decode(t, strings.Split(set.Access, ".")[1])["scope"]; !reflect.DeepEqual(sc, []any{"openid"}) {
+		t.Errorf("scope = %v", sc)
+	}
+}
+
+// BenchmarkIssue is one token response's signing work; compare it with
+// BenchmarkRawSign times three to see what the token encoding adds.
+func BenchmarkIssue(b *testing.B) {
+	i, _ := newIssuer(b)
+	s := Subject{UserID: 7, ClientID: "c", Email: "a@b.c", Name: "Ada", Scopes: []string{"openid", "mdr:x"}}
+	for b.Loop() {
+		if _, err := i.Issue(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRawSign(b *testing.B) {
+	_, km := newIssuer(b)
+	d := sha256.Sum256([]byte("x"))
+	for b.Loop() {
+		if _, err := rsa.SignPKCS1v15(nil, km.Signer().Key, crypto.SHA256, d[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRead(b *testing.B) {
+	i, _ := newIssuer(b)
+	set, err := i.Issue(Subject{UserID: 7, ClientID: "c", Scopes: []string{"openid"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := i.Read(ctx, set.Refresh, TypeRefresh); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
