@@ -41,9 +41,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"fris.dev/pkg/server"
 )
 
 func main() {
+	// The load generator shares the cores with what it measures; it
+	// collects garbage as rarely as the services do (server.DefaultGCPercent).
+	server.ApplyGCPercent(server.DefaultGCPercent)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

@@ -34,12 +34,15 @@ type TokenReport struct {
 	Connections int `json:"connections"`
 	// Sessions are the clients the connections share (refresh chains,
 	// registered keys); more than connections, so a worker never waits.
-	Sessions  int      `json:"sessions"`
-	Scenario  Scenario `json:"scenario"`
-	RSABefore RSARate  `json:"rsa_before"`
-	RSAAfter  RSARate  `json:"rsa_after"`
-	// SignsPerSec is the mean of the two raw rates; SignCPUMicros the CPU
-	// one signature takes at that rate.
+	Sessions int      `json:"sessions"`
+	Scenario Scenario `json:"scenario"`
+	// RSA are the raw rates in the order measured: before the first flow,
+	// between the flows, after the last. The machine's speed drifts (a
+	// virtual machine shares its host), so each flow is judged against the
+	// two measurements around it, not against a rate taken minutes away.
+	RSA []RSARate `json:"rsa"`
+	// SignsPerSec is the mean of all raw rates; SignCPUMicros the CPU one
+	// signature takes at that rate.
 	SignsPerSec   float64       `json:"signs_per_sec"`
 	SignCPUMicros float64       `json:"sign_cpu_us"`
 	MinShare      float64       `json:"min_share"`
@@ -63,6 +66,9 @@ type FlowResult struct {
 	RequestsPerResponse int    `json:"requests_per_response"`
 	ServerSignatures    int    `json:"server_signatures"`
 	ClientSignatures    int    `json:"client_signatures"`
+	// SignsPerSec is the raw rate the flow is judged against: the mean of
+	// the measurements just before and just after it.
+	SignsPerSec float64 `json:"signs_per_sec"`
 	// Limit is SignsPerSec / (server + client signatures per response),
 	// Share the measured token responses/s over it; ServerLimit and
 	// ServerShare count the server's signatures only.
@@ -259,8 +265,13 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 	rawKey := keys[n]
 
 	procs := runtime.GOMAXPROCS(0)
-	fmt.Fprintf(stderr, "fris-bench: auth: raw RSA-%d signing rate, %d goroutines, %s\n", rsaBits, procs, cfg.rsaDuration)
-	rep.RSABefore = rsaSignRate(ctx, rawKey, procs, cfg.rsaDuration, cpu)
+	raw := func() RSARate {
+		fmt.Fprintf(stderr, "fris-bench: auth: raw RSA-%d signing rate, %d goroutines, %s\n", rsaBits, procs, cfg.rsaDuration)
+		r := rsaSignRate(ctx, rawKey, procs, cfg.rsaDuration, cpu)
+		rep.RSA = append(rep.RSA, r)
+		return r
+	}
+	before := raw()
 
 	sc := ClosedLoop(n, cfg.warmup, cfg.duration)
 	sc.Method = http.MethodPost
@@ -278,29 +289,30 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 		pool := newSessionPool(cfg.gateway, f.sessions, sc.Timeout)
 		m := sc.Run(ctx, pool.targeter(), pool.handle, cpu)
 		m.Path, m.Target, m.URL, m.Unit = authPrefix+"/token", f.name, cfg.gateway+authPrefix+"/token", "token response"
-		rep.Flows = append(rep.Flows, &FlowResult{
-			Name: f.name, RequestsPerResponse: f.reqs, ServerSignatures: serverSignatures, ClientSignatures: f.clients, M: m,
-		})
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
+		after := raw()
+		fr := &FlowResult{
+			Name: f.name, RequestsPerResponse: f.reqs, ServerSignatures: serverSignatures, ClientSignatures: f.clients, M: m,
+			SignsPerSec: (before.PerSec + after.PerSec) / 2,
+		}
+		judgeFlow(fr, cfg.minCryptoShare)
+		rep.Flows = append(rep.Flows, fr)
+		before = after
 	}
-
-	fmt.Fprintf(stderr, "fris-bench: auth: raw RSA signing rate again\n")
-	rep.RSAAfter = rsaSignRate(ctx, rawKey, procs, cfg.rsaDuration, cpu)
-	rep.SignsPerSec = (rep.RSABefore.PerSec + rep.RSAAfter.PerSec) / 2
+	for _, r := range rep.RSA {
+		rep.SignsPerSec += r.PerSec / float64(len(rep.RSA))
+	}
 	if rep.SignsPerSec > 0 {
 		rep.SignCPUMicros = float64(procs) * 1e6 / rep.SignsPerSec
-	}
-	for _, f := range rep.Flows {
-		judgeFlow(f, rep.SignsPerSec, cfg.minCryptoShare)
 	}
 	return rep, ctx.Err()
 }
 
-func judgeFlow(f *FlowResult, signsPerSec, minShare float64) {
-	f.ServerLimit = signsPerSec / float64(f.ServerSignatures)
-	f.Limit = signsPerSec / float64(f.ServerSignatures+f.ClientSignatures)
+func judgeFlow(f *FlowResult, minShare float64) {
+	f.ServerLimit = f.SignsPerSec / float64(f.ServerSignatures)
+	f.Limit = f.SignsPerSec / float64(f.ServerSignatures+f.ClientSignatures)
 	if f.ServerLimit > 0 {
 		f.ServerShare = f.M.UnitsPerSec / f.ServerLimit
 	}
