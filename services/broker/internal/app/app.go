@@ -1,0 +1,144 @@
+// Package app wires the search broker: config -> store -> mailer -> server.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/mail"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/server"
+	"fris.dev/pkg/telemetry"
+	brokerv1 "fris.dev/proto/broker/v1"
+	"fris.dev/services/broker/internal/mailer"
+	"fris.dev/services/broker/internal/service"
+	"fris.dev/services/broker/internal/storage"
+)
+
+// Config is everything `broker serve` reads from flags and FRIS_BROKER_*.
+type Config struct {
+	Server         server.Config
+	Store          kv.Config
+	LogLevel       string
+	Name           string
+	Registration   string
+	ActivationTTL  time.Duration
+	SMTPAddr       string
+	SMTPFrom       string
+	SMTPUser       string
+	SMTPPassword   string
+	MaxReplyBytes  int
+	MaxExposeBytes int
+	TokenCacheTTL  time.Duration
+	ListCacheTTL   time.Duration
+	PublicURL      string
+}
+
+// RegisterFlags adds the serve flags to fs.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Server.RegisterFlags(fs, "127.0.0.1:9104", "127.0.0.1:9204")
+	c.Store.RegisterFlags(fs)
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.Name, "name", "FRIS Search Broker", "the broker's name: GET /name and the Server header of every response")
+	fs.StringVar(&c.Registration, "registration", service.ModeApproval, "how banks register: approval (token at once, an operator approves) or activation-code (a code is mailed first)")
+	fs.DurationVar(&c.ActivationTTL, "activation-ttl", 24*time.Hour, "how long a mailed activation code is valid")
+	fs.StringVar(&c.SMTPAddr, "smtp-addr", "", "SMTP server host:port for activation codes (empty: codes go to the log)")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", "", "sender address of activation mails")
+	fs.StringVar(&c.SMTPUser, "smtp-user", "", "SMTP user (empty: no authentication)")
+	fs.StringVar(&c.SMTPPassword, "smtp-password", "", "SMTP password (prefer FRIS_BROKER_SMTP_PASSWORD)")
+	fs.IntVar(&c.MaxReplyBytes, "max-reply-bytes", 1<<20, "largest reply a bank may send")
+	fs.IntVar(&c.MaxExposeBytes, "max-expose-bytes", 10<<20, "largest expose PDF")
+	fs.DurationVar(&c.TokenCacheTTL, "token-cache-ttl", 5*time.Second, "how long a bank found by its token is remembered (a deletion or relink through another replica takes effect within it; 0: off)")
+	fs.DurationVar(&c.ListCacheTTL, "list-cache-ttl", time.Second, "how long rendered inquiry lists are reused (a change through another replica is seen within it; 0: off)")
+	fs.StringVar(&c.PublicURL, "public-url", "http://127.0.0.1:8080/broker/rest/searchbroker", "the banks' API as clients reach it, for the ExposeURL of inquiries")
+}
+
+// Validate reports every configuration mistake at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if err := c.Store.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Server.GRPCAddr == "" {
+		errs = append(errs, errors.New("-grpc-addr is required"))
+	}
+	if c.Name == "" {
+		errs = append(errs, errors.New("-name must not be empty"))
+	}
+	if c.Registration != service.ModeApproval && c.Registration != service.ModeActivationCode {
+		errs = append(errs, fmt.Errorf("-registration %q: want approval or activation-code", c.Registration))
+	}
+	if c.ActivationTTL <= 0 {
+		errs = append(errs, errors.New("-activation-ttl must be positive"))
+	}
+	if c.SMTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
+			errs = append(errs, fmt.Errorf("-smtp-addr %q must be host:port", c.SMTPAddr))
+		}
+		if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+			errs = append(errs, fmt.Errorf("-smtp-from %q must be an email address when -smtp-addr is set", c.SMTPFrom))
+		}
+	}
+	if c.MaxReplyBytes <= 0 || c.MaxExposeBytes <= 0 {
+		errs = append(errs, errors.New("-max-reply-bytes and -max-expose-bytes must be positive"))
+	}
+	if c.MaxExposeBytes > c.Server.MaxRecvBytes/2 {
+		errs = append(errs, errors.New("-max-expose-bytes must be at most half of -max-recv-bytes"))
+	}
+	if c.TokenCacheTTL < 0 || c.ListCacheTTL < 0 || c.TokenCacheTTL > time.Minute || c.ListCacheTTL > time.Minute {
+		errs = append(errs, errors.New("-token-cache-ttl and -list-cache-ttl must be between 0 and 1m"))
+	}
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("-public-url %q must be an absolute http(s) URL", c.PublicURL))
+	}
+	return errors.Join(errs...)
+}
+
+// Run serves the broker until ctx ends.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	shutdown, err := telemetry.Setup(ctx, "fris-broker")
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	defer func() { _ = shutdown(context.Background()) }()
+
+	db, err := kv.Open(ctx, cfg.Store, "broker", log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var m mailer.Mailer = mailer.Log{Log: log}
+	if cfg.SMTPAddr != "" {
+		m = mailer.SMTP{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, User: cfg.SMTPUser, Password: cfg.SMTPPassword, BrokerName: cfg.Name}
+	} else if cfg.Registration == service.ModeActivationCode {
+		log.Warn("activation-code registration without -smtp-addr: codes are written to this log for the operator")
+	}
+	svc := service.New(service.Config{
+		Name: cfg.Name, Registration: cfg.Registration, ActivationTTL: cfg.ActivationTTL,
+		MaxReplyBytes: cfg.MaxReplyBytes, MaxExposeBytes: cfg.MaxExposeBytes,
+		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, PublicURL: cfg.PublicURL,
+	}, storage.New(db), m, log)
+	return server.Run(ctx, cfg.Server, server.Service{
+		Name: "fris.broker.v1.BrokerService",
+		Log:  log,
+		Register: func(s *grpc.Server) {
+			brokerv1.RegisterBrokerServiceServer(s, service.Public{Service: svc})
+			brokerv1.RegisterResearcherServiceServer(s, service.Researcher{Service: svc})
+			brokerv1.RegisterBrokerAdminServer(s, service.Admin{Service: svc})
+		},
+		Ready:   svc.Ready,
+		Metrics: prometheus.NewRegistry(),
+	})
+}
