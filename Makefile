@@ -4,7 +4,7 @@ SHELL := /usr/bin/env bash
 
 BIN        := $(CURDIR)/bin
 # Every service module under services/ and every API under proto/<svc>/v1.
-SERVICES   := $(notdir $(wildcard services/*))
+SERVICES   := $(patsubst services/%/cmd,%,$(wildcard services/*/cmd))
 PROTO_SVCS := $(patsubst proto/%/v1,%,$(wildcard proto/*/v1))
 MODULES     = $(shell go list -m -f '{{.Dir}}')
 
