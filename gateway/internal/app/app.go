@@ -36,6 +36,7 @@ import (
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
 	authv1 "fris.dev/proto/auth/v1"
+	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
 
@@ -244,6 +245,16 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	// Group C (upload): wired here.
 
 	// Group D (broker): wired here.
+	bc := routes.BrokerConfig{Prefix: cfg.BrokerPrefix, Verifier: verifier, Timeout: cfg.UpstreamTimeout, Log: log}
+	if up.Broker != nil {
+		bc.Client = brokerv1.NewBrokerServiceClient(up.Broker)
+		rgw := newGatewayMux()
+		if err := brokerv1.RegisterResearcherServiceHandlerClient(ctx, rgw, brokerv1.NewResearcherServiceClient(up.Broker)); err != nil {
+			return nil, err
+		}
+		bc.Researcher = upstream(cfg.UpstreamTimeout, rgw)
+	}
+	routes.Broker(mux, bc)
 
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
