@@ -60,6 +60,8 @@ FRIS_USER_EMAIL=researcher@fris.example
 
 start auth serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9101 -ops-addr 127.0.0.1:9201 -issuer "http://$ADDR"
 start mdr serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9102 -ops-addr 127.0.0.1:9202
+start broker serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9104 -ops-addr 127.0.0.1:9204 \
+  -registration approval -public-url "http://$ADDR/broker/rest/searchbroker"
 wait_ready http://127.0.0.1:9201/readyz auth
 wait_ready http://127.0.0.1:9202/readyz mdr
 "$BIN/mdr" import -addr 127.0.0.1:9102 services/mdr/demo/mdr16.json
@@ -67,8 +69,13 @@ wait_ready http://127.0.0.1:9202/readyz mdr
   -name "FRIS demo client" -type MDR -redirect-url "$FRIS_CLIENT_REDIRECT" >/dev/null
 "$BIN/auth" create-user -addr 127.0.0.1:9101 -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
   -name "Demo Researcher" -email-verified >/dev/null
+# The demo inquiry belongs to the demo researcher: its author is the user id
+# that is the subject of the researcher's access tokens.
+wait_ready http://127.0.0.1:9204/readyz broker
+FRIS_USER_ID=$("$BIN/auth" users -addr 127.0.0.1:9101 | awk -v e="$FRIS_USER_EMAIL" '$2 == e { print $1 }')
+FRIS_INQUIRY_ID=$("$BIN/broker" seed-demo -addr 127.0.0.1:9104 -author "$FRIS_USER_ID" -sites charite,dresden)
 
-start gateway -addr "$ADDR" -mdr-addr 127.0.0.1:9102 -auth-addr 127.0.0.1:9101 \
+start gateway -addr "$ADDR" -mdr-addr 127.0.0.1:9102 -auth-addr 127.0.0.1:9101 -broker-addr 127.0.0.1:9104 \
   -jwks-url http://127.0.0.1:9201/jwks -issuer "http://$ADDR"
 wait_ready "http://$ADDR/readyz" gateway
 
@@ -79,6 +86,7 @@ FRIS_CLIENT_SECRET=$FRIS_CLIENT_SECRET
 FRIS_CLIENT_REDIRECT=$FRIS_CLIENT_REDIRECT
 FRIS_USER_EMAIL=$FRIS_USER_EMAIL
 FRIS_USER_PASSWORD=$FRIS_USER_PASSWORD
+FRIS_INQUIRY_ID=$FRIS_INQUIRY_ID
 ENV
 
 cat <<MSG
@@ -88,6 +96,7 @@ FRIS is running at http://$ADDR   (logs: $LOGS/, data: $DATA/, demo credentials:
   demo client  $FRIS_CLIENT_ID / $FRIS_CLIENT_SECRET   (redirect: $FRIS_CLIENT_REDIRECT)
   demo user    $FRIS_USER_EMAIL / $FRIS_USER_PASSWORD
   login page   http://$ADDR/oauth2/authorize?client_id=$FRIS_CLIENT_ID&state=xyz
+  inquiry      $FRIS_INQUIRY_ID (released to the sites charite and dresden; banks poll http://$ADDR/broker/rest/searchbroker/inquiries)
 
   curl -s http://$ADDR/v3/api/mdr/namespaces
   curl -s http://$ADDR/v3/api/mdr/namespaces/mdr16/members
