@@ -12,9 +12,14 @@
 #   2. without the response cache (-mdr-cache-ttl 0), every read crossing to
 #      mdr: suite mdr again, then suite bearer (a read with and without a
 #      valid access token)
+#   3. suite broker, once on the embedded store and once on a throwaway
+#      redis-server (skipped with a note when there is none): a broker and a
+#      gateway of its own, 1,000 banks polling GET /inquiries at 1,000/s
 #
 # Environment:
-#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer (all)
+#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker (all)
+#   BENCH_BROKER_DURATION    measured time of the broker suite                 (30s)
+#   BENCH_BROKER_BANKS       banks of the broker suite (poll rate = banks/s)   (1000)
 #   BENCH_CONNECTIONS        connections of the mdr and bearer suites          (64)
 #   BENCH_TOKEN_CONNECTIONS  connections of the auth suite's flows             (16)
 #   BENCH_DURATION           measured time per run                             (10s)
@@ -36,12 +41,14 @@ RSA_DURATION=${BENCH_RSA_DURATION:-3s}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
 BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
-SUITES=${BENCH_SUITES:-mdr,auth,bearer}
-[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer
+SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker}
+[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker
+BROKER_DURATION=${BENCH_BROKER_DURATION:-30s}
+BROKER_BANKS=${BENCH_BROKER_BANKS:-1000}
 for s in ${SUITES//,/ }; do
   case $s in
-    mdr | auth | bearer) ;;
-    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer)" >&2; exit 2 ;;
+    mdr | auth | bearer | broker) ;;
+    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker)" >&2; exit 2 ;;
   esac
 done
 selected() { [[ ",$SUITES," == *",$1,"* ]]; }
@@ -53,7 +60,7 @@ pass_suites() {
   echo "${out[*]}"
 }
 
-for b in mdr auth gateway; do
+for b in mdr auth gateway broker; do
   [[ -x "$BIN/$b" ]] || { echo "bench: $BIN/$b missing: run make build (make bench does)" >&2; exit 1; }
 done
 
@@ -196,6 +203,72 @@ free_port gw2_port
 run_pass "gateway as deployed (-mdr-cache-ttl 1s)" "$JSON" "$(pass_suites mdr auth)" "$gw1_port"
 run_pass "gateway without response cache (-mdr-cache-ttl 0): every registry read crosses gRPC" \
   "${JSON%.json}-uncached.json" "$(pass_suites mdr bearer)" "$gw2_port" -mdr-cache-ttl 0
+
+# start_redis VAR: starts a throwaway redis-server in the temporary
+# directory on a free port and sets VAR to its URL; returns 1 without
+# redis-server. It is stopped with everything else.
+start_redis() {
+  command -v redis-server >/dev/null 2>&1 || return 1
+  local port pid
+  free_port port
+  mkdir -p "$tmp/redis"
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$tmp/redis" \
+    --logfile "$tmp/redis.log" &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+    sleep 0.05
+  done
+  printf -v "$1" %s "redis://127.0.0.1:$port/0"
+}
+
+# run_broker LABEL JSON STORE-FLAGS...: a broker on the given store and a
+# gateway in front of it, the broker suite against them, both stopped after.
+run_broker() {
+  local label=$1 json=$2
+  shift 2
+  local b_grpc b_ops gw_port b_pid gw_pid bench_pid
+  free_port b_grpc
+  free_port b_ops
+  free_port gw_port
+  "$BIN/broker" serve -grpc-addr "127.0.0.1:$b_grpc" -ops-addr "127.0.0.1:$b_ops" -log-level warn \
+    -public-url "http://127.0.0.1:$gw_port/broker/rest/searchbroker" "$@" 2>>"$tmp/broker.log" &
+  b_pid=$!
+  pids+=("$b_pid")
+  wait_ready "http://127.0.0.1:$b_ops/readyz" "$b_pid" broker
+  "$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -broker-addr "127.0.0.1:$b_grpc" \
+    -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
+  gw_pid=$!
+  pids+=("$gw_pid")
+  wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
+  echo >&2
+  echo "bench: pass \"$label\": broker $* (pid $b_pid), gateway (pid $gw_pid)" >&2
+  echo
+  echo "### $label"
+  echo
+  "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -suites broker -broker-admin "127.0.0.1:$b_grpc" \
+    -broker-banks "$BROKER_BANKS" -broker-rate "$BROKER_BANKS" -broker-duration "$BROKER_DURATION" -warmup "$WARMUP" \
+    -json "$json" -watch "gateway=$gw_pid,broker=$b_pid" &
+  bench_pid=$!
+  pids=("$bench_pid" "${pids[@]}")
+  wait "$bench_pid" || rc=$?
+  pids=("${pids[@]:1}")
+  kill -TERM "$gw_pid" "$b_pid" 2>/dev/null || true
+  wait "$gw_pid" "$b_pid" 2>/dev/null || true
+  [[ -s "$json" ]] && echo "bench: raw numbers in $json" >&2
+}
+
+if selected broker; then
+  run_broker "search broker on the embedded store (bbolt)" "${JSON%.json}-broker-bolt.json" -data-dir "$tmp/broker-bolt"
+  if start_redis redis_url; then
+    run_broker "search broker on Redis" "${JSON%.json}-broker-redis.json" -store redis -redis-url "$redis_url"
+  else
+    echo "bench: no redis-server: the broker suite on Redis is skipped" >&2
+    echo
+    echo "(broker on Redis skipped: no redis-server)"
+  fi
+fi
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 
 # Anything a service logged at warn or above during the run is worth seeing.

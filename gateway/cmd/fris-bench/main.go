@@ -74,6 +74,15 @@ type config struct {
 	bearerRounds      int
 	maxBearerSlowdown float64
 	creds             credentials
+
+	brokerAdmin       string
+	brokerBanks       int
+	brokerSites       int
+	brokerInquiries   int
+	brokerRate        int
+	brokerConnections int
+	brokerDuration    time.Duration
+	brokerMaxP99      time.Duration
 }
 
 // Suites, in the order they run.
@@ -81,9 +90,10 @@ const (
 	suiteMDR    = "mdr"
 	suiteBearer = "bearer"
 	suiteAuth   = "auth"
+	suiteBroker = "broker"
 )
 
-var allSuites = []string{suiteMDR, suiteBearer, suiteAuth}
+var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker}
 
 func (c config) has(suite string) bool { return slices.Contains(c.suites, suite) }
 
@@ -121,6 +131,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.creds.clientSecret, "client-secret", "", "auth, bearer: its secret (default $"+envClientSecret+")")
 	fs.StringVar(&c.creds.email, "user-email", "", "auth, bearer: the seeded user, who signs in with a password")
 	fs.StringVar(&c.creds.password, "user-password", "", "auth, bearer: the user's password (default $"+envUserPassword+")")
+	fs.StringVar(&c.brokerAdmin, "broker-admin", "127.0.0.1:9104", "broker: gRPC address of the broker's admin API (banks are approved there)")
+	fs.IntVar(&c.brokerBanks, "broker-banks", 1000, "broker: banks registered and polling")
+	fs.IntVar(&c.brokerSites, "broker-sites", 10, "broker: sites the banks are spread over")
+	fs.IntVar(&c.brokerInquiries, "broker-inquiries", 3, "broker: released inquiries, addressed to every site")
+	fs.IntVar(&c.brokerRate, "broker-rate", 1000, "broker: polls per second in all (each bank once a second at rate = banks)")
+	fs.IntVar(&c.brokerConnections, "broker-connections", 256, "broker: most connections (= workers) of the open loop")
+	fs.DurationVar(&c.brokerDuration, "broker-duration", 30*time.Second, "broker: measured time")
+	fs.DurationVar(&c.brokerMaxP99, "broker-max-p99", 50*time.Millisecond, "broker target: p99 latency below this")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -155,6 +173,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-connections and -token-connections must be positive")
 	case c.duration <= 0 || c.warmup < 0:
 		return c, errors.New("-duration must be positive and -warmup not negative")
+	case c.has(suiteBroker) && (c.brokerBanks <= 0 || c.brokerSites <= 0 || c.brokerInquiries <= 0 || c.brokerRate <= 0 || c.brokerConnections <= 0 || c.brokerDuration <= 0):
+		return c, errors.New("-broker-banks, -broker-sites, -broker-inquiries, -broker-rate, -broker-connections and -broker-duration must be positive")
 	case c.rsaDuration <= 0 || c.bearerRounds <= 0:
 		return c, errors.New("-rsa-duration and -bearer-rounds must be positive")
 	case needCreds && (c.creds.clientID == "" || c.creds.clientSecret == "" || c.creds.email == "" || c.creds.password == ""):
@@ -200,6 +220,7 @@ type Report struct {
 	Pairs      []Pair         `json:"pairs"`
 	Bearer     *BearerReport  `json:"bearer,omitempty"`
 	Token      *TokenReport   `json:"token,omitempty"`
+	Broker     *BrokerReport  `json:"broker,omitempty"`
 }
 
 // Targets are the goals a gateway run is judged by.
@@ -256,6 +277,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				for _, m := range rep.Bearer.Results {
 					errored(fmt.Sprintf("bearer %s round %d", m.Target, m.Round), m)
 				}
+			}
+		case suiteBroker:
+			rep.Broker, err = runBroker(ctx, cfg, cpu, stderr)
+			if rep.Broker != nil {
+				errored("broker polls", rep.Broker.Result)
 			}
 		case suiteAuth:
 			rep.Token, err = runTokens(ctx, cfg, cpu, stderr)

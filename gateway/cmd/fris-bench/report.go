@@ -32,6 +32,10 @@ func writeMarkdown(w io.Writer, rep *Report, cpu *cpuWatch) {
 			if rep.Token != nil {
 				writeTokens(w, rep.Token, cpu, rep.GOMAXPROCS)
 			}
+		case suiteBroker:
+			if rep.Broker != nil {
+				writeBroker(w, rep.Broker, cpu)
+			}
 		}
 	}
 }
