@@ -50,3 +50,15 @@ pkgs=()
 for m in $modules; do pkgs+=("$m/..."); done
 go vet "${pkgs[@]}"
 go test -race -count=1 -timeout 12m "${pkgs[@]}"
+
+# Fuzz targets of parsers of outside input, a few seconds each (their seed
+# corpora already ran above as plain tests). Add a target as "PACKAGE FuzzName".
+fuzz_targets=(
+  "./services/broker/internal/query FuzzParse"
+  "./services/broker/internal/reply FuzzReply"
+)
+for t in "${fuzz_targets[@]}"; do
+  read -r pkg name <<<"$t"
+  echo "test: fuzzing $name in $pkg for ${FUZZ_TIME:-3s}"
+  go test -run='^$' -fuzz="^${name}\$" -fuzztime="${FUZZ_TIME:-3s}" "$pkg"
+done
