@@ -129,6 +129,10 @@ func (s *Service) sendCode(ctx context.Context, email string) error {
 
 func (s *Service) checkCode(ctx context.Context, email, code string) error {
 	a, err := s.store.Activation(ctx, email)
+	if err == nil && s.now().Sub(time.Unix(a.Created, 0)) > s.cfg.ActivationTTL {
+		// The store's TTL removes it soon; until then it is expired all the same.
+		err = storage.ErrNotFound
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "no activation is pending for %s (or its code expired): register again without a code", email)
 	}
