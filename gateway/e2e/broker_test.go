@@ -74,7 +74,7 @@ func inquiryJSON(label string, sites []string, extra string) string {
 		"label": label, "description": "how many?", "query": demoQuery,
 		"contact":      map[string]string{"title": "Dr.", "firstname": "Ada", "lastname": "Lovelace", "email": "ada@fris.test"},
 		"target_sites": sites, "search_for": []string{"patients"},
-		"expose_pdf":   base64.StdEncoding.EncodeToString([]byte(tinyPDF)), "expose_filename": "study.pdf",
+		"expose_pdf": base64.StdEncoding.EncodeToString([]byte(tinyPDF)), "expose_filename": "study.pdf",
 	}
 	if extra != "" {
 		var more map[string]any

@@ -104,8 +104,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var author string
 	create := t.Command(cmdutil.Admin{
 		Name: "create-inquiry", Usage: "create-inquiry -author ID -label L -query FILE -contact-lastname N -sites a,b [flags]",
-		Help:  "create a draft inquiry from files and flags; prints it as JSON",
-		Flags: func(fs *flag.FlagSet) { cf.register(fs); fs.StringVar(&author, "author", "", "the author: a researcher's user id (required)") },
+		Help: "create a draft inquiry from files and flags; prints it as JSON",
+		Flags: func(fs *flag.FlagSet) {
+			cf.register(fs)
+			fs.StringVar(&author, "author", "", "the author: a researcher's user id (required)")
+		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			c, err := cf.content()
 			if err != nil {

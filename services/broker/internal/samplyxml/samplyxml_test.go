@@ -31,7 +31,7 @@ func TestDocumentsDecodeAsTheSchemasSay(t *testing.T) {
 		t.Fatalf("list = %+v", list)
 	}
 	var empty struct {
-		XMLName xml.Name `xml:"Inquiries"`
+		XMLName xml.Name   `xml:"Inquiries"`
 		Items   []struct{} `xml:"Inquiry"`
 	}
 	if err := xml.Unmarshal(List(nil), &empty); err != nil || len(empty.Items) != 0 {

@@ -182,5 +182,4 @@ func notFound(err error, format string, a ...any) error {
 	return err
 }
 
-
 func trimmed(s string) string { return strings.TrimSpace(s) }

@@ -77,7 +77,9 @@ func withAuth(v string) context.Context {
 	return metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", v))
 }
 
-func code(err error) codes.Code { return status.Code(rpcerr.From(context.Background(), slog.New(slog.DiscardHandler), err)) }
+func code(err error) codes.Code {
+	return status.Code(rpcerr.From(context.Background(), slog.New(slog.DiscardHandler), err))
+}
 
 func newContent(sites ...string) *brokerv1.InquiryContent {
 	return &brokerv1.InquiryContent{Label: "L", Query: `<Query><Where/></Query>`, Contact: &brokerv1.Contact{Lastname: "X"}, TargetSites: sites}
