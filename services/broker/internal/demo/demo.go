@@ -14,14 +14,15 @@ import (
 // Label identifies the demo inquiry, so seeding finds it again.
 const Label = "FRIS demo inquiry: adult patients with lung cancer"
 
-// Query asks for adults (18-99) with an ICD-10 lung cancer diagnosis, in
-// the data elements of the demo registry's namespace.
+// Query asks for donors aged 18-99 with an ICD-10 lung cancer diagnosis and
+// a diagnosis date, in data elements of the demo registry (mdr16: donor age
+// 14, diagnosis ICD-10 27, date of diagnosis 26).
 const Query = `<Query xmlns="http://schema.samply.de/common/Query" xmlns:a="http://schema.samply.de/common/Attribute" xmlns:m="http://schema.samply.de/common/MultivalueAttribute" xmlns:r="http://schema.samply.de/common/RangeAttribute" xmlns:k="http://schema.samply.de/common/MdrKey" xmlns:v="http://schema.samply.de/common/Value">
   <Where>
     <And>
-      <Between><r:RangeAttribute><k:MdrKey>urn:mdr16:dataelement:28:1</k:MdrKey><v:LowerBound>18</v:LowerBound><v:UpperBound>99</v:UpperBound></r:RangeAttribute></Between>
-      <In><m:MultivalueAttribute><k:MdrKey>urn:mdr16:dataelement:29:1</k:MdrKey><v:Value>C34.0</v:Value><v:Value>C34.1</v:Value><v:Value>C34.9</v:Value></m:MultivalueAttribute></In>
-      <IsNotNull><k:MdrKey>urn:mdr16:dataelement:23:1</k:MdrKey></IsNotNull>
+      <Between><r:RangeAttribute><k:MdrKey>urn:mdr16:dataelement:14:1</k:MdrKey><v:LowerBound>18</v:LowerBound><v:UpperBound>99</v:UpperBound></r:RangeAttribute></Between>
+      <In><m:MultivalueAttribute><k:MdrKey>urn:mdr16:dataelement:27:1</k:MdrKey><v:Value>C34.0</v:Value><v:Value>C34.1</v:Value><v:Value>C34.9</v:Value></m:MultivalueAttribute></In>
+      <IsNotNull><k:MdrKey>urn:mdr16:dataelement:26:1</k:MdrKey></IsNotNull>
     </And>
   </Where>
 </Query>`
