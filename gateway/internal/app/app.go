@@ -294,7 +294,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}
 	c := cors.New(cors.Options{
 		AllowedOrigins: origins,
-		AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodHead},
+		AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodHead},
 		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept", "Accept-Language", "If-None-Match", "X-Request-Id"},
 		ExposedHeaders: []string{"ETag", "X-Request-Id"},
 		MaxAge:         600,

@@ -463,6 +463,12 @@ func TestOtherPostRoutes(t *testing.T) {
 	if rec.Header().Get("Access-Control-Allow-Origin") != "" {
 		t.Fatal("preflight allowed an unconfigured origin")
 	}
+	// A researcher's web app edits an inquiry with PUT.
+	rec = e.do(t, "OPTIONS", "/broker/rest/searchbroker/researcher/inquiries/1", "", "Origin", "https://app.example",
+		"Access-Control-Request-Method", "PUT", "Access-Control-Request-Headers", "authorization, content-type")
+	if rec.Header().Get("Access-Control-Allow-Origin") != "https://app.example" || !strings.Contains(rec.Header().Get("Access-Control-Allow-Methods"), "PUT") {
+		t.Fatalf("PUT preflight: %d %v", rec.Code, rec.Header())
+	}
 }
 
 func TestBearerRoutes(t *testing.T) {
