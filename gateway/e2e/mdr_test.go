@@ -387,7 +387,9 @@ func contains(xs []string, x string) bool {
 
 // TestMDRImport changes data, so it has a stack of its own.
 func TestMDRImport(t *testing.T) {
-	s := NewStack(t, Options{})
+	// Imports must show at once: the gateway's 1 s response cache (tested on
+	// its own) would let a read made just before an import answer for it.
+	s := NewStack(t, Options{GatewayArgs: []string{"-mdr-cache-ttl", "0"}})
 	before := s.MDRCLI(t, 0, "namespaces")
 
 	t.Run("BadFilesChangeNothing", func(t *testing.T) {
