@@ -45,9 +45,11 @@ func Content(sites []string) *brokerv1.InquiryContent {
 }
 
 // ExposePDF draws the demo expose: one page with the study outline. The
-// dates inside are fixed, so the same bytes come out every time.
+// dates inside are fixed and the catalog sorted (fpdf otherwise writes its
+// fonts in map order), so the same bytes come out every time.
 func ExposePDF() []byte {
 	pdf := fpdf.New("P", "mm", "A4", "")
+	pdf.SetCatalogSort(true)
 	when := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	pdf.SetCreationDate(when)
 	pdf.SetModificationDate(when)
