@@ -1,0 +1,319 @@
+// Package storage keeps the central upload's data on a kv.Store: the sites'
+// Basic credentials (hashed), the patient documents byte for byte with a
+// small summary each, and every teiler's last upload timestamp.
+//
+// Keys: cred/<username>; doc/<site>/<teiler>/<patient> (the document) and
+// sum/<site>/<teiler>/<patient> (its summary), always written and deleted
+// together in one transaction; stats/<site>/<teiler>. Path components are
+// percent-escaped so a '/' in an id cannot reach into another teiler's keys;
+// escaping byte by byte keeps "escaped prefix is a prefix of escaped id",
+// which the prefix delete relies on.
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"fris.dev/pkg/kv"
+)
+
+// Sentinel errors, shared with every FRIS store.
+var (
+	ErrNotFound = kv.ErrNotFound
+	ErrExists   = kv.ErrExists
+)
+
+// Teiler is one site's sharing component, the owner of uploaded patients.
+type Teiler struct {
+	SiteID   string `json:"site"`
+	TeilerID string `json:"teiler"`
+}
+
+func (t Teiler) String() string { return t.SiteID + "/" + t.TeilerID }
+
+func (t Teiler) key() string { return esc(t.SiteID) + "/" + esc(t.TeilerID) + "/" }
+
+// Credential is one Basic username of one teiler.
+type Credential struct {
+	Username string `json:"username"`
+	Teiler   Teiler `json:"teiler"`
+	Hash     string `json:"hash"`
+	Disabled bool   `json:"disabled,omitempty"`
+	// Created is unix seconds.
+	Created int64 `json:"created"`
+}
+
+// Summary describes a stored document without its bytes.
+type Summary struct {
+	Teiler    Teiler `json:"teiler"`
+	PatientID string `json:"id"`
+	// Stored is unix nanoseconds.
+	Stored     int64 `json:"stored"`
+	Size       int   `json:"size"`
+	Cases      int   `json:"cases"`
+	Samples    int   `json:"samples"`
+	Attributes int   `json:"attributes"`
+}
+
+// Store is the upload service's data.
+type Store interface {
+	Ping(ctx context.Context) error
+
+	CreateCredential(ctx context.Context, c Credential) error
+	Credential(ctx context.Context, username string) (Credential, error)
+	UpdateCredential(ctx context.Context, username string, fn func(*Credential) error) (Credential, error)
+	Credentials(ctx context.Context) ([]Credential, error)
+
+	// PutPatient stores doc and its summary atomically, replacing an
+	// earlier version; replaced tells whether there was one.
+	PutPatient(ctx context.Context, s Summary, doc []byte) (replaced bool, err error)
+	Patient(ctx context.Context, t Teiler, id string) (Summary, []byte, error)
+	DeletePatient(ctx context.Context, t Teiler, id string) error
+	// DeletePatientsByPrefix removes the teiler's patients whose id starts
+	// with prefix, in transactions of a bounded size.
+	DeletePatientsByPrefix(ctx context.Context, t Teiler, prefix string) (int, error)
+	// Patients lists summaries in id order: ids starting with prefix and
+	// sorting after `after`; limit <= 0 means all.
+	Patients(ctx context.Context, t Teiler, prefix, after string, limit int) ([]Summary, error)
+	CountPatients(ctx context.Context, t Teiler) (int, error)
+
+	// LastUpload is the teiler's stored timestamp (unix nanoseconds), or
+	// ErrNotFound when it never stored one.
+	LastUpload(ctx context.Context, t Teiler) (int64, error)
+	SetLastUpload(ctx context.Context, t Teiler, unixNano int64) error
+}
+
+// New returns the Store on db.
+func New(db kv.Store) Store { return &store{db: db} }
+
+type store struct{ db kv.Store }
+
+// esc escapes one key component; only '%' and '/' need it, and keeping
+// everything else makes keys readable in redis-cli.
+func esc(s string) string {
+	if !strings.ContainsAny(s, "%/") {
+		return s
+	}
+	return strings.NewReplacer("%", "%25", "/", "%2F").Replace(s)
+}
+
+const deleteBatch = 500
+
+func credKey(u string) string             { return "cred/" + u }
+func docKey(t Teiler, id string) string   { return "doc/" + t.key() + esc(id) }
+func sumKey(t Teiler, id string) string   { return "sum/" + t.key() + esc(id) }
+func statsKey(t Teiler) string            { return "stats/" + t.key() }
+func sumPrefix(t Teiler, p string) string { return "sum/" + t.key() + esc(p) }
+
+func (s *store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+func (s *store) CreateCredential(ctx context.Context, c Credential) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(ctx, func(tx kv.Tx) error {
+		if _, err := tx.Get(ctx, credKey(c.Username)); err == nil {
+			return ErrExists
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		return tx.Put(credKey(c.Username), b, 0)
+	})
+}
+
+func (s *store) Credential(ctx context.Context, username string) (Credential, error) {
+	var c Credential
+	b, err := s.db.Get(ctx, credKey(username))
+	if err != nil {
+		return c, err
+	}
+	return c, json.Unmarshal(b, &c)
+}
+
+func (s *store) UpdateCredential(ctx context.Context, username string, fn func(*Credential) error) (Credential, error) {
+	var out Credential
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
+		b, err := tx.Get(ctx, credKey(username))
+		if err != nil {
+			return err
+		}
+		var c Credential
+		if err := json.Unmarshal(b, &c); err != nil {
+			return err
+		}
+		if err := fn(&c); err != nil {
+			return err
+		}
+		nb, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		out = c
+		return tx.Put(credKey(username), nb, 0)
+	})
+	return out, err
+}
+
+func (s *store) Credentials(ctx context.Context) ([]Credential, error) {
+	es, err := s.db.Scan(ctx, "cred/", "", 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Credential, 0, len(es))
+	for _, e := range es {
+		var c Credential
+		if err := json.Unmarshal(e.Value, &c); err != nil {
+			return nil, fmt.Errorf("credential %s: %w", e.Key, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (s *store) PutPatient(ctx context.Context, sum Summary, doc []byte) (bool, error) {
+	b, err := json.Marshal(sum)
+	if err != nil {
+		return false, err
+	}
+	var replaced bool
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
+		_, err := tx.Get(ctx, sumKey(sum.Teiler, sum.PatientID))
+		switch {
+		case err == nil:
+			replaced = true
+		case errors.Is(err, kv.ErrNotFound):
+			replaced = false
+		default:
+			return err
+		}
+		if err := tx.Put(docKey(sum.Teiler, sum.PatientID), packDoc(b, doc), 0); err != nil {
+			return err
+		}
+		return tx.Put(sumKey(sum.Teiler, sum.PatientID), b, 0)
+	})
+	return replaced, err
+}
+
+func (s *store) Patient(ctx context.Context, t Teiler, id string) (Summary, []byte, error) {
+	var sum Summary
+	raw, err := s.db.Get(ctx, docKey(t, id))
+	if err != nil {
+		return sum, nil, err
+	}
+	meta, doc, err := unpackDoc(raw)
+	if err != nil {
+		return sum, nil, err
+	}
+	return sum, doc, json.Unmarshal(meta, &sum)
+}
+
+// packDoc keeps the summary with the document so one read returns a
+// matching pair even while the patient is being replaced.
+func packDoc(meta, doc []byte) []byte {
+	out := make([]byte, 4, 4+len(meta)+len(doc))
+	binary.BigEndian.PutUint32(out, uint32(len(meta)))
+	return append(append(out, meta...), doc...)
+}
+
+func unpackDoc(raw []byte) (meta, doc []byte, err error) {
+	if len(raw) < 4 || int(binary.BigEndian.Uint32(raw)) > len(raw)-4 {
+		return nil, nil, errors.New("storage: corrupt document record")
+	}
+	n := 4 + int(binary.BigEndian.Uint32(raw))
+	return raw[4:n], raw[n:], nil
+}
+
+func (s *store) DeletePatient(ctx context.Context, t Teiler, id string) error {
+	return s.db.Update(ctx, func(tx kv.Tx) error {
+		if _, err := tx.Get(ctx, sumKey(t, id)); err != nil {
+			return err
+		}
+		if err := tx.Delete(docKey(t, id)); err != nil {
+			return err
+		}
+		return tx.Delete(sumKey(t, id))
+	})
+}
+
+func (s *store) DeletePatientsByPrefix(ctx context.Context, t Teiler, prefix string) (int, error) {
+	total := 0
+	for {
+		n := 0
+		err := s.db.Update(ctx, func(tx kv.Tx) error {
+			es, err := tx.Scan(ctx, sumPrefix(t, prefix), "", deleteBatch)
+			if err != nil {
+				return err
+			}
+			n = len(es)
+			for _, e := range es {
+				id := strings.TrimPrefix(e.Key, "sum/")
+				if err := tx.Delete(e.Key); err != nil {
+					return err
+				}
+				if err := tx.Delete("doc/" + id); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < deleteBatch {
+			return total, nil
+		}
+	}
+}
+
+func (s *store) Patients(ctx context.Context, t Teiler, prefix, after string, limit int) ([]Summary, error) {
+	es, err := s.db.Scan(ctx, sumPrefix(t, prefix), "", 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Summary, 0, len(es))
+	for _, e := range es {
+		var sum Summary
+		if err := json.Unmarshal(e.Value, &sum); err != nil {
+			return nil, fmt.Errorf("summary %s: %w", e.Key, err)
+		}
+		out = append(out, sum)
+	}
+	// Escaping can reorder ids ('%' sorts before letters), so order, page
+	// and limit by the ids themselves.
+	sort.Slice(out, func(i, j int) bool { return out[i].PatientID < out[j].PatientID })
+	if after != "" {
+		i := sort.Search(len(out), func(i int) bool { return out[i].PatientID > after })
+		out = out[i:]
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func (s *store) CountPatients(ctx context.Context, t Teiler) (int, error) {
+	es, err := s.db.Scan(ctx, sumPrefix(t, ""), "", 0)
+	return len(es), err
+}
+
+func (s *store) LastUpload(ctx context.Context, t Teiler) (int64, error) {
+	b, err := s.db.Get(ctx, statsKey(t))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(b), 10, 64)
+}
+
+func (s *store) SetLastUpload(ctx context.Context, t Teiler, unixNano int64) error {
+	return s.db.Update(ctx, func(tx kv.Tx) error {
+		return tx.Put(statsKey(t), []byte(strconv.FormatInt(unixNano, 10)), 0)
+	})
+}

@@ -1,0 +1,17 @@
+package storage_test
+
+import (
+	"testing"
+
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/kv/kvtest"
+	"fris.dev/services/upload/internal/storage"
+	"fris.dev/services/upload/internal/storage/storagetest"
+)
+
+// TestConformance runs the store's suite on every backend.
+func TestConformance(t *testing.T) {
+	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) {
+		storagetest.Run(t, func(t *testing.T) storage.Store { return storage.New(open(t)) })
+	})
+}
