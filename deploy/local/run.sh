@@ -52,14 +52,26 @@ if [[ ! -s "$secrets" ]]; then
     echo "FRIS_USER_PASSWORD=$(rnd)"
   } >"$secrets"
 fi
+# Site passwords joined the demo later: add them to an older secrets file.
+if ! grep -q '^FRIS_SITE_PASSWORD=' "$secrets"; then
+  rnd() { head -c 24 /dev/urandom | base64 | tr -d '/+=' ; }
+  {
+    echo "FRIS_SITE_PASSWORD=$(rnd)"
+    echo "FRIS_SITE2_PASSWORD=$(rnd)"
+  } >>"$secrets"
+fi
 # shellcheck disable=SC1090
 source "$secrets"
 FRIS_CLIENT_ID=fris-demo
 FRIS_CLIENT_REDIRECT=http://localhost:8888/callback
 FRIS_USER_EMAIL=researcher@fris.example
+FRIS_SITE_ID=charite FRIS_TEILER_ID=teiler1 FRIS_SITE_USER=charite-teiler1
+FRIS_SITE2_ID=dresden FRIS_TEILER2_ID=teiler1 FRIS_SITE2_USER=dresden-teiler1
 
 start auth serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9101 -ops-addr 127.0.0.1:9201 -issuer "http://$ADDR"
 start mdr serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9102 -ops-addr 127.0.0.1:9202
+start upload serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9103 -ops-addr 127.0.0.1:9203 \
+  -mdr-addr 127.0.0.1:9102 -validation warn
 start broker serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9104 -ops-addr 127.0.0.1:9204 \
   -registration approval -public-url "http://$ADDR/broker/rest/searchbroker"
 wait_ready http://127.0.0.1:9201/readyz auth
@@ -69,6 +81,11 @@ wait_ready http://127.0.0.1:9202/readyz mdr
   -name "FRIS demo client" -type MDR -redirect-url "$FRIS_CLIENT_REDIRECT" >/dev/null
 "$BIN/auth" create-user -addr 127.0.0.1:9101 -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
   -name "Demo Researcher" -email-verified >/dev/null
+wait_ready http://127.0.0.1:9203/readyz upload
+"$BIN/upload" create-credential -addr 127.0.0.1:9103 -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
+  -password "$FRIS_SITE_PASSWORD" "$FRIS_SITE_USER" >/dev/null
+"$BIN/upload" create-credential -addr 127.0.0.1:9103 -if-missing -site "$FRIS_SITE2_ID" -teiler "$FRIS_TEILER2_ID" \
+  -password "$FRIS_SITE2_PASSWORD" "$FRIS_SITE2_USER" >/dev/null
 # The demo inquiry belongs to the demo researcher: its author is the user id
 # that is the subject of the researcher's access tokens.
 wait_ready http://127.0.0.1:9204/readyz broker
@@ -76,7 +93,7 @@ FRIS_USER_ID=$("$BIN/auth" users -addr 127.0.0.1:9101 | awk -v e="$FRIS_USER_EMA
 FRIS_INQUIRY_ID=$("$BIN/broker" seed-demo -addr 127.0.0.1:9104 -author "$FRIS_USER_ID" -sites charite,dresden)
 
 start gateway -addr "$ADDR" -mdr-addr 127.0.0.1:9102 -auth-addr 127.0.0.1:9101 -broker-addr 127.0.0.1:9104 \
-  -jwks-url http://127.0.0.1:9201/jwks -issuer "http://$ADDR"
+  -upload-addr 127.0.0.1:9103 -jwks-url http://127.0.0.1:9201/jwks -issuer "http://$ADDR"
 wait_ready "http://$ADDR/readyz" gateway
 
 cat > .fris/demo.env <<ENV
@@ -86,6 +103,14 @@ FRIS_CLIENT_SECRET=$FRIS_CLIENT_SECRET
 FRIS_CLIENT_REDIRECT=$FRIS_CLIENT_REDIRECT
 FRIS_USER_EMAIL=$FRIS_USER_EMAIL
 FRIS_USER_PASSWORD=$FRIS_USER_PASSWORD
+FRIS_SITE_ID=$FRIS_SITE_ID
+FRIS_TEILER_ID=$FRIS_TEILER_ID
+FRIS_SITE_USER=$FRIS_SITE_USER
+FRIS_SITE_PASSWORD=$FRIS_SITE_PASSWORD
+FRIS_SITE2_ID=$FRIS_SITE2_ID
+FRIS_TEILER2_ID=$FRIS_TEILER2_ID
+FRIS_SITE2_USER=$FRIS_SITE2_USER
+FRIS_SITE2_PASSWORD=$FRIS_SITE2_PASSWORD
 FRIS_INQUIRY_ID=$FRIS_INQUIRY_ID
 ENV
 
@@ -96,11 +121,15 @@ FRIS is running at http://$ADDR   (logs: $LOGS/, data: $DATA/, demo credentials:
   demo client  $FRIS_CLIENT_ID / $FRIS_CLIENT_SECRET   (redirect: $FRIS_CLIENT_REDIRECT)
   demo user    $FRIS_USER_EMAIL / $FRIS_USER_PASSWORD
   login page   http://$ADDR/oauth2/authorize?client_id=$FRIS_CLIENT_ID&state=xyz
+  site 1       $FRIS_SITE_ID/$FRIS_TEILER_ID: $FRIS_SITE_USER / $FRIS_SITE_PASSWORD   (Basic, uploads to /dktk/sites/${FRIS_SITE_ID}_teiler/$FRIS_TEILER_ID/...)
+  site 2       $FRIS_SITE2_ID/$FRIS_TEILER2_ID: $FRIS_SITE2_USER / $FRIS_SITE2_PASSWORD
   inquiry      $FRIS_INQUIRY_ID (released to the sites charite and dresden; banks poll http://$ADDR/broker/rest/searchbroker/inquiries)
 
   curl -s http://$ADDR/v3/api/mdr/namespaces
   curl -s http://$ADDR/v3/api/mdr/namespaces/mdr16/members
   curl -s -H 'Accept-Language: de' http://$ADDR/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1
+  curl -s -u $FRIS_SITE_USER:$FRIS_SITE_PASSWORD -X PUT -H 'Content-Type: application/xml' \
+    --data-binary @services/upload/demo/patient.xml http://$ADDR/dktk/sites/${FRIS_SITE_ID}_teiler/$FRIS_TEILER_ID/pats/DEMO-0001 -w '%{http_code}\n'
 
 Press Ctrl-C to stop.
 MSG

@@ -56,6 +56,9 @@ go test -race -count=1 -timeout 12m "${pkgs[@]}"
 fuzz_targets=(
   "./services/broker/internal/query FuzzParse"
   "./services/broker/internal/reply FuzzReply"
+  "./services/upload/internal/patient FuzzParse"
+  "./services/upload/internal/stats FuzzParse"
+  "./gateway/internal/routes FuzzParseUploadPath"
 )
 for t in "${fuzz_targets[@]}"; do
   read -r pkg name <<<"$t"

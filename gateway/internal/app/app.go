@@ -37,6 +37,7 @@ import (
 	"fris.dev/pkg/telemetry"
 	authv1 "fris.dev/proto/auth/v1"
 	brokerv1 "fris.dev/proto/broker/v1"
+	uploadv1 "fris.dev/proto/upload/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
 
@@ -242,7 +243,12 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}
 	routes.Auth(mux, cfg.AuthPrefix, authGW, verifier, loginPage)
 
-	// Group C (upload): wired here.
+	// Group C (upload).
+	uc := routes.UploadConfig{Prefix: cfg.UploadPrefix, Timeout: cfg.UpstreamTimeout}
+	if up.Upload != nil {
+		uc.Client = uploadv1.NewUploadServiceClient(up.Upload)
+	}
+	routes.Upload(mux, uc)
 
 	// Group D (broker): wired here.
 	bc := routes.BrokerConfig{Prefix: cfg.BrokerPrefix, Verifier: verifier, Timeout: cfg.UpstreamTimeout, Log: log}

@@ -270,11 +270,13 @@ func (x *PutPatientResponse) GetProblems() []*ValueProblem {
 }
 
 type ValueProblem struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CaseId        string                 `protobuf:"bytes,1,opt,name=case_id,json=caseId,proto3" json:"case_id,omitempty"`
-	MdrKey        string                 `protobuf:"bytes,2,opt,name=mdr_key,json=mdrKey,proto3" json:"mdr_key,omitempty"`
-	Value         string                 `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
-	Reason        string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// where names the value's place for people, e.g. `case "c1"` or
+	// `container "tube-1"`.
+	Where         string `protobuf:"bytes,1,opt,name=where,proto3" json:"where,omitempty"`
+	MdrKey        string `protobuf:"bytes,2,opt,name=mdr_key,json=mdrKey,proto3" json:"mdr_key,omitempty"`
+	Value         string `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -309,9 +311,9 @@ func (*ValueProblem) Descriptor() ([]byte, []int) {
 	return file_upload_v1_upload_proto_rawDescGZIP(), []int{3}
 }
 
-func (x *ValueProblem) GetCaseId() string {
+func (x *ValueProblem) GetWhere() string {
 	if x != nil {
-		return x.CaseId
+		return x.Where
 	}
 	return ""
 }
@@ -748,9 +750,9 @@ const file_upload_v1_upload_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\v\n" +
 	"\aCREATED\x10\x01\x12\f\n" +
 	"\bREPLACED\x10\x02\x12\f\n" +
-	"\bREJECTED\x10\x03\"n\n" +
-	"\fValueProblem\x12\x17\n" +
-	"\acase_id\x18\x01 \x01(\tR\x06caseId\x12\x17\n" +
+	"\bREJECTED\x10\x03\"k\n" +
+	"\fValueProblem\x12\x14\n" +
+	"\x05where\x18\x01 \x01(\tR\x05where\x12\x17\n" +
 	"\amdr_key\x18\x02 \x01(\tR\x06mdrKey\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\tR\x05value\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"e\n" +

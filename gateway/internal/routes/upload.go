@@ -1,0 +1,298 @@
+package routes
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"fris.dev/gateway/internal/apierr"
+	"fris.dev/gateway/internal/httpx"
+	uploadv1 "fris.dev/proto/upload/v1"
+)
+
+// neverUploaded is the timestamp of a teiler that never set one.
+const neverUploaded = "Thu, 01 Jan 1970 00:00:00 GMT"
+
+// UploadConfig is what group C needs.
+type UploadConfig struct {
+	Prefix string
+	// Client is the upload service; nil answers every group C path with 503.
+	Client  uploadv1.UploadServiceClient
+	Timeout time.Duration
+}
+
+// Upload registers group C under <prefix>/sites/. Both path forms are
+// parsed here because ServeMux patterns cannot match a wildcard inside a
+// segment ({site}_teiler):
+//
+//	<prefix>/sites/{site}_teiler/{teiler}/<op>   (the spec)
+//	<prefix>/sites/{site}/teiler/{teiler}/<op>   (the real connector)
+//
+// with <op> one of uploadStats, pats/{id}, patsPrefix/{prefix}. Errors are
+// plain text; 401 carries the Basic challenge.
+func Upload(mux *http.ServeMux, c UploadConfig) {
+	base := strings.TrimRight(c.Prefix, "/") + "/sites/"
+	if c.Client == nil {
+		mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
+			apierr.WriteText(w, http.StatusServiceUnavailable, "the central upload is not configured")
+		})
+		return
+	}
+	h := &uploadHandlers{client: c.Client, timeout: c.Timeout}
+	mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
+		p, ok := ParseUploadPath(strings.TrimPrefix(r.URL.EscapedPath(), base))
+		if !ok {
+			apierr.WriteText(w, http.StatusNotFound, "no such path")
+			return
+		}
+		var m methods
+		switch p.Op {
+		case OpUploadStats:
+			m = methods{http.MethodGet: h.getStats(p), http.MethodPut: h.putStats(p)}
+		case OpPatient:
+			put := h.putPatient(p)
+			m = methods{http.MethodPost: put, http.MethodPut: put, http.MethodDelete: h.deletePatient(p)}
+		case OpPatientPrefix:
+			m = methods{http.MethodDelete: h.deletePrefix(p)}
+		}
+		m.ServeHTTP(w, r)
+	})
+}
+
+// Upload path operations.
+const (
+	OpUploadStats   = "uploadStats"
+	OpPatient       = "pats"
+	OpPatientPrefix = "patsPrefix"
+)
+
+// UploadPath is a parsed group C path below <prefix>/sites/.
+type UploadPath struct {
+	Site, Teiler, Op string
+	// Arg is the patient id or prefix, percent-decoded.
+	Arg string
+}
+
+// ParseUploadPath reads the escaped path below <prefix>/sites/. Segments
+// are split before decoding, so an id with an encoded '/' stays one id.
+func ParseUploadPath(escaped string) (UploadPath, bool) {
+	raw := strings.Split(escaped, "/")
+	segs := make([]string, len(raw))
+	for i, s := range raw {
+		d, err := url.PathUnescape(s)
+		if err != nil || d == "" {
+			return UploadPath{}, false
+		}
+		segs[i] = d
+	}
+	op := func(rest []string) (string, string, bool) {
+		switch {
+		case len(rest) == 1 && rest[0] == OpUploadStats:
+			return OpUploadStats, "", true
+		case len(rest) == 2 && (rest[0] == OpPatient || rest[0] == OpPatientPrefix):
+			return rest[0], rest[1], true
+		}
+		return "", "", false
+	}
+	// The connector's form first: a site id may itself end in "_teiler".
+	if len(segs) >= 4 && segs[1] == "teiler" {
+		if o, arg, ok := op(segs[3:]); ok {
+			return UploadPath{Site: segs[0], Teiler: segs[2], Op: o, Arg: arg}, true
+		}
+	}
+	if len(segs) >= 3 && len(raw[0]) > len("_teiler") && strings.HasSuffix(raw[0], "_teiler") {
+		if o, arg, ok := op(segs[2:]); ok {
+			return UploadPath{Site: strings.TrimSuffix(segs[0], "_teiler"), Teiler: segs[1], Op: o, Arg: arg}, true
+		}
+	}
+	return UploadPath{}, false
+}
+
+func (p UploadPath) teiler() *uploadv1.Teiler {
+	return &uploadv1.Teiler{SiteId: p.Site, TeilerId: p.Teiler}
+}
+
+type uploadHandlers struct {
+	client  uploadv1.UploadServiceClient
+	timeout time.Duration
+}
+
+// ctx forwards the client's Authorization header unchanged: the upload
+// service checks Basic credentials itself.
+func (h *uploadHandlers) ctx(r *http.Request) (context.Context, context.CancelFunc) {
+	md := metadata.Pairs("x-request-id", httpx.RequestID(r.Context()))
+	if a := r.Header.Get("Authorization"); a != "" {
+		md.Set("authorization", a)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
+	return metadata.NewOutgoingContext(ctx, md), cancel
+}
+
+func uploadError(w http.ResponseWriter, err error) {
+	if status.Code(err) == codes.Unauthenticated {
+		w.Header().Set("WWW-Authenticate", `Basic realm="fris"`)
+	}
+	code, msg := apierr.FromGRPC(err)
+	apierr.WriteText(w, code, msg)
+}
+
+// xmlBody reads a request body that must be XML (patients) or, with
+// anyText, any text type (upload statistics). A missing Content-Type is
+// taken as XML, as old connectors send none; a charset other than UTF-8
+// is refused because the stored document must be UTF-8.
+func xmlBody(w http.ResponseWriter, r *http.Request, anyText bool) ([]byte, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, params, err := mime.ParseMediaType(ct)
+		ok := err == nil && (mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml") ||
+			(anyText && strings.HasPrefix(mt, "text/")))
+		if cs := strings.ToLower(params["charset"]); ok && cs != "" && cs != "utf-8" && cs != "utf8" && cs != "us-ascii" {
+			apierr.WriteText(w, http.StatusUnsupportedMediaType, "charset "+cs+" is not supported: send UTF-8")
+			return nil, false
+		}
+		if !ok {
+			want := "application/xml"
+			if anyText {
+				want += " or a text type"
+			}
+			apierr.WriteText(w, http.StatusUnsupportedMediaType, "Content-Type "+ct+" is not supported: send "+want)
+			return nil, false
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			apierr.WriteText(w, http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
+			return nil, false
+		}
+		apierr.WriteText(w, http.StatusBadRequest, "reading the request body failed")
+		return nil, false
+	}
+	return body, true
+}
+
+func (h *uploadHandlers) putPatient(p UploadPath) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, ok := xmlBody(w, r, false)
+		if !ok {
+			return
+		}
+		ctx, cancel := h.ctx(r)
+		defer cancel()
+		res, err := h.client.PutPatient(ctx, &uploadv1.PutPatientRequest{
+			Teiler: p.teiler(), PatientId: p.Arg, Document: body, ContentType: r.Header.Get("Content-Type"),
+		})
+		if err != nil {
+			uploadError(w, err)
+			return
+		}
+		switch res.GetOutcome() {
+		case uploadv1.PutPatientResponse_CREATED:
+			w.WriteHeader(http.StatusCreated)
+		case uploadv1.PutPatientResponse_REPLACED:
+			w.WriteHeader(http.StatusOK)
+		case uploadv1.PutPatientResponse_REJECTED:
+			apierr.WriteText(w, http.StatusUnprocessableEntity, problemText(res.GetProblems()))
+		default:
+			apierr.WriteText(w, http.StatusInternalServerError, "internal error")
+		}
+	}
+}
+
+// problemText is the 422 body: one line per refused value.
+func problemText(ps []*uploadv1.ValueProblem) string {
+	var b strings.Builder
+	b.WriteString("values refused by the metadata registry:\n")
+	for _, p := range ps {
+		b.WriteString(p.GetWhere())
+		b.WriteString(": ")
+		b.WriteString(p.GetMdrKey())
+		b.WriteString(" = ")
+		b.WriteString(strconv.Quote(p.GetValue()))
+		b.WriteString(": ")
+		b.WriteString(p.GetReason())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func (h *uploadHandlers) deletePatient(p UploadPath) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := h.ctx(r)
+		defer cancel()
+		if _, err := h.client.DeletePatient(ctx, &uploadv1.DeletePatientRequest{Teiler: p.teiler(), PatientId: p.Arg}); err != nil {
+			uploadError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (h *uploadHandlers) deletePrefix(p UploadPath) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := h.ctx(r)
+		defer cancel()
+		if _, err := h.client.DeletePatientsByPrefix(ctx, &uploadv1.DeletePatientsByPrefixRequest{Teiler: p.teiler(), Prefix: p.Arg}); err != nil {
+			uploadError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (h *uploadHandlers) getStats(p UploadPath) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := h.ctx(r)
+		defer cancel()
+		res, err := h.client.GetUploadStats(ctx, &uploadv1.GetUploadStatsRequest{Teiler: p.teiler()})
+		if err != nil {
+			uploadError(w, err)
+			return
+		}
+		at := neverUploaded
+		if res.GetLastUpload() != nil {
+			at = res.GetLastUpload().AsTime().UTC().Format(http.TimeFormat)
+		}
+		body := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n" +
+			"<Uploadstats><LastUploadTimestamp>" + at + "</LastUploadTimestamp></Uploadstats>\n"
+		hd := w.Header()
+		hd.Set("Content-Type", "application/xml; charset=utf-8")
+		hd.Set("Content-Length", strconv.Itoa(len(body)))
+		hd.Set("Cache-Control", "no-store")
+		// The connector reads the server's clock from Date; net/http sets it,
+		// set here so it is the same second as the document was made.
+		hd.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		w.WriteHeader(http.StatusOK)
+		if r.Method != http.MethodHead {
+			_, _ = io.WriteString(w, body)
+		}
+	}
+}
+
+func (h *uploadHandlers) putStats(p UploadPath) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, ok := xmlBody(w, r, true)
+		if !ok {
+			return
+		}
+		ctx, cancel := h.ctx(r)
+		defer cancel()
+		if _, err := h.client.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{
+			Teiler: p.teiler(), Document: body, ContentType: r.Header.Get("Content-Type"),
+		}); err != nil {
+			uploadError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+}

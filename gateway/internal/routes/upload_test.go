@@ -1,0 +1,78 @@
+package routes
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestParseUploadPath(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want UploadPath
+		ok   bool
+	}{
+		{"charite_teiler/teiler1/uploadStats", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpUploadStats}, true},
+		{"charite/teiler/teiler1/uploadStats", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpUploadStats}, true},
+		{"charite_teiler/teiler1/pats/abc%3D%3D", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "abc=="}, true},
+		{"charite/teiler/teiler1/pats/abc==", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "abc=="}, true},
+		{"charite/teiler/teiler1/patsPrefix/TEST", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatientPrefix, Arg: "TEST"}, true},
+		// An encoded slash stays inside the id.
+		{"charite_teiler/t/pats/a%2Fb", UploadPath{Site: "charite", Teiler: "t", Op: OpPatient, Arg: "a/b"}, true},
+		// A site id ending in _teiler, in the connector's form.
+		{"x_teiler/teiler/t/uploadStats", UploadPath{Site: "x_teiler", Teiler: "t", Op: OpUploadStats}, true},
+		// ... and in the spec's form.
+		{"x_teiler_teiler/t/uploadStats", UploadPath{Site: "x_teiler", Teiler: "t", Op: OpUploadStats}, true},
+		// A site called "teiler" in the spec's form.
+		{"teiler_teiler/teiler/pats/p", UploadPath{Site: "teiler", Teiler: "teiler", Op: OpPatient, Arg: "p"}, true},
+		{"_teiler/t/uploadStats", UploadPath{}, false},
+		{"charite/t/uploadStats", UploadPath{}, false},
+		{"charite_teiler/t/pats", UploadPath{}, false},
+		{"charite_teiler/t/pats/", UploadPath{}, false},
+		{"charite_teiler/t/pats/a/b", UploadPath{}, false},
+		{"charite_teiler/t/uploadStats/x", UploadPath{}, false},
+		{"charite_teiler/t/other", UploadPath{}, false},
+		{"charite_teiler/t/pats/%zz", UploadPath{}, false},
+		{"", UploadPath{}, false},
+	} {
+		got, ok := ParseUploadPath(tc.in)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("ParseUploadPath(%q) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func FuzzParseUploadPath(f *testing.F) {
+	for _, s := range []string{"charite_teiler/teiler1/uploadStats", "a/teiler/b/pats/c%3D", "a_teiler/b/patsPrefix/x", "%", "//"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, ok := ParseUploadPath(s)
+		if !ok {
+			return
+		}
+		if p.Site == "" || p.Teiler == "" {
+			t.Fatalf("%q: empty site or teiler in %+v", s, p)
+		}
+		switch p.Op {
+		case OpUploadStats:
+			if p.Arg != "" {
+				t.Fatalf("%q: uploadStats with an argument", s)
+			}
+		case OpPatient, OpPatientPrefix:
+			if p.Arg == "" {
+				t.Fatalf("%q: %s without an argument", s, p.Op)
+			}
+		default:
+			t.Fatalf("%q: unknown op %q", s, p.Op)
+		}
+		// Rebuilding the connector's form from the parts parses back to them.
+		parts := []string{url.PathEscape(p.Site), "teiler", url.PathEscape(p.Teiler), p.Op}
+		if p.Arg != "" {
+			parts = append(parts, url.PathEscape(p.Arg))
+		}
+		if again, ok := ParseUploadPath(strings.Join(parts, "/")); !ok || again != p {
+			t.Fatalf("%q -> %+v does not round-trip: %+v %v", s, p, again, ok)
+		}
+	})
+}

@@ -1,0 +1,155 @@
+// Package app wires the central upload: config -> store -> registry client
+// -> server.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/password"
+	"fris.dev/pkg/rpcclient"
+	"fris.dev/pkg/server"
+	"fris.dev/pkg/telemetry"
+	mdrv1 "fris.dev/proto/mdr/v1"
+	uploadv1 "fris.dev/proto/upload/v1"
+	"fris.dev/services/upload/internal/service"
+	"fris.dev/services/upload/internal/storage"
+)
+
+// Config is everything `upload serve` reads from flags and FRIS_UPLOAD_*.
+type Config struct {
+	Server           server.Config
+	Store            kv.Config
+	LogLevel         string
+	MDRAddr          string
+	Validation       string
+	MaxDocumentBytes int64
+	MaxDepth         int
+	SecretCacheTTL   time.Duration
+	Argon2Memory     uint
+}
+
+// RegisterFlags adds the serve flags to fs.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Server.RegisterFlags(fs, "127.0.0.1:9103", "127.0.0.1:9203")
+	c.Store.RegisterFlags(fs)
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.MDRAddr, "mdr-addr", "", "gRPC address of the mdr service, for value validation (empty: validation off)")
+	fs.StringVar(&c.Validation, "validation", "", "values checked against the registry: off, warn (stored, problems logged and counted) or reject (422); default warn with -mdr-addr, else off")
+	fs.Int64Var(&c.MaxDocumentBytes, "max-document-bytes", 10<<20, "largest patient document")
+	fs.IntVar(&c.MaxDepth, "max-depth", 32, "deepest element nesting of a patient document")
+	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified site password is remembered (0: never)")
+	fs.UintVar(&c.Argon2Memory, "argon2-memory-kib", uint(password.Default.Memory), "argon2id memory cost of new password hashes, KiB")
+}
+
+// Validate reports every configuration mistake at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if err := c.Store.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Server.GRPCAddr == "" {
+		errs = append(errs, errors.New("-grpc-addr is required"))
+	}
+	if c.Validation == "" {
+		c.Validation = service.ValidateOff
+		if c.MDRAddr != "" {
+			c.Validation = service.ValidateWarn
+		}
+	}
+	switch c.Validation {
+	case service.ValidateOff:
+	case service.ValidateWarn, service.ValidateReject:
+		if c.MDRAddr == "" {
+			errs = append(errs, fmt.Errorf("-validation %s needs -mdr-addr (or -validation off)", c.Validation))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("-validation %q: want off, warn or reject", c.Validation))
+	}
+	if c.MaxDocumentBytes <= 0 || c.MaxDocumentBytes > int64(c.Server.MaxRecvBytes)/2 {
+		errs = append(errs, errors.New("-max-document-bytes must be positive and at most half of -max-recv-bytes"))
+	}
+	if c.MaxDepth < 4 || c.MaxDepth > 1000 {
+		errs = append(errs, errors.New("-max-depth must be between 4 and 1000"))
+	}
+	if c.SecretCacheTTL < 0 {
+		errs = append(errs, errors.New("-secret-cache-ttl must not be negative"))
+	}
+	if c.Argon2Memory < 1024 || c.Argon2Memory > 1<<22 {
+		errs = append(errs, errors.New("-argon2-memory-kib must be between 1024 and 4194304"))
+	}
+	return errors.Join(errs...)
+}
+
+// counters are the service's Prometheus metrics.
+type counters struct {
+	uploads  *prometheus.CounterVec
+	problems prometheus.Counter
+}
+
+func newCounters(reg prometheus.Registerer) counters {
+	c := counters{
+		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fris_upload_patients_total", Help: "Patient uploads by outcome (created, replaced, rejected, invalid).",
+		}, []string{"outcome"}),
+		problems: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fris_upload_value_problems_total", Help: "Values the registry refused (stored in mode warn, refused in mode reject).",
+		}),
+	}
+	reg.MustRegister(c.uploads, c.problems)
+	return c
+}
+
+func (c counters) Upload(outcome string) { c.uploads.WithLabelValues(outcome).Inc() }
+func (c counters) ValueProblems(n int)   { c.problems.Add(float64(n)) }
+
+// Run serves the upload until ctx ends.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	shutdown, err := telemetry.Setup(ctx, "fris-upload")
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	defer func() { _ = shutdown(context.Background()) }()
+
+	db, err := kv.Open(ctx, cfg.Store, "upload", log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var checker service.Checker
+	if cfg.Validation != service.ValidateOff {
+		cc, err := rpcclient.Dial(cfg.MDRAddr)
+		if err != nil {
+			return fmt.Errorf("mdr: %w", err)
+		}
+		defer cc.Close()
+		checker = service.Registry{Client: mdrv1.NewMdrServiceClient(cc)}
+	}
+	params := password.Default
+	params.Memory = uint32(cfg.Argon2Memory)
+	reg := prometheus.NewRegistry()
+	svc := service.New(service.Config{
+		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation,
+	}, storage.New(db), password.New(params, cfg.SecretCacheTTL), checker, newCounters(reg), log)
+	return server.Run(ctx, cfg.Server, server.Service{
+		Name: "fris.upload.v1.UploadService",
+		Log:  log,
+		Register: func(s *grpc.Server) {
+			uploadv1.RegisterUploadServiceServer(s, service.Public{Service: svc})
+			uploadv1.RegisterUploadAdminServer(s, service.Admin{Service: svc})
+		},
+		Ready:   svc.Ready,
+		Metrics: reg,
+	})
+}

@@ -1,0 +1,144 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"regexp"
+
+	"fris.dev/pkg/rpcerr"
+	"fris.dev/services/upload/internal/storage"
+)
+
+// usernames are what a Basic header can carry and a log line shows plainly.
+var validUsername = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,128}$`)
+
+// minPassword is the shortest password an operator may choose.
+const minPassword = 12
+
+// NewPassword returns a random password (26 base32 characters, 130 bits)
+// for operators who do not choose one.
+func NewPassword() string { return rand.Text() }
+
+func checkPassword(p string) error {
+	if len(p) < minPassword {
+		return rpcerr.New(rpcerr.ErrInvalid, "the password must have at least %d characters", minPassword)
+	}
+	if len(p) > 256 {
+		return rpcerr.New(rpcerr.ErrInvalid, "the password must have at most 256 characters")
+	}
+	return nil
+}
+
+// CreateCredential adds a username for one teiler. An empty password is
+// generated; the returned password is the only copy (empty when an
+// existing credential was kept by ifMissing).
+func (s *Service) CreateCredential(ctx context.Context, username string, t storage.Teiler, pass string, ifMissing bool) (storage.Credential, string, bool, error) {
+	if !validUsername.MatchString(username) {
+		return storage.Credential{}, "", false, rpcerr.New(rpcerr.ErrInvalid, "username %q: want 1 to 128 of A-Z a-z 0-9 . _ @ -", clip(username))
+	}
+	if err := checkTeiler(t); err != nil {
+		return storage.Credential{}, "", false, err
+	}
+	if ifMissing {
+		if c, err := s.store.Credential(ctx, username); err == nil {
+			if c.Teiler != t {
+				return storage.Credential{}, "", false, rpcerr.New(storage.ErrExists, "username %q belongs to %s", username, c.Teiler)
+			}
+			return c, "", true, nil
+		}
+	}
+	if pass == "" {
+		pass = NewPassword()
+	}
+	if err := checkPassword(pass); err != nil {
+		return storage.Credential{}, "", false, err
+	}
+	hash, err := s.hasher.Hash(pass)
+	if err != nil {
+		return storage.Credential{}, "", false, err
+	}
+	c := storage.Credential{Username: username, Teiler: t, Hash: hash, Created: s.now().Unix()}
+	if err := s.store.CreateCredential(ctx, c); err != nil {
+		if errors.Is(err, storage.ErrExists) {
+			return storage.Credential{}, "", false, rpcerr.New(storage.ErrExists, "username %q exists", username)
+		}
+		return storage.Credential{}, "", false, err
+	}
+	s.log.InfoContext(ctx, "credential created", "username", username, "site", t.SiteID, "teiler", t.TeilerID)
+	return c, pass, false, nil
+}
+
+// SetPassword replaces a credential's password (generated when empty).
+func (s *Service) SetPassword(ctx context.Context, username, pass string) (string, error) {
+	if pass == "" {
+		pass = NewPassword()
+	}
+	if err := checkPassword(pass); err != nil {
+		return "", err
+	}
+	hash, err := s.hasher.Hash(pass)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.store.UpdateCredential(ctx, username, func(c *storage.Credential) error {
+		c.Hash = hash
+		return nil
+	}); err != nil {
+		return "", notFoundUser(err, username)
+	}
+	s.log.InfoContext(ctx, "credential password set", "username", username)
+	return pass, nil
+}
+
+// SetDisabled turns a credential off (or on again).
+func (s *Service) SetDisabled(ctx context.Context, username string, disabled bool) error {
+	_, err := s.store.UpdateCredential(ctx, username, func(c *storage.Credential) error {
+		c.Disabled = disabled
+		return nil
+	})
+	if err == nil {
+		s.log.InfoContext(ctx, "credential changed", "username", username, "disabled", disabled)
+	}
+	return notFoundUser(err, username)
+}
+
+func notFoundUser(err error, username string) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		return rpcerr.New(storage.ErrNotFound, "no credential %q", clip(username))
+	}
+	return err
+}
+
+// Credentials lists every credential (hashes included; the API drops them).
+func (s *Service) Credentials(ctx context.Context) ([]storage.Credential, error) {
+	return s.store.Credentials(ctx)
+}
+
+// Patients lists summaries of one teiler.
+func (s *Service) Patients(ctx context.Context, t storage.Teiler, prefix, after string, limit int) ([]storage.Summary, error) {
+	if err := checkTeiler(t); err != nil {
+		return nil, err
+	}
+	return s.store.Patients(ctx, t, prefix, after, limit)
+}
+
+// Count counts one teiler's patients.
+func (s *Service) Count(ctx context.Context, t storage.Teiler) (int, error) {
+	if err := checkTeiler(t); err != nil {
+		return 0, err
+	}
+	return s.store.CountPatients(ctx, t)
+}
+
+// Patient returns one stored document with its summary.
+func (s *Service) Patient(ctx context.Context, t storage.Teiler, id string) (storage.Summary, []byte, error) {
+	if err := checkTeiler(t); err != nil {
+		return storage.Summary{}, nil, err
+	}
+	sum, doc, err := s.store.Patient(ctx, t, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return sum, nil, rpcerr.New(storage.ErrNotFound, "no patient %q at %s", clip(id), t)
+	}
+	return sum, doc, err
+}

@@ -1,0 +1,142 @@
+// Package stats reads the upload statistics document a site's connector
+// sends: root Uploadstats (or UploadStats) with one LastUploadTimestamp
+// holding an HTTP-date. Time zone abbreviations are mapped to offsets from
+// an explicit table, because time.Parse silently reads an abbreviation it
+// does not know as UTC, which would shift a CET timestamp by an hour.
+package stats
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// MaxBytes bounds the document; a real one is about 150 bytes.
+const MaxBytes = 64 << 10
+
+// InvalidError is a document the service cannot read; Reason is for the client.
+type InvalidError struct{ Reason string }
+
+func (e *InvalidError) Error() string { return e.Reason }
+
+func invalid(format string, a ...any) error { return &InvalidError{Reason: fmt.Sprintf(format, a...)} }
+
+// Parse reads a document. ok is false (with a nil error) when the document
+// is well-formed with the right root but holds no parseable timestamp.
+func Parse(r io.Reader) (t time.Time, ok bool, err error) {
+	lr := &io.LimitedReader{R: r, N: MaxBytes + 1}
+	d := xml.NewDecoder(lr)
+	var text strings.Builder
+	depth, inStamp, sawRoot, sawStamp := 0, false, false, false
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if lr.N <= 0 {
+				return time.Time{}, false, invalid("the document is larger than %d bytes", MaxBytes)
+			}
+			return time.Time{}, false, invalid("malformed XML: %v", err)
+		}
+		switch tk := tok.(type) {
+		case xml.Directive:
+			return time.Time{}, false, invalid("DOCTYPE and other directives are not allowed")
+		case xml.StartElement:
+			depth++
+			switch {
+			case depth == 1:
+				if sawRoot {
+					return time.Time{}, false, invalid("more than one root element")
+				}
+				if tk.Name.Local != "Uploadstats" && tk.Name.Local != "UploadStats" {
+					return time.Time{}, false, invalid("root element must be Uploadstats, got %s", clip(tk.Name.Local))
+				}
+				sawRoot = true
+			case depth == 2 && tk.Name.Local == "LastUploadTimestamp" && !sawStamp:
+				inStamp, sawStamp = true, true
+			case depth > 8:
+				return time.Time{}, false, invalid("nesting deeper than 8 elements")
+			}
+		case xml.EndElement:
+			depth--
+			if depth == 1 {
+				inStamp = false
+			}
+		case xml.CharData:
+			if inStamp && depth == 2 {
+				text.Write(tk)
+			}
+		}
+	}
+	if !sawRoot {
+		return time.Time{}, false, invalid("the document is empty")
+	}
+	t, ok = ParseTime(text.String())
+	return t, ok, nil
+}
+
+// zones are the abbreviations connectors were seen to send, and their
+// offsets in seconds east of UTC.
+var zones = map[string]int{
+	"GMT": 0, "UT": 0, "UTC": 0, "Z": 0, "WET": 0,
+	"CET": 3600, "MEZ": 3600, "WEST": 3600, "BST": 3600,
+	"CEST": 7200, "MESZ": 7200, "EET": 7200,
+	"EEST": 10800,
+}
+
+// zoneless are the layouts of a timestamp without its trailing zone.
+var zoneless = []string{
+	"Mon, 02 Jan 2006 15:04:05", // RFC 1123
+	"Mon, 2 Jan 2006 15:04:05",
+	"Monday, 02-Jan-06 15:04:05", // RFC 850
+	"Mon Jan _2 15:04:05 2006",   // ANSI C, which has no zone and means GMT
+	"02 Jan 2006 15:04:05",
+}
+
+// ParseTime reads a timestamp: an HTTP-date with a zone abbreviation from
+// the table or a numeric offset, the ANSI C form, or RFC 3339. The result
+// is in UTC.
+func ParseTime(s string) (time.Time, bool) {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return time.Time{}, false
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), true
+	}
+	if t, err := time.Parse(time.RFC1123Z, s); err == nil {
+		return t.UTC(), true
+	}
+	if t, err := time.Parse(time.ANSIC, s); err == nil {
+		return t.UTC(), true
+	}
+	i := strings.LastIndexByte(s, ' ')
+	if i < 0 {
+		return time.Time{}, false
+	}
+	off, ok := zones[strings.ToUpper(s[i+1:])]
+	if !ok {
+		return time.Time{}, false
+	}
+	for _, l := range zoneless {
+		if t, err := time.ParseInLocation(l, s[:i], time.FixedZone("", off)); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Format writes t the way the spec's document carries it.
+func Format(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}

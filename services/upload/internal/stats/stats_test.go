@@ -1,0 +1,83 @@
+package stats
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseTime(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"Mon, 23 Nov 2026 10:00:00 GMT", at("2026-11-23T10:00:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 UTC", at("2026-11-23T10:00:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 CET", at("2026-11-23T09:00:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 MEZ", at("2026-11-23T09:00:00Z"), true},
+		{"Thu, 23 Jul 2026 10:00:00 CEST", at("2026-07-23T08:00:00Z"), true},
+		{"Thu, 23 Jul 2026 10:00:00 MESZ", at("2026-07-23T08:00:00Z"), true},
+		{"Thu, 23 Jul 2026 10:00:00 EEST", at("2026-07-23T07:00:00Z"), true},
+		{"Thu, 23 Jul 2026 10:00:00 cest", at("2026-07-23T08:00:00Z"), true},
+		{"Thu, 3 Jul 2026 10:00:00 GMT", at("2026-07-03T10:00:00Z"), true},
+		{"Thu, 23 Jul 2026 10:00:00 +0200", at("2026-07-23T08:00:00Z"), true},
+		{"2026-07-23T10:00:00+02:00", at("2026-07-23T08:00:00Z"), true},
+		{"Thursday, 23-Jul-26 10:00:00 GMT", at("2026-07-23T10:00:00Z"), true},
+		{"Thu Jul 23 10:00:00 2026", at("2026-07-23T10:00:00Z"), true},
+		{"  Mon,  23 Nov 2026 10:00:00   GMT \n", at("2026-11-23T10:00:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 XYZ", time.Time{}, false},
+		{"Mon, 23 Nov 2026 10:00:00", time.Time{}, false},
+		{"yesterday", time.Time{}, false},
+		{"", time.Time{}, false},
+	} {
+		got, ok := ParseTime(tc.in)
+		if ok != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("ParseTime(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		ok       bool
+		reason   string
+	}{
+		{"spec", `<?xml version="1.0"?><Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 GMT</LastUploadTimestamp></Uploadstats>`, true, ""},
+		{"camel case", `<UploadStats><LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 GMT</LastUploadTimestamp></UploadStats>`, true, ""},
+		{"namespaced", `<u:Uploadstats xmlns:u="urn:x"><u:LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 GMT</u:LastUploadTimestamp></u:Uploadstats>`, true, ""},
+		{"no timestamp", `<Uploadstats/>`, false, ""},
+		{"bad timestamp", `<Uploadstats><LastUploadTimestamp>soon</LastUploadTimestamp></Uploadstats>`, false, ""},
+		{"wrong root", `<Stats/>`, false, "root element must be Uploadstats"},
+		{"malformed", `<Uploadstats><LastUploadTimestamp>`, false, "malformed XML"},
+		{"empty", ``, false, "empty"},
+		{"doctype", `<!DOCTYPE x><Uploadstats/>`, false, "DOCTYPE"},
+		{"too large", `<Uploadstats>` + strings.Repeat(" ", MaxBytes) + `</Uploadstats>`, false, "larger than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, err := Parse(strings.NewReader(tc.in))
+			if tc.reason != "" {
+				var ie *InvalidError
+				if !errors.As(err, &ie) || !strings.Contains(ie.Reason, tc.reason) {
+					t.Fatalf("err = %v, want %q", err, tc.reason)
+				}
+				return
+			}
+			if err != nil || ok != tc.ok {
+				t.Fatalf("Parse = %v, %v, %v", got, ok, err)
+			}
+			if ok && !got.Equal(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)) {
+				t.Fatalf("time = %v", got)
+			}
+		})
+	}
+}
