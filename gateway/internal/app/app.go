@@ -37,8 +37,8 @@ import (
 	"fris.dev/pkg/telemetry"
 	authv1 "fris.dev/proto/auth/v1"
 	brokerv1 "fris.dev/proto/broker/v1"
-	uploadv1 "fris.dev/proto/upload/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
+	uploadv1 "fris.dev/proto/upload/v1"
 )
 
 // Config is everything the gateway reads from flags and FRIS_GATEWAY_*.
