@@ -215,7 +215,7 @@ func NewStack(t *testing.T, o Options) *Stack {
 		"-jwks-url", "http://" + s.AuthOps + "/jwks", "-issuer", Issuer}
 	if hasBinary("upload") {
 		s.Upload = start(t, "upload", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
-			"-log-level", "debug", "-mdr-addr", s.MDRAddr}, storeArgs(t, o)...), o.UploadArgs...)...)
+			"-log-level", "debug", "-mdr-addr", s.MDRAddr, "-argon2-memory-kib", "1024"}, storeArgs(t, o)...), o.UploadArgs...)...)
 		s.UploadAddr, s.UploadOps = s.Upload.addrs["grpc"], s.Upload.addrs["ops"]
 		gw = append(gw, "-upload-addr", s.UploadAddr)
 	}
