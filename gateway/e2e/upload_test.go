@@ -373,6 +373,7 @@ func uploadSuite(t *testing.T, s *Stack) {
 		wantHeader(t, res, "Allow", "GET, HEAD, PUT")
 		res, _ = upText(t, s, http.MethodGet, charite.spec()+"/patsPrefix/X", "", 405, charite.auth()...)
 		wantHeader(t, res, "Allow", "DELETE")
+		upText(t, s, http.MethodPut, charite.spec()+"/pats/%FF", patientDoc("x", "Patient", ""), 400, charite.xml()...)
 		for _, p := range []string{"/charite/t/uploadStats", "/charite_teiler/teiler1/pats", "/charite_teiler/teiler1/other", "/charite_teiler/teiler1/pats/a/b", "/_teiler/t/uploadStats"} {
 			upText(t, s, http.MethodGet, dktk+p, "", 404, charite.auth()...)
 		}

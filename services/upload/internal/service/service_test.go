@@ -1,0 +1,293 @@
+package service
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"fris.dev/pkg/grpctest"
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/password"
+	uploadv1 "fris.dev/proto/upload/v1"
+	"fris.dev/services/upload/internal/patient"
+	"fris.dev/services/upload/internal/storage"
+)
+
+// fakeRegistry refuses values equal to "bad" and fails when down.
+type fakeRegistry struct {
+	down  bool
+	calls int
+}
+
+func (f *fakeRegistry) Check(_ context.Context, vs []patient.Value) ([]Problem, error) {
+	f.calls++
+	if f.down {
+		return nil, errors.New("registry down")
+	}
+	var out []Problem
+	for _, v := range vs {
+		if v.Text == "bad" {
+			out = append(out, Problem{Value: v, Reason: "bad is not allowed"})
+		}
+	}
+	return out, nil
+}
+
+type fixture struct {
+	pub   uploadv1.UploadServiceClient
+	admin uploadv1.UploadAdminClient
+	reg   *fakeRegistry
+	now   time.Time
+}
+
+func newFixture(t *testing.T, mode string) *fixture {
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "u.db"), kv.BoltOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	f := &fixture{reg: &fakeRegistry{}, now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	svc := New(Config{MaxDocumentBytes: 4096, MaxDepth: 16, Validation: mode}, storage.New(db),
+		password.New(password.Params{Time: 1, Memory: 1024, Threads: 1}, time.Minute), f.reg, nil, slog.New(slog.DiscardHandler))
+	svc.SetClock(func() time.Time { return f.now })
+	cc := grpctest.Serve(t, func(s *grpc.Server) {
+		uploadv1.RegisterUploadServiceServer(s, Public{Service: svc})
+		uploadv1.RegisterUploadAdminServer(s, Admin{Service: svc})
+	})
+	f.pub, f.admin = uploadv1.NewUploadServiceClient(cc), uploadv1.NewUploadAdminClient(cc)
+	return f
+}
+
+func as(user, pass string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":"+pass)))
+}
+
+var t1 = &uploadv1.Teiler{SiteId: "charite", TeilerId: "teiler1"}
+
+func doc(id, value string) []byte {
+	return []byte(`<Patient xmlns="http://schema.samply.de/ccp/Patient" id="` + id + `"><Case xmlns="http://schema.samply.de/ccp/Case" id="c">` +
+		`<Attribute xmlns="http://schema.samply.de/ccp/Attribute"><MdrKey xmlns="http://schema.samply.de/ccp/MdrKey">urn:x:dataelement:1:1</MdrKey>` +
+		`<Value xmlns="http://schema.samply.de/ccp/Value">` + value + `</Value></Attribute></Case></Patient>`)
+}
+
+func wantCode(t *testing.T, err error, c codes.Code, msg string) {
+	t.Helper()
+	if status.Code(err) != c || !strings.Contains(status.Convert(err).Message(), msg) {
+		t.Fatalf("err = %v, want %v containing %q", err, c, msg)
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	f := newFixture(t, ValidateOff)
+	ctx := context.Background()
+	res, err := f.admin.CreateCredential(ctx, &uploadv1.CreateCredentialRequest{Username: "u1", Teiler: t1})
+	if err != nil || len(res.GetPassword()) < 20 {
+		t.Fatalf("generated password %q, %v", res.GetPassword(), err)
+	}
+	pass := res.GetPassword()
+	if _, err := f.pub.GetUploadStats(as("u1", pass), &uploadv1.GetUploadStatsRequest{Teiler: t1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.admin.CreateCredential(ctx, &uploadv1.CreateCredentialRequest{Username: "u1", Teiler: t1, Password: "another password"})
+	wantCode(t, err, codes.AlreadyExists, "exists")
+	again, err := f.admin.CreateCredential(ctx, &uploadv1.CreateCredentialRequest{Username: "u1", Teiler: t1, IfMissing: true})
+	if err != nil || !again.GetExisted() || again.GetPassword() != "" {
+		t.Fatalf("if_missing = %v, %v", again, err)
+	}
+	_, err = f.admin.CreateCredential(ctx, &uploadv1.CreateCredentialRequest{Username: "u1", Teiler: &uploadv1.Teiler{SiteId: "x", TeilerId: "y"}, IfMissing: true})
+	wantCode(t, err, codes.AlreadyExists, "belongs to charite/teiler1")
+	for _, bad := range []*uploadv1.CreateCredentialRequest{
+		{Username: "a:b", Teiler: t1}, {Username: "", Teiler: t1}, {Username: "ok", Teiler: &uploadv1.Teiler{SiteId: "s"}},
+		{Username: "ok", Teiler: t1, Password: "short"},
+	} {
+		_, err := f.admin.CreateCredential(ctx, bad)
+		wantCode(t, err, codes.InvalidArgument, "")
+	}
+	for _, c := range []struct {
+		ctx  context.Context
+		code codes.Code
+	}{
+		{context.Background(), codes.Unauthenticated},
+		{as("u1", "wrong"), codes.Unauthenticated},
+		{as("nobody", pass), codes.Unauthenticated},
+		{metadata.AppendToOutgoingContext(context.Background(), "authorization", "Basic !!"), codes.Unauthenticated},
+	} {
+		_, err := f.pub.GetUploadStats(c.ctx, &uploadv1.GetUploadStatsRequest{Teiler: t1})
+		wantCode(t, err, c.code, "")
+	}
+	_, err = f.pub.GetUploadStats(as("u1", pass), &uploadv1.GetUploadStatsRequest{Teiler: &uploadv1.Teiler{SiteId: "dresden", TeilerId: "teiler1"}})
+	wantCode(t, err, codes.PermissionDenied, "dresden/teiler1")
+	set, err := f.admin.SetCredentialPassword(ctx, &uploadv1.SetCredentialPasswordRequest{Username: "u1", Password: "a new password"})
+	if err != nil || set.GetPassword() != "a new password" {
+		t.Fatal(err)
+	}
+	_, err = f.pub.GetUploadStats(as("u1", pass), &uploadv1.GetUploadStatsRequest{Teiler: t1})
+	wantCode(t, err, codes.Unauthenticated, "")
+	if _, err := f.admin.SetCredentialDisabled(ctx, &uploadv1.SetCredentialDisabledRequest{Username: "u1", Disabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.pub.GetUploadStats(as("u1", "a new password"), &uploadv1.GetUploadStatsRequest{Teiler: t1})
+	wantCode(t, err, codes.Unauthenticated, "")
+	_, err = f.admin.SetCredentialDisabled(ctx, &uploadv1.SetCredentialDisabledRequest{Username: "ghost", Disabled: true})
+	wantCode(t, err, codes.NotFound, "ghost")
+	list, _ := f.admin.ListCredentials(ctx, &uploadv1.ListCredentialsRequest{})
+	if len(list.GetCredentials()) != 1 || !list.GetCredentials()[0].GetDisabled() {
+		t.Fatalf("ListCredentials = %v", list)
+	}
+}
+
+func seeded(t *testing.T, mode string) (*fixture, context.Context) {
+	f := newFixture(t, mode)
+	if _, err := f.admin.CreateCredential(context.Background(), &uploadv1.CreateCredentialRequest{Username: "u", Teiler: t1, Password: "password1234"}); err != nil {
+		t.Fatal(err)
+	}
+	return f, as("u", "password1234")
+}
+
+func TestPutPatientOutcomes(t *testing.T) {
+	f, ctx := seeded(t, ValidateOff)
+	put := func(id string, d []byte) (*uploadv1.PutPatientResponse, error) {
+		return f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: id, Document: d})
+	}
+	if res, err := put("p1", doc("p1", "1")); err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_CREATED {
+		t.Fatalf("first = %v, %v", res, err)
+	}
+	if res, err := put("p1", doc("p1", "2")); err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_REPLACED {
+		t.Fatalf("second = %v, %v", res, err)
+	}
+	_, err := put("p2", doc("p1", "1"))
+	wantCode(t, err, codes.InvalidArgument, `the document's id "p1" is not the path's patient id "p2"`)
+	_, err = put("p3", []byte("<Patient"))
+	wantCode(t, err, codes.InvalidArgument, "malformed XML")
+	_, err = put("p4", append(doc("p4", "1"), make([]byte, 5000)...))
+	wantCode(t, err, codes.ResourceExhausted, "larger than 4096")
+	// (Invalid UTF-8 cannot travel in a proto string; the gateway refuses it.)
+	for _, id := range []string{"", "a\x00b", strings.Repeat("x", 513)} {
+		_, err = put(id, doc(id, "1"))
+		wantCode(t, err, codes.InvalidArgument, "patient id")
+	}
+	got, err := f.admin.GetPatient(context.Background(), &uploadv1.GetPatientRequest{Teiler: t1, PatientId: "p1"})
+	if err != nil || string(got.GetDocument()) != string(doc("p1", "2")) || got.GetSummary().GetCases() != 1 || got.GetSummary().GetAttributes() != 1 {
+		t.Fatalf("GetPatient = %v, %v", got, err)
+	}
+	for _, id := range []string{"p3", "p4"} {
+		_, err := f.admin.GetPatient(context.Background(), &uploadv1.GetPatientRequest{Teiler: t1, PatientId: id})
+		wantCode(t, err, codes.NotFound, id)
+	}
+	if f.reg.calls != 0 {
+		t.Fatal("mode off asked the registry")
+	}
+	_, err = f.pub.DeletePatientsByPrefix(ctx, &uploadv1.DeletePatientsByPrefixRequest{Teiler: t1})
+	wantCode(t, err, codes.InvalidArgument, "prefix")
+}
+
+func TestValidationModes(t *testing.T) {
+	f, ctx := seeded(t, ValidateReject)
+	res, err := f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "p", Document: doc("p", "bad")})
+	if err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_REJECTED || len(res.GetProblems()) != 1 ||
+		res.GetProblems()[0].GetWhere() != `case "c"` || res.GetProblems()[0].GetReason() != "bad is not allowed" {
+		t.Fatalf("reject = %v, %v", res, err)
+	}
+	if _, err := f.admin.GetPatient(context.Background(), &uploadv1.GetPatientRequest{Teiler: t1, PatientId: "p"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("rejected document stored: %v", err)
+	}
+	f.reg.down = true
+	_, err = f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "p", Document: doc("p", "good")})
+	wantCode(t, err, codes.Unavailable, "registry")
+
+	w, wctx := seeded(t, ValidateWarn)
+	res, err = w.pub.PutPatient(wctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "p", Document: doc("p", "bad")})
+	if err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_CREATED || len(res.GetProblems()) != 1 {
+		t.Fatalf("warn = %v, %v", res, err)
+	}
+	w.reg.down = true
+	res, err = w.pub.PutPatient(wctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "p", Document: doc("p", "bad")})
+	if err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_REPLACED {
+		t.Fatalf("warn with the registry down = %v, %v", res, err)
+	}
+}
+
+func TestUploadStats(t *testing.T) {
+	f, ctx := seeded(t, ValidateOff)
+	get := func() time.Time {
+		res, err := f.pub.GetUploadStats(ctx, &uploadv1.GetUploadStatsRequest{Teiler: t1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.GetLastUpload() == nil {
+			return time.Time{}
+		}
+		return res.GetLastUpload().AsTime()
+	}
+	if !get().IsZero() {
+		t.Fatal("a fresh teiler has a timestamp")
+	}
+	for _, tc := range []struct {
+		body    string
+		want    time.Time
+		fromDoc bool
+	}{
+		{`<Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 CET</LastUploadTimestamp></Uploadstats>`, time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), true},
+		{`<Uploadstats/>`, f.now, false},
+		// An hour ahead of the server: the server's clock wins.
+		{`<Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 13:00:00 GMT</LastUploadTimestamp></Uploadstats>`, f.now, false},
+	} {
+		res, err := f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(tc.body)})
+		if err != nil || res.GetFromDocument() != tc.fromDoc || !res.GetStored().AsTime().Equal(tc.want) || !get().Equal(tc.want) {
+			t.Fatalf("%s: %v, %v; stored %v", tc.body, res, err, get())
+		}
+	}
+	_, err := f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(`<x/>`)})
+	wantCode(t, err, codes.InvalidArgument, "Uploadstats")
+}
+
+func TestListPatientsPaging(t *testing.T) {
+	f, ctx := seeded(t, ValidateOff)
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: id, Document: doc(id, "1")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	tok := ""
+	for {
+		page, err := f.admin.ListPatients(context.Background(), &uploadv1.ListPatientsRequest{Teiler: t1, PageSize: 2, PageToken: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page.GetPatients() {
+			ids = append(ids, p.GetPatientId())
+		}
+		if tok = page.GetNextPageToken(); tok == "" {
+			break
+		}
+	}
+	if strings.Join(ids, ",") != "a,b,c,d,e" {
+		t.Fatalf("pages = %v", ids)
+	}
+	_, err := f.admin.ListPatients(context.Background(), &uploadv1.ListPatientsRequest{Teiler: t1, PageToken: "garbage"})
+	wantCode(t, err, codes.InvalidArgument, "page_token")
+	n, err := f.admin.CountPatients(context.Background(), &uploadv1.CountPatientsRequest{Teiler: t1})
+	if err != nil || n.GetCount() != 5 {
+		t.Fatalf("CountPatients = %v, %v", n, err)
+	}
+	if _, err := f.pub.DeletePatient(ctx, &uploadv1.DeletePatientRequest{Teiler: t1, PatientId: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.pub.DeletePatient(ctx, &uploadv1.DeletePatientRequest{Teiler: t1, PatientId: "a"})
+	wantCode(t, err, codes.NotFound, `no patient "a"`)
+	del, err := f.pub.DeletePatientsByPrefix(ctx, &uploadv1.DeletePatientsByPrefixRequest{Teiler: t1, Prefix: "b"})
+	if err != nil || del.GetDeleted() != 1 {
+		t.Fatalf("prefix delete = %v, %v", del, err)
+	}
+}
