@@ -3,9 +3,12 @@ package kv_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/kv/kvtest"
@@ -130,4 +133,35 @@ func TestOpenVolatile(t *testing.T) {
 			t.Fatalf("main.Get = %q, %v", got, err)
 		}
 	})
+}
+
+func TestBoltCommitsCountsSharedCommits(t *testing.T) {
+	db, err := kv.OpenBolt(t.TempDir()+"/c.db", kv.BoltOptions{BatchDelay: 20 * time.Millisecond, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	before := db.Commits()
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := db.Update(ctx, func(tx kv.Tx) error { return tx.Put(fmt.Sprintf("k%d", i), []byte("v"), 0) }); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	// Eight concurrent writers within one batch delay share few commits.
+	if n := db.Commits() - before; n < 1 || n > 4 {
+		t.Fatalf("8 concurrent writes took %d commits", n)
+	}
+	if err := db.Update(ctx, func(tx kv.Tx) error { return tx.Put("one", []byte("v"), 0) }); err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Commits() - before; n < 2 {
+		t.Fatalf("a further write did not count a commit: %d", n)
+	}
 }
