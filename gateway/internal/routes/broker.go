@@ -214,11 +214,19 @@ type bankHandlers struct {
 }
 
 func (h *bankHandlers) ctx(r *http.Request) (context.Context, context.CancelFunc) {
+	return forwardingCtx(r, h.timeout)
+}
+
+// forwardingCtx is the context of a call for a client whose credentials
+// the service checks itself (banks' tokens, sites' Basic credentials): the
+// Authorization header travels unchanged, with the request id, under the
+// gateway's deadline.
+func forwardingCtx(r *http.Request, timeout time.Duration) (context.Context, context.CancelFunc) {
 	md := metadata.Pairs("x-request-id", httpx.RequestID(r.Context()))
 	if a := r.Header.Get("Authorization"); a != "" {
 		md.Set("authorization", a)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	return metadata.NewOutgoingContext(ctx, md), cancel
 }
 

@@ -13,11 +13,9 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"fris.dev/gateway/internal/apierr"
-	"fris.dev/gateway/internal/httpx"
 	uploadv1 "fris.dev/proto/upload/v1"
 )
 
@@ -133,15 +131,8 @@ type uploadHandlers struct {
 	timeout time.Duration
 }
 
-// ctx forwards the client's Authorization header unchanged: the upload
-// service checks Basic credentials itself.
 func (h *uploadHandlers) ctx(r *http.Request) (context.Context, context.CancelFunc) {
-	md := metadata.Pairs("x-request-id", httpx.RequestID(r.Context()))
-	if a := r.Header.Get("Authorization"); a != "" {
-		md.Set("authorization", a)
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
-	return metadata.NewOutgoingContext(ctx, md), cancel
+	return forwardingCtx(r, h.timeout)
 }
 
 func uploadError(w http.ResponseWriter, err error) {
