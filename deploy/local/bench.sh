@@ -15,9 +15,16 @@
 #   3. suite broker, once on the embedded store and once on a throwaway
 #      redis-server (skipped with a note when there is none): a broker and a
 #      gateway of its own, 1,000 banks polling GET /inquiries at 1,000/s
+#   4. suite upload, once on the embedded store and once on a throwaway
+#      redis-server with appendfsync always: an upload service and a gateway
+#      of its own, 8 clients uploading new 5 KB patients, next to the disk's
+#      plain fsync rate measured before and after in the same directory
 #
 # Environment:
-#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker (all)
+#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload (all)
+#   BENCH_UPLOAD_DURATION    measured time of the upload suite                 (10s)
+#   BENCH_UPLOAD_CLIENTS     concurrent uploading clients                      (8)
+#   BENCH_UPLOAD_BATCH_DELAY the upload's group-commit window, both stores    (the service's default, 2ms)
 #   BENCH_BROKER_DURATION    measured time of the broker suite                 (30s)
 #   BENCH_BROKER_BANKS       banks of the broker suite (poll rate = banks/s)   (1000)
 #   BENCH_CONNECTIONS        connections of the mdr and bearer suites          (64)
@@ -41,14 +48,17 @@ RSA_DURATION=${BENCH_RSA_DURATION:-3s}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
 BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
-SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker}
-[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker
+SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload}
+[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload
 BROKER_DURATION=${BENCH_BROKER_DURATION:-30s}
 BROKER_BANKS=${BENCH_BROKER_BANKS:-1000}
+UPLOAD_DURATION=${BENCH_UPLOAD_DURATION:-10s}
+UPLOAD_CLIENTS=${BENCH_UPLOAD_CLIENTS:-8}
+UPLOAD_BATCH_DELAY=${BENCH_UPLOAD_BATCH_DELAY:-}
 for s in ${SUITES//,/ }; do
   case $s in
-    mdr | auth | bearer | broker) ;;
-    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker)" >&2; exit 2 ;;
+    mdr | auth | bearer | broker | upload) ;;
+    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload)" >&2; exit 2 ;;
   esac
 done
 selected() { [[ ",$SUITES," == *",$1,"* ]]; }
@@ -60,7 +70,7 @@ pass_suites() {
   echo "${out[*]}"
 }
 
-for b in mdr auth gateway broker; do
+for b in mdr auth gateway broker upload; do
   [[ -x "$BIN/$b" ]] || { echo "bench: $BIN/$b missing: run make build (make bench does)" >&2; exit 1; }
 done
 
@@ -204,16 +214,19 @@ run_pass "gateway as deployed (-mdr-cache-ttl 1s)" "$JSON" "$(pass_suites mdr au
 run_pass "gateway without response cache (-mdr-cache-ttl 0): every registry read crosses gRPC" \
   "${JSON%.json}-uncached.json" "$(pass_suites mdr bearer)" "$gw2_port" -mdr-cache-ttl 0
 
-# start_redis VAR: starts a throwaway redis-server in the temporary
+# start_redis VAR [always]: starts a throwaway redis-server in the temporary
 # directory on a free port and sets VAR to its URL; returns 1 without
-# redis-server. It is stopped with everything else.
+# redis-server. With "always", its AOF is on and fsynced before every reply
+# (appendfsync always: every acknowledged write is durable). It is stopped
+# with everything else.
 start_redis() {
   command -v redis-server >/dev/null 2>&1 || return 1
-  local port pid
+  local port pid aof=(--appendonly no)
+  [[ "${2:-}" == always ]] && aof=(--appendonly yes --appendfsync always)
   free_port port
-  mkdir -p "$tmp/redis"
-  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$tmp/redis" \
-    --logfile "$tmp/redis.log" &
+  mkdir -p "$tmp/redis-$port"
+  redis-server --port "$port" --bind 127.0.0.1 --save "" "${aof[@]}" --dir "$tmp/redis-$port" \
+    --logfile "$tmp/redis-$port.log" &
   pid=$!
   pids+=("$pid")
   for _ in $(seq 1 100); do
@@ -269,10 +282,68 @@ if selected broker; then
     echo "(broker on Redis skipped: no redis-server)"
   fi
 fi
+# run_upload LABEL JSON STORE STORE-FLAGS...: an upload service on the store
+# and a gateway in front of it, one site's credentials, the upload suite.
+# Values are not checked against the registry (-validation off): the suite
+# measures the durable write path.
+run_upload() {
+  local label=$1 json=$2 store=$3
+  shift 3
+  local u_grpc u_ops gw_port u_pid gw_pid bench_pid metrics=""
+  free_port u_grpc
+  free_port u_ops
+  free_port gw_port
+  "$BIN/upload" serve -grpc-addr "127.0.0.1:$u_grpc" -ops-addr "127.0.0.1:$u_ops" -log-level warn -validation off \
+    ${UPLOAD_BATCH_DELAY:+-batch-delay "$UPLOAD_BATCH_DELAY"} "$@" 2>>"$tmp/upload.log" &
+  u_pid=$!
+  pids+=("$u_pid")
+  wait_ready "http://127.0.0.1:$u_ops/readyz" "$u_pid" upload
+  FRIS_BENCH_SITE_PASSWORD=$(rnd)
+  export FRIS_BENCH_SITE_PASSWORD
+  "$BIN/upload" create-credential -addr "127.0.0.1:$u_grpc" -site bench -teiler teiler1 \
+    -password "$FRIS_BENCH_SITE_PASSWORD" bench-teiler1 >"$tmp/upload-seed.log" 2>&1 ||
+    { failed=1; echo "bench: creating the upload credential failed" >&2; cat "$tmp/upload-seed.log" >&2; exit 1; }
+  "$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -upload-addr "127.0.0.1:$u_grpc" \
+    -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
+  gw_pid=$!
+  pids+=("$gw_pid")
+  wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
+  [[ "$store" == bolt ]] && metrics="http://127.0.0.1:$u_ops/metrics"
+  echo >&2
+  echo "bench: pass \"$label\": upload $* (pid $u_pid), gateway (pid $gw_pid)" >&2
+  echo
+  echo "### $label"
+  echo
+  "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -suites upload -upload-store "$store" \
+    -upload-clients "$UPLOAD_CLIENTS" -upload-duration "$UPLOAD_DURATION" -warmup "$WARMUP" \
+    -upload-metrics "$metrics" -fsync-dir "$tmp" -json "$json" -watch "gateway=$gw_pid,upload=$u_pid${redis_pid:+,redis=$redis_pid}" &
+  bench_pid=$!
+  pids=("$bench_pid" "${pids[@]}")
+  wait "$bench_pid" || rc=$?
+  pids=("${pids[@]:1}")
+  kill -TERM "$gw_pid" "$u_pid" 2>/dev/null || true
+  wait "$gw_pid" "$u_pid" 2>/dev/null || true
+  [[ -s "$json" ]] && echo "bench: raw numbers in $json" >&2
+}
+
+if selected upload; then
+  redis_pid=""
+  run_upload "central upload on the embedded store (bbolt, -batch-delay ${UPLOAD_BATCH_DELAY:-2ms})" "${JSON%.json}-upload-bolt.json" bolt \
+    -data-dir "$tmp/upload-bolt"
+  if start_redis upload_redis always; then
+    redis_pid=${pids[${#pids[@]}-1]}
+    run_upload "central upload on Redis (appendfsync always, -batch-delay ${UPLOAD_BATCH_DELAY:-2ms})" "${JSON%.json}-upload-redis.json" redis \
+      -store redis -redis-url "$upload_redis"
+  else
+    echo "bench: no redis-server: the upload suite on Redis is skipped" >&2
+    echo
+    echo "(upload on Redis skipped: no redis-server)"
+  fi
+fi
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 
 # Anything a service logged at warn or above during the run is worth seeing.
-for log in "$tmp/mdr.log" "$tmp/auth.log" "$tmp/gateway.log"; do
+for log in "$tmp/mdr.log" "$tmp/auth.log" "$tmp/gateway.log" "$tmp/upload.log"; do
   if [[ -s "$log" ]]; then
     echo "--- $(basename "$log") (warn and above):" >&2
     tail -n 20 "$log" >&2

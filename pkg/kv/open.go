@@ -25,12 +25,17 @@ type Config struct {
 }
 
 // RegisterFlags adds -store, -data-dir, -redis-url and -batch-delay to fs.
+// A BatchDelay set before is the flag's default (else 1ms).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Backend, "store", "bolt", "storage backend: bolt (embedded, on disk) or redis")
 	fs.StringVar(&c.DataDir, "data-dir", ".fris/data", "directory of the embedded store's files")
 	fs.StringVar(&c.RedisURL, "redis-url", "redis://127.0.0.1:6379/0", "Redis URL (redis://, rediss://; h1,h2 for Cluster; ?master_name= for Sentinel)")
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "Redis key prefix (default fris:<service>)")
-	fs.DurationVar(&c.BatchDelay, "batch-delay", time.Millisecond, "embedded store: how long a write waits to share a commit with others")
+	def := c.BatchDelay
+	if def == 0 {
+		def = time.Millisecond
+	}
+	fs.DurationVar(&c.BatchDelay, "batch-delay", def, "how long a write waits to share one commit (one fsync) with concurrent writes, on both stores; 0 on redis: no sharing")
 }
 
 // Validate reports configuration mistakes before anything is opened.
@@ -65,7 +70,7 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 		if prefix == "" {
 			prefix = "fris:" + name
 		}
-		return OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: prefix, Logger: log})
+		return OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: prefix, Logger: log, BatchDelay: c.BatchDelay})
 	}
 	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log})
 }

@@ -27,6 +27,11 @@ type RedisOptions struct {
 	SweepEvery time.Duration
 	// MaxRetries bounds optimistic-transaction retries. Zero means 64.
 	MaxRetries int
+	// BatchDelay > 0 turns on group commit: concurrent Updates wait up to
+	// this long to share one transaction (see redisbatch.go).
+	BatchDelay time.Duration
+	// MaxBatch bounds the Updates of one shared transaction. Zero means 256.
+	MaxBatch int
 	Logger     *slog.Logger
 }
 
@@ -44,6 +49,11 @@ type Redis struct {
 	log     *slog.Logger
 	stop    chan struct{}
 	wg      sync.WaitGroup
+
+	batchDelay time.Duration
+	maxBatch   int
+	batchMu    sync.Mutex
+	batch      *redisBatch
 }
 
 // ParseRedisURL turns a redis:// or rediss:// URL into client options. Several
@@ -129,6 +139,10 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	r := &Redis{
 		c: c, prefix: p + "d:", index: p + "i", expires: p + "x",
 		retries: o.MaxRetries, log: o.Logger, stop: make(chan struct{}),
+		batchDelay: o.BatchDelay, maxBatch: o.MaxBatch,
+	}
+	if r.maxBatch <= 0 {
+		r.maxBatch = 256
 	}
 	if r.retries <= 0 {
 		r.retries = 64
@@ -239,7 +253,18 @@ func (r *Redis) scan(ctx context.Context, c cmdable, prefix, after string, limit
 // writes are buffered and applied in one MULTI/EXEC, and a concurrent change
 // to a watched key makes the whole function run again. The index is watched
 // only by transactions that scan, so writers of unrelated keys never collide.
+// With group commit on, concurrent Updates share one such transaction.
 func (r *Redis) Update(ctx context.Context, fn func(Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.batchDelay > 0 {
+		return r.batched(ctx, fn)
+	}
+	return r.update(ctx, fn)
+}
+
+func (r *Redis) update(ctx context.Context, fn func(Tx) error) error {
 	for i := 0; i < r.retries; i++ {
 		err := r.c.Watch(ctx, func(rtx *redis.Tx) error {
 			t := &redisTx{r: r, rtx: rtx, writes: map[string]*write{}}

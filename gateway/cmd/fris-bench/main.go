@@ -83,6 +83,21 @@ type config struct {
 	brokerConnections int
 	brokerDuration    time.Duration
 	brokerMaxP99      time.Duration
+
+	uploadStore       string
+	uploadSite        string
+	uploadTeiler      string
+	uploadUser        string
+	uploadPassword    string
+	uploadTemplate    string
+	uploadDocBytes    int
+	uploadClients     int
+	uploadDuration    time.Duration
+	uploadMetrics     string
+	uploadMaxP99      time.Duration
+	uploadMinPerFsync float64
+	fsyncDir          string
+	fsyncDuration     time.Duration
 }
 
 // Suites, in the order they run.
@@ -91,9 +106,10 @@ const (
 	suiteBearer = "bearer"
 	suiteAuth   = "auth"
 	suiteBroker = "broker"
+	suiteUpload = "upload"
 )
 
-var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker}
+var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload}
 
 func (c config) has(suite string) bool { return slices.Contains(c.suites, suite) }
 
@@ -101,6 +117,7 @@ func (c config) has(suite string) bool { return slices.Contains(c.suites, suite)
 const (
 	envClientSecret = "FRIS_BENCH_CLIENT_SECRET"
 	envUserPassword = "FRIS_BENCH_USER_PASSWORD"
+	envSitePassword = "FRIS_BENCH_SITE_PASSWORD"
 )
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -139,10 +156,27 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.brokerConnections, "broker-connections", 256, "broker: most connections (= workers) of the open loop")
 	fs.DurationVar(&c.brokerDuration, "broker-duration", 30*time.Second, "broker: measured time")
 	fs.DurationVar(&c.brokerMaxP99, "broker-max-p99", 50*time.Millisecond, "broker target: p99 latency below this")
+	fs.StringVar(&c.uploadStore, "upload-store", "bolt", "upload: the store the upload service runs on, for the report (bolt or redis)")
+	fs.StringVar(&c.uploadSite, "upload-site", "bench", "upload: site id of the credentials")
+	fs.StringVar(&c.uploadTeiler, "upload-teiler", "teiler1", "upload: teiler id of the credentials")
+	fs.StringVar(&c.uploadUser, "upload-user", "bench-teiler1", "upload: Basic username")
+	fs.StringVar(&c.uploadPassword, "upload-password", "", "upload: its password (default $"+envSitePassword+")")
+	fs.StringVar(&c.uploadTemplate, "upload-template", "services/upload/demo/patient.xml", "upload: the patient document the uploads are made from")
+	fs.IntVar(&c.uploadDocBytes, "upload-doc-bytes", 5000, "upload: size of each document (the template, padded with attributes)")
+	fs.IntVar(&c.uploadClients, "upload-clients", 8, "upload: concurrent clients (closed loop)")
+	fs.DurationVar(&c.uploadDuration, "upload-duration", 10*time.Second, "upload: measured time")
+	fs.StringVar(&c.uploadMetrics, "upload-metrics", "", "upload: the upload service's /metrics URL (its store commits; empty: not read)")
+	fs.DurationVar(&c.uploadMaxP99, "upload-max-p99", 50*time.Millisecond, "upload target: p99 latency below this")
+	fs.Float64Var(&c.uploadMinPerFsync, "upload-min-per-fsync", 5, "upload target: uploads per fsync at least this (group commit)")
+	fs.StringVar(&c.fsyncDir, "fsync-dir", os.TempDir(), "upload: directory on the disk the store writes to, for the plain fsync rate")
+	fs.DurationVar(&c.fsyncDuration, "fsync-duration", 2*time.Second, "upload: how long each plain sync rate is measured")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	c.paths = fs.Args()
+	if c.uploadPassword == "" {
+		c.uploadPassword = os.Getenv(envSitePassword)
+	}
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); {
 		case s == "all":
@@ -175,6 +209,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-duration must be positive and -warmup not negative")
 	case c.has(suiteBroker) && (c.brokerBanks <= 0 || c.brokerSites <= 0 || c.brokerInquiries <= 0 || c.brokerRate <= 0 || c.brokerConnections <= 0 || c.brokerDuration <= 0):
 		return c, errors.New("-broker-banks, -broker-sites, -broker-inquiries, -broker-rate, -broker-connections and -broker-duration must be positive")
+	case c.has(suiteUpload) && (c.uploadPassword == "" || c.uploadClients <= 0 || c.uploadDuration <= 0 || c.uploadDocBytes <= 0 || c.fsyncDuration <= 0):
+		return c, fmt.Errorf("the upload suite needs -upload-password (or $%s) and positive -upload-clients, -upload-duration, -upload-doc-bytes and -fsync-duration", envSitePassword)
 	case c.rsaDuration <= 0 || c.bearerRounds <= 0:
 		return c, errors.New("-rsa-duration and -bearer-rounds must be positive")
 	case needCreds && (c.creds.clientID == "" || c.creds.clientSecret == "" || c.creds.email == "" || c.creds.password == ""):
@@ -221,6 +257,7 @@ type Report struct {
 	Bearer     *BearerReport  `json:"bearer,omitempty"`
 	Token      *TokenReport   `json:"token,omitempty"`
 	Broker     *BrokerReport  `json:"broker,omitempty"`
+	Upload     *UploadReport  `json:"upload,omitempty"`
 }
 
 // Targets are the goals a gateway run is judged by.
@@ -282,6 +319,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			rep.Broker, err = runBroker(ctx, cfg, cpu, stderr)
 			if rep.Broker != nil {
 				errored("broker polls", rep.Broker.Result)
+			}
+		case suiteUpload:
+			rep.Upload, err = runUpload(ctx, cfg, cpu, stderr)
+			if rep.Upload != nil {
+				errored("upload", rep.Upload.Result)
 			}
 		case suiteAuth:
 			rep.Token, err = runTokens(ctx, cfg, cpu, stderr)

@@ -36,6 +36,10 @@ func writeMarkdown(w io.Writer, rep *Report, cpu *cpuWatch) {
 			if rep.Broker != nil {
 				writeBroker(w, rep.Broker, cpu)
 			}
+		case suiteUpload:
+			if rep.Upload != nil {
+				writeUpload(w, rep.Upload, cpu)
+			}
 		}
 	}
 }

@@ -40,6 +40,10 @@ type Config struct {
 // RegisterFlags adds the serve flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Server.RegisterFlags(fs, "127.0.0.1:9103", "127.0.0.1:9203")
+	// Connectors upload in bulk and wait for each answer: 2ms more per
+	// upload lets concurrent uploads share one commit (one fsync) on both
+	// stores (BENCHMARKS.md, suite upload).
+	c.Store.BatchDelay = 2 * time.Millisecond
 	c.Store.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "", "gRPC address of the mdr service, for value validation (empty: validation off)")
