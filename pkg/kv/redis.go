@@ -32,7 +32,7 @@ type RedisOptions struct {
 	BatchDelay time.Duration
 	// MaxBatch bounds the Updates of one shared transaction. Zero means 256.
 	MaxBatch int
-	Logger     *slog.Logger
+	Logger   *slog.Logger
 }
 
 // Redis is the scale-out backend. Values live in plain string keys (with
