@@ -604,3 +604,17 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("defaults %+v", cfg)
 	}
 }
+
+func TestGroupCDisabled(t *testing.T) {
+	e := newEnv(t, false)
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/dktk/sites/charite_teiler/t1/uploadStats"}, {"PUT", "/dktk/sites/charite/teiler/t1/pats/p1"},
+		{"DELETE", "/dktk/sites/charite_teiler/t1/patsPrefix/TEST"},
+	} {
+		rec := e.do(t, tc.method, tc.path, "")
+		if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Content-Type") != "text/plain; charset=utf-8" ||
+			!strings.Contains(rec.Body.String(), "not configured") {
+			t.Fatalf("%s %s without upload: %d %q %s", tc.method, tc.path, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+		}
+	}
+}
