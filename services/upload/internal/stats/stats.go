@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -130,9 +129,6 @@ func ParseTime(s string) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
-
-// Format writes t the way the spec's document carries it.
-func Format(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
 
 func clip(s string) string {
 	if len(s) > 60 {
