@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 )
 
 // NSBase is the namespace prefix of every element: NSBase + "Patient" etc.
@@ -125,8 +126,23 @@ type parser struct {
 	maxDepth int
 }
 
+// maxReason keeps a reason short enough for a plain-text 400 body and a
+// log line, whatever the document echoed into it.
+const maxReason = 200
+
 func invalid(format string, a ...any) error {
-	return &InvalidError{Reason: fmt.Sprintf(format, a...)}
+	// Namespaces and decoder messages may carry newlines and unbounded
+	// names from the document.
+	r := strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) || c == '\u2028' || c == '\u2029' {
+			return ' '
+		}
+		return c
+	}, fmt.Sprintf(format, a...))
+	if len(r) > maxReason {
+		r = strings.ToValidUTF8(r[:maxReason-3], "") + "..."
+	}
+	return &InvalidError{Reason: r}
 }
 
 // clip shortens what the client sent before an error echoes it.
@@ -150,7 +166,7 @@ func (p *parser) next() (xml.Token, error) {
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF
 			}
-			return nil, invalid("malformed XML: %s", clip(err.Error()))
+			return nil, invalid("malformed XML: %v", err)
 		}
 		switch t := tok.(type) {
 		case xml.Comment, xml.ProcInst:
@@ -395,7 +411,7 @@ func (p *parser) attribute(where string) (Attribute, error) {
 		return a, invalid("Attribute without MdrKey in %s", where)
 	}
 	if !a.HasValue && a.LowerBound == nil && a.UpperBound == nil {
-		return a, invalid("Attribute %s without Value in %s", clip(a.MdrKey), where)
+		return a, invalid("Attribute without Value (MdrKey %s) in %s", clip(a.MdrKey), where)
 	}
 	if a.HasValue && (a.LowerBound != nil || a.UpperBound != nil) {
 		return a, invalid("Attribute %s with both a Value and bounds in %s", clip(a.MdrKey), where)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // MaxBytes bounds the document; a real one is about 150 bytes.
@@ -27,7 +28,10 @@ func invalid(format string, a ...any) error { return &InvalidError{Reason: fmt.S
 // Parse reads a document. ok is false (with a nil error) when the document
 // is well-formed with the right root but holds no parseable timestamp.
 func Parse(r io.Reader) (t time.Time, ok bool, err error) {
+	// One byte beyond the limit tells an over-long document from one of
+	// exactly the limit.
 	lr := &io.LimitedReader{R: r, N: MaxBytes + 1}
+	tooLarge := invalid("the document is larger than %d bytes", MaxBytes)
 	d := xml.NewDecoder(lr)
 	var text strings.Builder
 	depth, inStamp, sawRoot, sawStamp := 0, false, false, false
@@ -38,9 +42,9 @@ func Parse(r io.Reader) (t time.Time, ok bool, err error) {
 		}
 		if err != nil {
 			if lr.N <= 0 {
-				return time.Time{}, false, invalid("the document is larger than %d bytes", MaxBytes)
+				return time.Time{}, false, tooLarge
 			}
-			return time.Time{}, false, invalid("malformed XML: %v", err)
+			return time.Time{}, false, invalid("malformed XML: %s", clip(err.Error(), 160))
 		}
 		switch tk := tok.(type) {
 		case xml.Directive:
@@ -53,7 +57,7 @@ func Parse(r io.Reader) (t time.Time, ok bool, err error) {
 					return time.Time{}, false, invalid("more than one root element")
 				}
 				if tk.Name.Local != "Uploadstats" && tk.Name.Local != "UploadStats" {
-					return time.Time{}, false, invalid("root element must be Uploadstats, got %s", clip(tk.Name.Local))
+					return time.Time{}, false, invalid("root element must be Uploadstats, got %s", clip(tk.Name.Local, 60))
 				}
 				sawRoot = true
 			case depth == 2 && tk.Name.Local == "LastUploadTimestamp" && !sawStamp:
@@ -71,6 +75,9 @@ func Parse(r io.Reader) (t time.Time, ok bool, err error) {
 				text.Write(tk)
 			}
 		}
+	}
+	if lr.N <= 0 {
+		return time.Time{}, false, tooLarge
 	}
 	if !sawRoot {
 		return time.Time{}, false, invalid("the document is empty")
@@ -130,9 +137,17 @@ func ParseTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func clip(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "..."
+// clip keeps what the client sent short and on one line before a reason
+// echoes it.
+func clip(s string, n int) string {
+	s = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) || c == '\u2028' || c == '\u2029' {
+			return ' '
+		}
+		return c
+	}, strings.ToValidUTF8(s, "?"))
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "..."
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -28,6 +29,23 @@ func TestParseTime(t *testing.T) {
 		{"Thu, 23 Jul 2026 10:00:00 MESZ", at("2026-07-23T08:00:00Z"), true},
 		{"Thu, 23 Jul 2026 10:00:00 EEST", at("2026-07-23T07:00:00Z"), true},
 		{"Thu, 23 Jul 2026 10:00:00 cest", at("2026-07-23T08:00:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 UT", at("2026-11-23T10:00:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 Z", at("2026-11-23T10:00:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 WET", at("2026-11-23T10:00:00Z"), true},
+		{"Thu, 23 Jul 2026 10:00:00 WEST", at("2026-07-23T09:00:00Z"), true},
+		{"Thu, 23 Jul 2026 10:00:00 BST", at("2026-07-23T09:00:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 EET", at("2026-11-23T08:00:00Z"), true},
+		{"Mon, 23 Nov 2026 00:30:00 CET", at("2026-11-22T23:30:00Z"), true},
+		{"Mon, 23 Nov 2026 10:00:00 -0500", at("2026-11-23T15:00:00Z"), true},
+		{"2026-07-23T10:00:00Z", at("2026-07-23T10:00:00Z"), true},
+		{"2026-07-23T10:00:00.5+02:00", at("2026-07-23T08:00:00.5Z"), true},
+		{"Thursday, 23-Jul-26 10:00:00 CEST", at("2026-07-23T08:00:00Z"), true},
+		// Abbreviations time.Parse would take as UTC without a word.
+		{"Mon, 23 Nov 2026 10:00:00 PST", time.Time{}, false},
+		{"Mon, 23 Nov 2026 10:00:00 CETX", time.Time{}, false},
+		{"Mon, 32 Nov 2026 10:00:00 GMT", time.Time{}, false},
+		{"Mon, 23 Nov 2026 25:00:00 GMT", time.Time{}, false},
+		{"GMT", time.Time{}, false},
 		{"Thu, 3 Jul 2026 10:00:00 GMT", at("2026-07-03T10:00:00Z"), true},
 		{"Thu, 23 Jul 2026 10:00:00 +0200", at("2026-07-23T08:00:00Z"), true},
 		{"2026-07-23T10:00:00+02:00", at("2026-07-23T08:00:00Z"), true},
@@ -62,6 +80,14 @@ func TestParse(t *testing.T) {
 		{"empty", ``, false, "empty"},
 		{"doctype", `<!DOCTYPE x><Uploadstats/>`, false, "DOCTYPE"},
 		{"too large", `<Uploadstats>` + strings.Repeat(" ", MaxBytes) + `</Uploadstats>`, false, "larger than"},
+		{"one byte over", `<Uploadstats>` + strings.Repeat(" ", MaxBytes-len(`<Uploadstats></Uploadstats>`)+1) + `</Uploadstats>`, false, "larger than"},
+		{"exactly the limit", `<Uploadstats>` + strings.Repeat(" ", MaxBytes-len(`<Uploadstats></Uploadstats>`)) + `</Uploadstats>`, false, ""},
+		{"namespaced default", `<Uploadstats xmlns="urn:x"><LastUploadTimestamp> Mon, 23 Nov 2026 10:00:00 GMT </LastUploadTimestamp></Uploadstats>`, true, ""},
+		{"empty timestamp", `<Uploadstats><LastUploadTimestamp/></Uploadstats>`, false, ""},
+		{"unknown zone", `<Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 XYZ</LastUploadTimestamp></Uploadstats>`, false, ""},
+		{"lower-case root", `<uploadstats/>`, false, "root element must be Uploadstats"},
+		{"two roots", `<Uploadstats/><Uploadstats/>`, false, "more than one root"},
+		{"entity", `<Uploadstats><LastUploadTimestamp>&x;</LastUploadTimestamp></Uploadstats>`, false, "malformed XML"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok, err := Parse(strings.NewReader(tc.in))
@@ -79,5 +105,22 @@ func TestParse(t *testing.T) {
 				t.Fatalf("time = %v", got)
 			}
 		})
+	}
+}
+
+func TestRenderRoundTrip(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Unix(0, 0),
+		time.Date(2026, 11, 23, 10, 0, 0, 123456789, time.FixedZone("CET", 3600)),
+		time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+	} {
+		doc := render(at)
+		if at.Unix() == 0 && !strings.Contains(string(doc), "<LastUploadTimestamp>Thu, 01 Jan 1970 00:00:00 GMT</LastUploadTimestamp>") {
+			t.Errorf("render(epoch) = %s", doc)
+		}
+		got, ok, err := Parse(bytes.NewReader(doc))
+		if err != nil || !ok || !got.Equal(at.Truncate(time.Second)) || got.Location() != time.UTC {
+			t.Errorf("Parse(render(%v)) = %v, %v, %v", at, got, ok, err)
+		}
 	}
 }
