@@ -27,20 +27,24 @@ type BoltOptions struct {
 	BatchDelay time.Duration
 	// SweepEvery is the period of the expired-key sweeper. Zero means 1 minute.
 	SweepEvery time.Duration
-	// NoSync skips fsync; only for throwaway stores in tests.
+	// NoSync skips fsync; only for throwaway stores (tests, OpenVolatile).
 	NoSync bool
-	Logger *slog.Logger
-	now    clock
+	// Unbatched commits each write on its own. For a NoSync store: with no
+	// fsync to share, a batch would only add its delay to every write.
+	Unbatched bool
+	Logger    *slog.Logger
+	now       clock
 }
 
 // Bolt is the embedded backend: one bbolt file, values prefixed by an 8-byte
 // expiry (unix nanos, 0 = never).
 type Bolt struct {
-	db   *bolt.DB
-	now  clock
-	log  *slog.Logger
-	stop chan struct{}
-	wg   sync.WaitGroup
+	db        *bolt.DB
+	unbatched bool
+	now       clock
+	log       *slog.Logger
+	stop      chan struct{}
+	wg        sync.WaitGroup
 }
 
 // OpenBolt opens (creating if needed) the store file at path.
@@ -66,7 +70,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("kv: init %s: %w", path, err)
 	}
-	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{})}
+	b := &Bolt{db: db, unbatched: o.Unbatched, now: o.now, log: o.Logger, stop: make(chan struct{})}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -129,7 +133,11 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.db.Batch(func(tx *bolt.Tx) error {
+	commit := b.db.Batch
+	if b.unbatched {
+		commit = b.db.Update
+	}
+	return commit(func(tx *bolt.Tx) error {
 		return fn(&boltTx{tx: tx, now: b.now()})
 	})
 }

@@ -135,6 +135,44 @@ func TestOpenVolatile(t *testing.T) {
 	})
 }
 
+// The volatile store's configuration: no fsync, one commit per write.
+func TestConformanceBoltVolatile(t *testing.T) {
+	kvtest.Run(t, func(t *testing.T) kv.Store {
+		db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "v.db"), kv.BoltOptions{NoSync: true, Unbatched: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	})
+}
+
+func TestBoltUnbatchedCommitsEachWrite(t *testing.T) {
+	db, err := kv.OpenBolt(t.TempDir()+"/u.db", kv.BoltOptions{BatchDelay: 500 * time.Millisecond, NoSync: true, Unbatched: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	before := db.Commits()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := db.Update(ctx, func(tx kv.Tx) error { return tx.Put(fmt.Sprintf("k%d", i), []byte("v"), 0) }); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	// No write waited for the 500ms window, and none shared a commit.
+	if n, took := db.Commits()-before, time.Since(start); n != 8 || took >= 500*time.Millisecond {
+		t.Fatalf("8 concurrent writes took %d commits in %v, want 8 without the batch delay", n, took)
+	}
+}
+
 func TestBoltCommitsCountsSharedCommits(t *testing.T) {
 	db, err := kv.OpenBolt(t.TempDir()+"/c.db", kv.BoltOptions{BatchDelay: 20 * time.Millisecond, NoSync: true})
 	if err != nil {

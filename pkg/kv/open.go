@@ -79,7 +79,8 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 // codes, sign requests) whose loss in a crash only makes a client ask again,
 // next to main (what Open returned for the same config and name). The
 // embedded backend keeps them in a second file, <name>-volatile.db, written
-// without fsync (each such record would otherwise cost a disk flush) and
+// without fsync (each such record would otherwise cost a disk flush), each
+// write committed at once (no group-commit window to wait for), and
 // therefore recreated at every start: a file written without fsync may be
 // torn after a power loss. Redis keeps them with the service's other keys,
 // where replicas share them; main is returned, and closing the result does
@@ -92,7 +93,7 @@ func OpenVolatile(c Config, name string, main Store, log *slog.Logger) (Store, e
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("kv: remove old %s: %w", path, err)
 	}
-	return OpenBolt(path, BoltOptions{BatchDelay: c.BatchDelay, NoSync: true, Logger: log})
+	return OpenBolt(path, BoltOptions{NoSync: true, Unbatched: true, Logger: log})
 }
 
 // unclosable shares a store without handing over its Close.

@@ -146,8 +146,18 @@ func (d *numericDate) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Issue signs an access, an id and a refresh token for s.
-func (i *Issuer) Issue(s Subject) (Set, error) {
+// Plan is a token set whose claims are fixed but not yet signed: the
+// refresh token's jti and expiry are known, so its record can be written
+// while the three signatures are made.
+type Plan struct {
+	i                   *Issuer
+	access, id, refresh Claims
+	RefreshJTI          string
+	RefreshExpires      time.Time
+}
+
+// Plan fixes the claims of an access, an id and a refresh token for s.
+func (i *Issuer) Plan(s Subject) Plan {
 	now := i.now()
 	nonce := s.Nonce
 	if nonce == "" {
@@ -160,17 +170,20 @@ func (i *Issuer) Issue(s Subject) (Set, error) {
 			ExpiresAt: numericDate(now.Add(life).Unix()), ID: RandomString(16), Type: typ, Nonce: nonce,
 		}
 	}
-	access := base(TypeAccess, i.life.Access)
-	access.Scope = s.Scopes
-	if access.Scope == nil {
-		access.Scope = []string{}
+	p := Plan{i: i, access: base(TypeAccess, i.life.Access), id: base(TypeID, i.life.ID), refresh: base(TypeRefresh, i.life.Refresh)}
+	p.access.Scope = s.Scopes
+	if p.access.Scope == nil {
+		p.access.Scope = []string{}
 	}
-	id := base(TypeID, i.life.ID)
-	id.Email, id.EmailVerified, id.Name = s.Email, &s.EmailVerified, s.Name
-	refresh := base(TypeRefresh, i.life.Refresh)
-	out := Set{RefreshJTI: refresh.ID, RefreshExpires: refresh.Expiration()}
+	p.id.Email, p.id.EmailVerified, p.id.Name = s.Email, &s.EmailVerified, s.Name
+	p.RefreshJTI, p.RefreshExpires = p.refresh.ID, p.refresh.Expiration()
+	return p
+}
 
-	sg := i.keys.Signer()
+// Sign signs the planned tokens with the active key.
+func (p Plan) Sign() (Set, error) {
+	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires}
+	sg := p.i.keys.Signer()
 	hdr := jws.NewHeaders()
 	for k, v := range map[string]any{jws.KeyIDKey: sg.KID, jws.TypeKey: "JWT"} {
 		if err := hdr.Set(k, v); err != nil {
@@ -191,9 +204,12 @@ func (i *Issuer) Issue(s Subject) (Set, error) {
 		b, err = jws.Sign(payload, jws.WithKey(sg.Alg, sg.Key, jws.WithProtectedHeaders(hdr)))
 		return string(b)
 	}
-	out.Access, out.ID, out.Refresh = sign(&access), sign(&id), sign(&refresh)
+	out.Access, out.ID, out.Refresh = sign(&p.access), sign(&p.id), sign(&p.refresh)
 	return out, err
 }
+
+// Issue signs an access, an id and a refresh token for s.
+func (i *Issuer) Issue(s Subject) (Set, error) { return i.Plan(s).Sign() }
 
 // Errors of Read.
 var (

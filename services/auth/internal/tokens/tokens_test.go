@@ -270,3 +270,24 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// The refresh record is written from the plan while the tokens are signed:
+// the signed refresh token must carry exactly the planned jti and expiry.
+func TestPlanFixesTheRefreshTokenBeforeSigning(t *testing.T) {
+	i, _ := newIssuer(t)
+	p := i.Plan(Subject{UserID: 7, ClientID: "c", Scopes: []string{"openid"}})
+	if p.RefreshJTI == "" || !p.RefreshExpires.After(time.Now().Add(23*time.Hour)) {
+		t.Fatalf("plan: jti %q, expires %v", p.RefreshJTI, p.RefreshExpires)
+	}
+	set, err := p.Sign()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := i.Read(context.Background(), set.Refresh, TypeRefresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != p.RefreshJTI || !got.Expiration().Equal(p.RefreshExpires) || set.RefreshJTI != p.RefreshJTI {
+		t.Fatalf("signed refresh token: jti %q expires %v; planned %q %v", got.ID, got.Expiration(), p.RefreshJTI, p.RefreshExpires)
+	}
+}
