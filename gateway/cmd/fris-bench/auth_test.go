@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -169,7 +170,7 @@ func itoa(i int32) string {
 func authArgs(url string, extra ...string) []string {
 	return append([]string{"-gateway", url, "-client-id", "cid", "-client-secret", "secret-123456789",
 		"-user-email", "u@example.org", "-user-password", "pw-123456", "-connections", "3", "-token-connections", "3",
-		"-duration", "300ms", "-warmup", "100ms", "-rsa-duration", "100ms", "-bearer-rounds", "1", "-bearer-path", "/read"}, extra...)
+		"-duration", "300ms", "-warmup", "100ms", "-rsa-duration", "100ms", "-token-duration", "300ms", "-token-rounds", "2", "-bearer-rounds", "1", "-bearer-path", "/read"}, extra...)
 }
 
 func TestAuthAndBearerSuites(t *testing.T) {
@@ -182,7 +183,8 @@ func TestAuthAndBearerSuites(t *testing.T) {
 	if rc != 0 {
 		t.Fatalf("rc %d\n%s\n%s", rc, out, errs)
 	}
-	for _, want := range []string{"#### Token endpoint", "| refresh | 1 |", "| signature | 2 |", "server's signatures only",
+	for _, want := range []string{"#### Token endpoint", "| refresh | 2 | **", "| signature | 2 | **", "| refresh | 1 | 1 |", "| refresh | 2 | 1 |",
+		"| signature | 1 | 2 |", "| signature | 2 | 2 |", "server's signatures only", "2 rounds of both",
 		"`sign_request`", "#### Bearer token check", "| bearer token | 1 |", "Not like for like", "signatures at the raw rate"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -201,8 +203,20 @@ func TestAuthAndBearerSuites(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Token == nil || len(rep.Token.Flows) != 2 || rep.Token.SignsPerSec <= 0 || rep.Bearer == nil || len(rep.Bearer.Results) != 2 {
+	if rep.Token == nil || len(rep.Token.Flows) != 4 || len(rep.Token.RSA) != 5 || len(rep.Token.Summary) != 2 || rep.Token.SignsPerSec <= 0 || rep.Bearer == nil || len(rep.Bearer.Results) != 2 {
 		t.Fatalf("report: %s", b)
+	}
+	for i, s := range rep.Token.Summary {
+		var sum float64
+		for _, f := range rep.Token.Flows {
+			if f.Name == s.Name {
+				sum += f.Share
+			}
+		}
+		if s.Name != []string{"refresh", "signature"}[i] || s.Rounds != 2 || math.Abs(s.Share-sum/2) > 1e-9 ||
+			s.MinShare > s.Share || s.MaxShare < s.Share || s.Met != (s.Share >= 0.7) {
+			t.Errorf("summary %d: %+v (rounds' shares sum %v)", i, s, sum)
+		}
 	}
 	for _, f := range rep.Token.Flows {
 		if f.M.Units == 0 || f.M.Errors != 0 || f.Limit <= 0 || f.Share <= 0 || len(f.M.CPUMicrosPerUnit) == 0 {

@@ -68,6 +68,9 @@ type config struct {
 
 	suites            []string
 	tokenConnections  int
+	tokenRounds       int
+	tokenDuration     time.Duration
+	flowProcs         int
 	rsaDuration       time.Duration
 	minCryptoShare    float64
 	bearerPath        string
@@ -139,6 +142,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a gateway that is not on a loopback address")
 	suites := fs.String("suites", suiteMDR, "comma-separated suites to run: "+strings.Join(allSuites, ", ")+" (or all)")
 	fs.IntVar(&c.tokenConnections, "token-connections", 16, "auth suite: connections (= workers) of the token flows")
+	fs.DurationVar(&c.tokenDuration, "token-duration", 5*time.Second, "auth suite: measured time of each flow in each round (after -warmup)")
+	fs.IntVar(&c.tokenRounds, "token-rounds", 3, "auth suite: rounds of both flows, each between two raw-rate measurements")
+	fs.IntVar(&c.flowProcs, "flow-procs", 1, "auth suite: GOMAXPROCS of this load generator while a flow runs (the raw rate always uses every CPU); 0 leaves it")
 	fs.DurationVar(&c.rsaDuration, "rsa-duration", 3*time.Second, "auth suite: how long the raw RSA signing rate is measured, before and after the flows")
 	fs.Float64Var(&c.minCryptoShare, "min-crypto-share", 0.7, "auth suite target: token responses/s at least this share of the crypto limit")
 	fs.StringVar(&c.bearerPath, "bearer-path", "/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1", "bearer suite: the registry read")
@@ -203,6 +209,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("the mdr suite needs at least one PATH")
 	case !c.has(suiteMDR) && len(c.paths) > 0:
 		return c, errors.New("PATHs are for the mdr suite, which is not selected")
+	case c.tokenRounds <= 0 || c.tokenDuration <= 0 || c.flowProcs < 0:
+		return c, errors.New("-token-rounds and -token-duration must be positive and -flow-procs not negative")
 	case c.connections <= 0 || c.tokenConnections <= 0:
 		return c, errors.New("-connections and -token-connections must be positive")
 	case c.duration <= 0 || c.warmup < 0:

@@ -170,35 +170,46 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 	if len(t.RSA) > 0 {
 		goroutines, secs = t.RSA[0].Goroutines, t.RSA[0].Seconds
 	}
-	fmt.Fprintf(w, "Raw RSA signing rate, measured in this run while the bench sent no requests: RSA-%d, RSASSA-PKCS1-v1_5 with SHA-256 over a 32-byte digest, %d goroutines (GOMAXPROCS), %s before, between and after the flows: %s signs/s (mean **%s signs/s**, i.e. %s µs of CPU per signature; rest of the machine busy meanwhile: %s). Each flow is judged against the mean of the two measurements around it.\n\n",
+	fmt.Fprintf(w, "Raw RSA signing rate, measured in this run while the bench sent no requests: RSA-%d, RSASSA-PKCS1-v1_5 with SHA-256 over a 32-byte digest, %d goroutines (every CPU), %s before the first flow and after each: %s signs/s (mean **%s signs/s**, i.e. %s µs of CPU per signature; rest of the machine busy meanwhile: %s). Each flow is judged against the mean of the two measurements around it.\n\n",
 		rsaBits, goroutines, durationCell(secs), strings.Join(rates, ", "), thousands(t.SignsPerSec), thousands(t.SignCPUMicros), strings.Join(busy, ", "))
-	{
-		fmt.Fprintf(w, "Flows: closed loop, %d connections (= workers, sharing %d client sessions), %s warm-up + %s measured each. Every token response carries %d RS256 signatures made by the auth service; in the signature flow the client (this load generator, on the same cores) signs the code too. Crypto limit = signs/s ÷ signatures per token response.\n\n",
-			t.Connections, t.Sessions, t.Scenario.Warmup, t.Scenario.Duration, serverSignatures)
+	procsNote := "unchanged"
+	if t.FlowProcs > 0 {
+		procsNote = strconv.Itoa(t.FlowProcs)
 	}
-	fmt.Fprintf(w, "| flow | requests per response | token responses/s | p50 | p99 | max | errors | raw signs/s around it | signatures per response | crypto limit | share of the limit | target >= %.0f%% |\n", t.MinShare*100)
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
+	fmt.Fprintf(w, "Flows: %d rounds of both, closed loop, %d connections (= workers, sharing %d client sessions), %s warm-up + %s measured each; the load generator's GOMAXPROCS while a flow runs: %s. Every token response carries %d RS256 signatures made by the auth service; in the signature flow the client (this load generator, on the same cores) signs the code too. Crypto limit = signs/s ÷ signatures per token response. A flow's verdict is on the mean of its rounds' shares.\n\n",
+		t.Rounds, t.Connections, t.Sessions, t.Scenario.Warmup, t.Scenario.Duration, procsNote, serverSignatures)
+	fmt.Fprintf(w, "| flow | rounds | token responses/s (mean) | share of the limit (mean) | lowest, highest round | server's signatures only | target >= %.0f%% |\n", t.MinShare*100)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|---|")
+	for _, f := range t.Summary {
+		server := ""
+		if f.ServerShare != f.Share {
+			server = fmt.Sprintf("%.1f%%", f.ServerShare*100)
+		}
+		fmt.Fprintf(w, "| %s | %d | **%s** | **%.1f%%** | %.1f%%, %.1f%% | %s | %s |\n",
+			f.Name, f.Rounds, thousands(f.UnitsPerSec), f.Share*100, f.MinShare*100, f.MaxShare*100, server, verdict(f.Met))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| flow | round | requests per response | token responses/s | p50 | p99 | max | errors | raw signs/s around it | signatures per response | crypto limit | share of the limit | server's signatures only |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
 	for _, f := range t.Flows {
 		m := f.M
 		sigs := fmt.Sprintf("%d (server)", f.ServerSignatures)
+		server := ""
 		if f.ClientSignatures > 0 {
 			sigs = fmt.Sprintf("%d (%d server + %d client)", f.ServerSignatures+f.ClientSignatures, f.ServerSignatures, f.ClientSignatures)
+			server = fmt.Sprintf("%.1f%% of %s", f.ServerShare*100, thousands(f.ServerLimit))
 		}
-		fmt.Fprintf(w, "| %s | %d | **%s** | %s | %s | %s | %d | %s | %s | %s | %.1f%% | %s |\n",
-			f.Name, f.RequestsPerResponse, thousands(m.UnitsPerSec), msCell(m.UnitP50Ms), msCell(m.UnitP99Ms), msCell(m.UnitMaxMs),
-			m.Errors+m.WarmupErrors, thousands(f.SignsPerSec), sigs, thousands(f.Limit), f.Share*100, verdict(f.Met))
-		if f.ClientSignatures > 0 {
-			fmt.Fprintf(w, "| %s, server's signatures only | | | | | | | | %d | %s | %.1f%% | %s |\n",
-				f.Name, f.ServerSignatures, thousands(f.ServerLimit), f.ServerShare*100, verdict(f.ServerShare >= t.MinShare))
-		}
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %d | %s | %s | %s | %.1f%% | %s |\n",
+			f.Name, f.Round, f.RequestsPerResponse, thousands(m.UnitsPerSec), msCell(m.UnitP50Ms), msCell(m.UnitP99Ms), msCell(m.UnitMaxMs),
+			m.Errors+m.WarmupErrors, thousands(f.SignsPerSec), sigs, thousands(f.Limit), f.Share*100, server)
 	}
 	fmt.Fprintln(w, "\nLatency of a token response: refresh, its one request; signature, the sign request plus the token request of the same client (the client's signing in between not included).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| flow | request | req/s | p50 | p99 | max | errors |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| flow | round | request | req/s | p50 | p99 | max | errors |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|")
 	for _, f := range t.Flows {
 		for _, st := range f.M.Steps {
-			fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s | %d |\n", f.Name, st.Name, thousands(st.ReqPerSec),
+			fmt.Fprintf(w, "| %s | %d | `%s` | %s | %s | %s | %s | %d |\n", f.Name, f.Round, st.Name, thousands(st.ReqPerSec),
 				msCell(st.P50Ms), msCell(st.P99Ms), msCell(st.MaxMs), st.Errors)
 		}
 	}
@@ -212,8 +223,8 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 	}
 	names := cpu.names()
 	fmt.Fprintf(w, "\nCPU time (user+system) per token response, µs; %s is the load generator (the client's signature included), %s the rest of the machine (not part of the total). The last column is what the signatures alone cost at the raw rate.\n\n", selfName, otherName)
-	fmt.Fprintf(w, "| flow | %s | total | %s | signatures at the raw rate |\n", strings.Join(names, " | "), otherName)
-	fmt.Fprintf(w, "|---|%s---:|---:|---:|\n", strings.Repeat("---:|", len(names)))
+	fmt.Fprintf(w, "| flow | round | %s | total | %s | signatures at the raw rate |\n", strings.Join(names, " | "), otherName)
+	fmt.Fprintf(w, "|---|---:|%s---:|---:|---:|\n", strings.Repeat("---:|", len(names)))
 	for _, f := range t.Flows {
 		cells, total, other := cpuCells(names, f.M.CPUMicrosPerUnit)
 		n := f.ServerSignatures + f.ClientSignatures
@@ -221,7 +232,7 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 		if f.SignsPerSec > 0 {
 			sign = float64(procs) * 1e6 / f.SignsPerSec
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d × %s = %s |\n", f.Name, strings.Join(cells, " | "), thousands(total), other,
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %d × %s = %s |\n", f.Name, f.Round, strings.Join(cells, " | "), thousands(total), other,
 			n, thousands(sign), thousands(float64(n)*sign))
 	}
 }
