@@ -43,9 +43,9 @@ type TokenReport struct {
 	RSA []RSARate `json:"rsa"`
 	// SignsPerSec is the mean of all raw rates; SignCPUMicros the CPU one
 	// signature takes at that rate.
-	SignsPerSec   float64       `json:"signs_per_sec"`
-	SignCPUMicros float64       `json:"sign_cpu_us"`
-	MinShare      float64       `json:"min_share"`
+	SignsPerSec   float64 `json:"signs_per_sec"`
+	SignCPUMicros float64 `json:"sign_cpu_us"`
+	MinShare      float64 `json:"min_share"`
 	// Rounds: both flows run this many times, alternating with raw-rate
 	// measurements, so a drift of the machine's speed hits every flow
 	// alike; Flows holds every run, Summary each flow over all rounds.
