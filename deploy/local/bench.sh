@@ -31,8 +31,10 @@
 #   BENCH_TOKEN_CONNECTIONS  connections of the auth suite's flows             (16)
 #   BENCH_DURATION           measured time per run                             (10s)
 #   BENCH_WARMUP             discarded warm-up per run                         (2s)
-#   BENCH_TOKEN_DURATION     measured time of each auth flow in each round     (5s)
-#   BENCH_TOKEN_ROUNDS       rounds of both auth flows                         (3)
+#   BENCH_TOKEN_DURATION     measured time of each auth flow in each round     (4s)
+#   BENCH_TOKEN_ROUNDS       rounds of both auth flows                         (5)
+#   BENCH_FLOW_PROCS         fris-bench's GOMAXPROCS during an auth flow, 0 = all CPUs (1)
+#   BENCH_FLOW_BATCH         fris-bench under SCHED_BATCH during an auth flow      (true)
 #   BENCH_RSA_DURATION       raw RSA signing rate, before and after each flow  (2s)
 #   BENCH_PATHS              space-separated gateway paths of the mdr suite    (the two below)
 #   BENCH_BEARER_PATH        the bearer suite's read                           (the dataelement)
@@ -47,8 +49,10 @@ DURATION=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-2s}
 TOKEN_CONNECTIONS=${BENCH_TOKEN_CONNECTIONS:-16}
 RSA_DURATION=${BENCH_RSA_DURATION:-2s}
-TOKEN_DURATION=${BENCH_TOKEN_DURATION:-5s}
-TOKEN_ROUNDS=${BENCH_TOKEN_ROUNDS:-3}
+TOKEN_DURATION=${BENCH_TOKEN_DURATION:-4s}
+TOKEN_ROUNDS=${BENCH_TOKEN_ROUNDS:-5}
+FLOW_PROCS=${BENCH_FLOW_PROCS:-1}
+FLOW_BATCH=${BENCH_FLOW_BATCH:-true}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
 BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
@@ -201,7 +205,7 @@ run_pass() {
   # stops fris-bench with the services) instead of after the whole run.
   "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -suites "$suites" -connections "$CONNECTIONS" \
     -token-connections "$TOKEN_CONNECTIONS" -duration "$DURATION" -warmup "$WARMUP" -rsa-duration "$RSA_DURATION" \
-    -token-duration "$TOKEN_DURATION" -token-rounds "$TOKEN_ROUNDS" \
+    -token-duration "$TOKEN_DURATION" -token-rounds "$TOKEN_ROUNDS" -flow-procs "$FLOW_PROCS" -flow-batch="$FLOW_BATCH" \
     -client-id "$CLIENT_ID" -user-email "$USER_EMAIL" -bearer-path "$BEARER_PATH" -json "$json" \
     -watch "gateway=$gw_pid,auth=$auth_pid,mdr=$mdr_pid" "${args[@]}" &
   bench_pid=$!

@@ -71,6 +71,7 @@ type config struct {
 	tokenRounds       int
 	tokenDuration     time.Duration
 	flowProcs         int
+	flowBatch         bool
 	rsaDuration       time.Duration
 	minCryptoShare    float64
 	bearerPath        string
@@ -142,8 +143,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.allowRemote, "allow-remote", false, "allow a gateway that is not on a loopback address")
 	suites := fs.String("suites", suiteMDR, "comma-separated suites to run: "+strings.Join(allSuites, ", ")+" (or all)")
 	fs.IntVar(&c.tokenConnections, "token-connections", 16, "auth suite: connections (= workers) of the token flows")
-	fs.DurationVar(&c.tokenDuration, "token-duration", 5*time.Second, "auth suite: measured time of each flow in each round (after -warmup)")
-	fs.IntVar(&c.tokenRounds, "token-rounds", 3, "auth suite: rounds of both flows, each between two raw-rate measurements")
+	fs.DurationVar(&c.tokenDuration, "token-duration", 4*time.Second, "auth suite: measured time of each flow in each round (after -warmup)")
+	fs.IntVar(&c.tokenRounds, "token-rounds", 5, "auth suite: rounds of both flows, each between two raw-rate measurements")
+	fs.BoolVar(&c.flowBatch, "flow-batch", true, "auth suite: run this load generator under SCHED_BATCH while a flow runs (Linux), so its wake-ups do not preempt the services")
 	fs.IntVar(&c.flowProcs, "flow-procs", 1, "auth suite: GOMAXPROCS of this load generator while a flow runs (the raw rate always uses every CPU); 0 leaves it")
 	fs.DurationVar(&c.rsaDuration, "rsa-duration", 3*time.Second, "auth suite: how long the raw RSA signing rate is measured, before and after the flows")
 	fs.Float64Var(&c.minCryptoShare, "min-crypto-share", 0.7, "auth suite target: token responses/s at least this share of the crypto limit")
