@@ -291,11 +291,12 @@ func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) 
 
 // issue signs a token set and records its refresh token: a new chain, or
 // the next link of the chain whose token usedJTI was just presented. The
-// record is committed while the tokens are signed: the commit's wait for
-// the disk then overlaps the request's own CPU work instead of leaving a
-// core idle, and the set is still only answered once its record is
-// durable. A refused rotation (reuse, revoked chain) wastes the
-// signatures, which is no more work than an accepted one.
+// record is committed while the tokens are signed, so a response waits for
+// the slower of the two rather than for both in turn; the set is still only
+// answered once its record is durable. A refused rotation (reuse, revoked
+// chain) wastes the signatures, which is no more work than an accepted
+// one. Signing cannot fail with a loaded key; if it did after a rotation,
+// the presented token would be spent and the client would sign in again.
 func (p Public) issue(ctx context.Context, u storage.User, clientID, nonce, usedJTI string) (tokens.Set, error) {
 	scopes := append([]string{"openid"}, p.cfg.DefaultScopes...)
 	scopes = append(scopes, u.Scopes...)
