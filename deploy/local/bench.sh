@@ -107,11 +107,16 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Ports come from below the kernel's ephemeral range: one inside it can be
+# free when checked and taken by an outgoing connection before the service
+# binds it (seen once: "bind: address already in use").
+eph_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+((eph_lo > 12000)) || eph_lo=32768
 taken=" "
 free_port() { # free_port VAR: sets VAR to a free loopback port not handed out before
   local p
   for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 30000))
+    p=$((10000 + RANDOM % (eph_lo - 10000)))
     if [[ "$taken" != *" $p "* ]] && port_free "$p"; then
       taken+="$p "
       printf -v "$1" %s "$p"

@@ -20,11 +20,15 @@ cleanup() {
 trap cleanup EXIT
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Below the kernel's ephemeral range, so no outgoing connection takes the
+# port between the check and redis-server's bind.
+eph_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+((eph_lo > 12000)) || eph_lo=32768
 
 if [[ -z "${REDIS_URL:-}" ]]; then
   if command -v redis-server >/dev/null 2>&1; then
     for _ in $(seq 1 50); do
-      port=$((20000 + RANDOM % 30000))
+      port=$((10000 + RANDOM % (eph_lo - 10000)))
       port_free "$port" && break
     done
     redis_dir=$(mktemp -d)
