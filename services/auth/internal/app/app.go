@@ -57,8 +57,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// A token response's refresh record commits while its three tokens are
 	// signed (several ms), so a longer window than the 1ms default costs a
 	// lone request little (+0.9ms measured) and lets a busy endpoint share
-	// each commit among more responses: +1.6 to +2.2 points of the crypto
-	// limit at 16 connections (BENCHMARKS.md, suite auth).
+	// each commit among more responses: on average +1.6 (signature flow) and
+	// +2.2 (refresh flow) points of the crypto limit at 16 connections
+	// (BENCHMARKS.md, suite auth).
 	c.Store.BatchDelay = 3 * time.Millisecond
 	c.Store.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
