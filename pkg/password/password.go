@@ -5,12 +5,14 @@
 package password
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -31,36 +33,70 @@ var Default = Params{Time: 2, Memory: 19 * 1024, Threads: 1}
 // ErrMismatch: the secret does not match the hash.
 var ErrMismatch = errors.New("secret does not match")
 
-// Hasher hashes with its parameters and caches successful checks.
+// Hasher hashes with its parameters, caches successful checks, and runs a
+// bounded number of argon2 computations at once.
 type Hasher struct {
 	p     Params
 	cache *expirable.LRU[[32]byte, struct{}]
 	dummy string
+	// slots holds one token per argon2 computation allowed to run. Each
+	// computation holds Memory KiB (19 MiB by default) for its whole run, so
+	// a burst of logins or of password guesses, which anyone can send,
+	// would otherwise hold that many times over and could exhaust the
+	// service's memory. More single-threaded computations than CPUs gain
+	// no throughput: the others wait their turn.
+	slots chan struct{}
+	key   func(secret, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte
 }
 
-// New returns a hasher; cacheTTL 0 disables the cache of checks.
+// New returns a hasher; cacheTTL 0 disables the cache of checks. At most
+// GOMAXPROCS argon2 computations run at once (Go sets GOMAXPROCS to a
+// container's CPU limit), so the memory they hold is bounded by
+// GOMAXPROCS × the memory cost.
 func New(p Params, cacheTTL time.Duration) *Hasher {
-	h := &Hasher{p: p}
+	return newHasher(p, cacheTTL, runtime.GOMAXPROCS(0), argon2.IDKey)
+}
+
+func newHasher(p Params, cacheTTL time.Duration, limit int, key func([]byte, []byte, uint32, uint32, uint8, uint32) []byte) *Hasher {
+	h := &Hasher{p: p, slots: make(chan struct{}, max(limit, 1)), key: key}
 	if cacheTTL > 0 {
 		h.cache = expirable.NewLRU[[32]byte, struct{}](10000, nil, cacheTTL)
 	}
-	h.dummy, _ = h.Hash("dummy password for timing")
+	h.dummy, _ = h.Hash(context.Background(), "dummy password for timing")
 	return h
 }
 
-// Hash returns the PHC-style string of a new salted hash of secret.
-func (h *Hasher) Hash(secret string) (string, error) {
+// derive computes argon2id in one of the slots, waiting for a free one
+// until ctx ends.
+func (h *Hasher) derive(ctx context.Context, secret, salt []byte, p Params, keyLen uint32) ([]byte, error) {
+	select {
+	case h.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-h.slots }()
+	return h.key(secret, salt, p.Time, p.Memory, p.Threads, keyLen), nil
+}
+
+// Hash returns the PHC-style string of a new salted hash of secret. Its
+// error is ctx's when ctx ends while it waits for a slot.
+func (h *Hasher) Hash(ctx context.Context, secret string) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	sum := argon2.IDKey([]byte(secret), salt, h.p.Time, h.p.Memory, h.p.Threads, 32)
+	sum, err := h.derive(ctx, []byte(secret), salt, h.p, 32)
+	if err != nil {
+		return "", err
+	}
 	enc := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.p.Memory, h.p.Time, h.p.Threads, enc.EncodeToString(salt), enc.EncodeToString(sum)), nil
 }
 
-// Check reports whether secret matches encoded (ErrMismatch if not).
-func (h *Hasher) Check(encoded, secret string) error {
+// Check reports whether secret matches encoded: nil, ErrMismatch, ctx's
+// error when ctx ends while it waits for a slot, or an error for a
+// malformed hash.
+func (h *Hasher) Check(ctx context.Context, encoded, secret string) error {
 	var key [32]byte
 	if h.cache != nil {
 		key = sha256.Sum256([]byte(encoded + "\x00" + secret))
@@ -68,7 +104,7 @@ func (h *Hasher) Check(encoded, secret string) error {
 			return nil
 		}
 	}
-	if err := check(encoded, secret); err != nil {
+	if err := h.check(ctx, encoded, secret); err != nil {
 		return err
 	}
 	if h.cache != nil {
@@ -79,9 +115,9 @@ func (h *Hasher) Check(encoded, secret string) error {
 
 // Burn spends the time of one check; used when there is no hash to check
 // against (unknown user), so timing does not tell whether an account exists.
-func (h *Hasher) Burn(secret string) { _ = check(h.dummy, secret) }
+func (h *Hasher) Burn(ctx context.Context, secret string) { _ = h.check(ctx, h.dummy, secret) }
 
-func check(encoded, secret string) error {
+func (h *Hasher) check(ctx context.Context, encoded, secret string) error {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return errors.New("password: not an argon2id hash")
@@ -102,7 +138,10 @@ func check(encoded, secret string) error {
 	if err != nil || len(want) == 0 {
 		return errors.New("password: bad hash")
 	}
-	got := argon2.IDKey([]byte(secret), salt, p.Time, p.Memory, p.Threads, uint32(len(want)))
+	got, err := h.derive(ctx, []byte(secret), salt, p, uint32(len(want)))
+	if err != nil {
+		return err
+	}
 	if subtle.ConstantTimeCompare(got, want) != 1 {
 		return ErrMismatch
 	}

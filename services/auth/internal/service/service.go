@@ -165,7 +165,14 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	} else if err != nil {
 		return tokens.Set{}, err
 	}
-	if r.GetClientSecret() == "" || p.hash.Check(c.SecretHash, r.GetClientSecret()) != nil {
+	if r.GetClientSecret() == "" {
+		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+	}
+	if err := p.hash.Check(ctx, c.SecretHash, r.GetClientSecret()); err != nil {
+		if ctx.Err() != nil {
+			// Gave up waiting for a hashing slot: not the client's mistake.
+			return tokens.Set{}, ctx.Err()
+		}
 		return tokens.Set{}, notFound("client ID, client secret or code unknown")
 	}
 	if c.Disabled {
@@ -557,12 +564,15 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (*authv1.Logi
 	wrong := unauth("email or password is wrong")
 	u, err := p.store.GetUserByEmail(ctx, r.GetEmail())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && u.PasswordHash == "") {
-		p.hash.Burn(r.GetPassword())
+		p.hash.Burn(ctx, r.GetPassword())
 		return nil, p.err(ctx, wrong)
 	} else if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	if p.hash.Check(u.PasswordHash, r.GetPassword()) != nil || u.Disabled {
+	if err := p.hash.Check(ctx, u.PasswordHash, r.GetPassword()); err != nil || u.Disabled {
+		if ctx.Err() != nil {
+			return nil, p.err(ctx, ctx.Err())
+		}
 		return nil, p.err(ctx, wrong)
 	}
 	code := tokens.RandomString(32)
@@ -638,7 +648,7 @@ func (a Admin) CreateClient(ctx context.Context, r *authv1.CreateClientRequest) 
 	} else if len(secret) < 16 {
 		return nil, a.err(ctx, invalid("a client secret needs at least 16 characters"))
 	}
-	h, err := a.hash.Hash(secret)
+	h, err := a.hash.Hash(ctx, secret)
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
@@ -683,7 +693,7 @@ func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*au
 		if len(pw) < 8 {
 			return nil, a.err(ctx, invalid("a password needs at least 8 characters"))
 		}
-		h, err := a.hash.Hash(pw)
+		h, err := a.hash.Hash(ctx, pw)
 		if err != nil {
 			return nil, a.err(ctx, err)
 		}
@@ -715,7 +725,7 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 	if len(r.GetPassword()) < 8 {
 		return nil, a.err(ctx, invalid("a password needs at least 8 characters"))
 	}
-	h, err := a.hash.Hash(r.GetPassword())
+	h, err := a.hash.Hash(ctx, r.GetPassword())
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}

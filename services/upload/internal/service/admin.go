@@ -54,7 +54,7 @@ func (s *Service) CreateCredential(ctx context.Context, username string, t stora
 	if err := checkPassword(pass); err != nil {
 		return storage.Credential{}, "", false, err
 	}
-	hash, err := s.hasher.Hash(pass)
+	hash, err := s.hasher.Hash(ctx, pass)
 	if err != nil {
 		return storage.Credential{}, "", false, err
 	}
@@ -77,7 +77,7 @@ func (s *Service) SetPassword(ctx context.Context, username, pass string) (strin
 	if err := checkPassword(pass); err != nil {
 		return "", err
 	}
-	hash, err := s.hasher.Hash(pass)
+	hash, err := s.hasher.Hash(ctx, pass)
 	if err != nil {
 		return "", err
 	}

@@ -100,13 +100,17 @@ func (s *Service) authorize(ctx context.Context, t storage.Teiler) error {
 	c, err := s.store.Credential(ctx, user)
 	if errors.Is(err, storage.ErrNotFound) {
 		// Spend a check's time so the answer does not tell which usernames exist.
-		s.hasher.Burn(pass)
+		s.hasher.Burn(ctx, pass)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.hasher.Check(c.Hash, pass); err != nil || c.Disabled {
+	if err := s.hasher.Check(ctx, c.Hash, pass); err != nil || c.Disabled {
+		if ctx.Err() != nil {
+			// Gave up waiting for a hashing slot: not the client's mistake.
+			return ctx.Err()
+		}
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
 	}
 	if c.Teiler != t {
