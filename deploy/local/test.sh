@@ -55,17 +55,30 @@ for m in $modules; do pkgs+=("$m/..."); done
 go vet "${pkgs[@]}"
 go test -race -count=1 -timeout 12m "${pkgs[@]}"
 
-# Fuzz targets of parsers of outside input, a few seconds each (their seed
-# corpora already ran above as plain tests). Add a target as "PACKAGE FuzzName".
-fuzz_targets=(
-  "./services/broker/internal/query FuzzParse"
-  "./services/broker/internal/reply FuzzReply"
-  "./services/upload/internal/patient FuzzParse"
-  "./services/upload/internal/stats FuzzParse"
-  "./gateway/internal/routes FuzzParseUploadPath"
-)
+# Every fuzz target in the workspace (their seed corpora already ran above as
+# plain tests), found with `go test -list` so a new one cannot be left out.
+# Budgets are execution counts, not durations: with a duration, Go 1.26's
+# fuzz coordinator can report its own deadline as a failure under CPU
+# contention (go.dev/issue/75804, fixed in 1.27). Minimization is capped by
+# count too; the default 60s can eat a whole run on the registry's KB seeds.
+fuzz_execs=${FUZZ_EXECS:-20000x}
+fuzz_minimize=${FUZZ_MINIMIZE:-50x}
+fuzz_targets=()
+for m in $modules; do
+  # A plain assignment so that set -e and pipefail see a failing listing.
+  listed=$(cd "$m" && go test -list '^Fuzz' ./... |
+    awk '/^Fuzz/ {n[++c] = $1; next} /^ok/ {for (i = 1; i <= c; i++) print $2, n[i]; c = 0}')
+  while read -r pkg name; do
+    [[ -n "$pkg" ]] && fuzz_targets+=("$pkg $name")
+  done <<<"$listed"
+done
+if [ ${#fuzz_targets[@]} -eq 0 ]; then
+  echo "test: no fuzz targets found" >&2
+  exit 1
+fi
 for t in "${fuzz_targets[@]}"; do
   read -r pkg name <<<"$t"
-  echo "test: fuzzing $name in $pkg for ${FUZZ_TIME:-3s}"
-  go test -run='^$' -fuzz="^${name}\$" -fuzztime="${FUZZ_TIME:-3s}" "$pkg"
+  echo "test: fuzzing $name in $pkg for $fuzz_execs"
+  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzz_execs" \
+    -fuzzminimizetime="$fuzz_minimize" "$pkg"
 done
