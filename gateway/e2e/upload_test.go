@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,6 +241,11 @@ func uploadSuite(t *testing.T, s *Stack) {
 		slash := "a/b"
 		upText(t, s, http.MethodPut, charite.spec()+"/pats/a%2Fb", patientDoc(slash, "Patient", ""), 201, charite.xml()...)
 		upText(t, s, http.MethodDelete, charite.spec()+"/pats/a%2Fb", "", 204, charite.auth()...)
+		// Ids whose store key cannot fit: 400 on upload, 404 on delete, never 500.
+		pct := strings.Repeat("%", 500)
+		_, body := upText(t, s, http.MethodPut, charite.spec()+"/pats/"+url.PathEscape(pct), patientDoc(pct, "Patient", ""), 400, charite.xml()...)
+		wantContains(t, body, "too long")
+		upText(t, s, http.MethodDelete, charite.spec()+"/pats/"+strings.Repeat("x", 1100), "", 404, charite.auth()...)
 	})
 
 	t.Run("BadDocumentsLeaveNoTrace", func(t *testing.T) {

@@ -176,8 +176,8 @@ func (t *boltTx) Put(key string, value []byte, ttl time.Duration) error {
 }
 
 func (t *boltTx) Delete(key string) error {
-	if err := checkKey(key); err != nil {
-		return err
+	if !validKey(key) {
+		return nil
 	}
 	if err := t.dropExpiry(key); err != nil {
 		return err
@@ -216,8 +216,8 @@ func decode(raw []byte, now time.Time) ([]byte, bool) {
 }
 
 func boltGet(tx *bolt.Tx, key string, now time.Time) ([]byte, error) {
-	if err := checkKey(key); err != nil {
-		return nil, err
+	if !validKey(key) {
+		return nil, ErrNotFound
 	}
 	v, ok := decode(tx.Bucket(bucketData).Get([]byte(key)), now)
 	if !ok {

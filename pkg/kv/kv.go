@@ -27,7 +27,8 @@ type Entry struct {
 
 // Reader is the read side shared by a Store and a transaction.
 type Reader interface {
-	// Get returns the value of key, or ErrNotFound when it is absent or expired.
+	// Get returns the value of key, or ErrNotFound when it is absent or expired
+	// (a key Put would refuse, empty or overlong, is absent).
 	Get(ctx context.Context, key string) ([]byte, error)
 	// Scan returns up to limit entries whose key starts with prefix and sorts
 	// strictly after `after` (byte order); limit <= 0 means no limit.
@@ -40,7 +41,8 @@ type Tx interface {
 	Reader
 	// Put stores value under key; ttl > 0 makes the key expire after ttl.
 	Put(key string, value []byte, ttl time.Duration) error
-	// Delete removes key; deleting an absent key is not an error.
+	// Delete removes key; deleting an absent key (or one Put would refuse) is
+	// not an error.
 	Delete(key string) error
 }
 
@@ -61,12 +63,18 @@ const MaxKeyLen = 1024
 
 var errBadKey = errors.New("kv: key empty or longer than 1024 bytes")
 
+// checkKey refuses keys that Put cannot store. Get and Delete do not call it:
+// such a key is simply absent, and ids from outside (a client ID, a code)
+// reach the store unchecked, so an overlong one must read as unknown, not
+// fail as an internal error.
 func checkKey(key string) error {
-	if key == "" || len(key) > MaxKeyLen {
+	if !validKey(key) {
 		return errBadKey
 	}
 	return nil
 }
+
+func validKey(key string) bool { return key != "" && len(key) <= MaxKeyLen }
 
 // PrefixEnd returns the smallest key greater than every key with the prefix,
 // or "" when there is none (prefix of 0xff bytes).

@@ -182,8 +182,8 @@ func (r *Redis) Close() error {
 func (r *Redis) Ping(ctx context.Context) error { return r.c.Ping(ctx).Err() }
 
 func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := checkKey(key); err != nil {
-		return nil, err
+	if !validKey(key) {
+		return nil, ErrNotFound
 	}
 	v, err := r.c.Get(ctx, r.prefix+key).Bytes()
 	if errors.Is(err, redis.Nil) {
@@ -301,8 +301,8 @@ type redisTx struct {
 }
 
 func (t *redisTx) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := checkKey(key); err != nil {
-		return nil, err
+	if !validKey(key) {
+		return nil, ErrNotFound
 	}
 	if w, ok := t.writes[key]; ok {
 		if w.del {
@@ -375,8 +375,8 @@ func (t *redisTx) Put(key string, value []byte, ttl time.Duration) error {
 }
 
 func (t *redisTx) Delete(key string) error {
-	if err := checkKey(key); err != nil {
-		return err
+	if !validKey(key) {
+		return nil
 	}
 	t.writes[key] = &write{del: true}
 	return nil

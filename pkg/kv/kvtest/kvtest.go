@@ -72,6 +72,20 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store) {
 			if err := s.Update(ctx, func(tx kv.Tx) error { return tx.Put(k, nil, 0) }); err == nil {
 				t.Fatalf("Put with key of %d bytes succeeded", len(k))
 			}
+			// Ids from outside reach Get unchecked: a key nothing can be
+			// stored under is absent, not an error.
+			if _, err := s.Get(ctx, k); !errors.Is(err, kv.ErrNotFound) {
+				t.Fatalf("Get with key of %d bytes = %v, want ErrNotFound", len(k), err)
+			}
+			err := s.Update(ctx, func(tx kv.Tx) error {
+				if _, err := tx.Get(ctx, k); !errors.Is(err, kv.ErrNotFound) {
+					return fmt.Errorf("tx.Get = %v, want ErrNotFound", err)
+				}
+				return tx.Delete(k)
+			})
+			if err != nil {
+				t.Fatalf("key of %d bytes in a transaction: %v", len(k), err)
+			}
 		}
 	})
 

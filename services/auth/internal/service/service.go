@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/mail"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -73,6 +74,10 @@ func unauth(format string, a ...any) error {
 
 // Client types of the spec's `type`.
 var clientTypes = map[string]bool{"MDR": true, "FORMREPOSITORY": true, "UNDEFINED": true}
+
+// validClientID: client IDs travel unescaped in query strings, form posts and
+// the tokens' aud claim, and a store key must hold them.
+var validClientID = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
 
 func apiClient(c storage.Client) *authv1.Client {
 	return &authv1.Client{ClientId: c.ID, Name: c.Name, Description: c.Description, RedirectUrl: strings.Join(c.RedirectURLs, ","), Type: c.Type}
@@ -641,6 +646,8 @@ func (a Admin) CreateClient(ctx context.Context, r *authv1.CreateClientRequest) 
 	id := r.GetClientId()
 	if id == "" {
 		id = tokens.RandomString(12)
+	} else if !validClientID.MatchString(id) {
+		return nil, a.err(ctx, invalid("a client ID is 1 to 128 of A-Z a-z 0-9 . _ ~ -"))
 	}
 	secret := r.GetSecret()
 	if secret == "" {

@@ -525,6 +525,9 @@ func TestAdminValidation(t *testing.T) {
 		{Name: "x", RedirectUrl: "https://a/cb#frag"},
 		{Name: "x", Type: "OTHER"},
 		{Name: "x", Secret: "short"},
+		{Name: "x", ClientId: "with space"},
+		{Name: "x", ClientId: strings.Repeat("c", 129)},
+		{Name: "x", ClientId: strings.Repeat("c", 2000)},
 	} {
 		_, err := e.adm.CreateClient(ctx, req)
 		wantCode(t, err, codes.InvalidArgument)

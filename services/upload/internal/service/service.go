@@ -141,12 +141,19 @@ func checkTeiler(t storage.Teiler) error {
 	if t.SiteID == "" || t.TeilerID == "" {
 		return rpcerr.New(rpcerr.ErrInvalid, "site and teiler ids are required")
 	}
+	if len(t.SiteID) > maxTeilerID || len(t.TeilerID) > maxTeilerID {
+		return rpcerr.New(rpcerr.ErrInvalid, "site and teiler ids are at most %d bytes", maxTeilerID)
+	}
 	return nil
 }
 
+// maxTeilerID bounds site and teiler ids so that, with a patient id of up to
+// 512 bytes, a store key almost always fits (see checkID).
+const maxTeilerID = 128
+
 // checkID refuses patient ids no client should send: empty, not UTF-8,
 // with control characters, or too long for a key.
-func checkID(id string) error {
+func checkID(t storage.Teiler, id string) error {
 	switch {
 	case id == "":
 		return rpcerr.New(rpcerr.ErrInvalid, "the patient id is empty")
@@ -156,6 +163,9 @@ func checkID(id string) error {
 		return rpcerr.New(rpcerr.ErrInvalid, "the patient id is not UTF-8")
 	case strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		return rpcerr.New(rpcerr.ErrInvalid, "the patient id contains control characters")
+	case !storage.FitsKey(t, id):
+		// Only ids (and site or teiler ids) full of % and / get here.
+		return rpcerr.New(rpcerr.ErrInvalid, "the patient id is too long: each %% and / counts three bytes")
 	}
 	return nil
 }
@@ -177,7 +187,7 @@ func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, d
 	if err := s.authorize(ctx, t); err != nil {
 		return 0, nil, err
 	}
-	if err := checkID(id); err != nil {
+	if err := checkID(t, id); err != nil {
 		return 0, nil, err
 	}
 	if int64(len(doc)) > s.cfg.MaxDocumentBytes {

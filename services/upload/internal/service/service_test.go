@@ -291,3 +291,34 @@ func TestListPatientsPaging(t *testing.T) {
 		t.Fatalf("prefix delete = %v, %v", del, err)
 	}
 }
+
+// Ids at the store's key limit: the longest allowed ids store; ids whose
+// escaped key cannot fit, and unknown overlong ids, get client errors.
+func TestIDsAtTheKeyLimit(t *testing.T) {
+	f := newFixture(t, ValidateOff)
+	admin := context.Background()
+	long := &uploadv1.Teiler{SiteId: strings.Repeat("s", 128), TeilerId: strings.Repeat("t", 128)}
+	if _, err := f.admin.CreateCredential(admin, &uploadv1.CreateCredentialRequest{Username: "u", Teiler: long, Password: "password1234"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.admin.CreateCredential(admin, &uploadv1.CreateCredentialRequest{Username: "v", Teiler: &uploadv1.Teiler{SiteId: strings.Repeat("s", 129), TeilerId: "t"}})
+	wantCode(t, err, codes.InvalidArgument, "at most 128 bytes")
+	ctx := as("u", "password1234")
+	put := func(id string) (*uploadv1.PutPatientResponse, error) {
+		return f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: long, PatientId: id, Document: doc(id, "1")})
+	}
+	id := strings.Repeat("a", 512)
+	if res, err := put(id); err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_CREATED {
+		t.Fatalf("512-byte id = %v, %v", res, err)
+	}
+	_, err = put(strings.Repeat("%", 512))
+	wantCode(t, err, codes.InvalidArgument, "too long")
+	_, err = f.pub.DeletePatient(ctx, &uploadv1.DeletePatientRequest{Teiler: long, PatientId: strings.Repeat("%/", 1000)})
+	wantCode(t, err, codes.NotFound, "")
+	_, err = f.admin.GetPatient(admin, &uploadv1.GetPatientRequest{Teiler: long, PatientId: strings.Repeat("x", 2000)})
+	wantCode(t, err, codes.NotFound, "")
+	got, err := f.admin.GetPatient(admin, &uploadv1.GetPatientRequest{Teiler: long, PatientId: id})
+	if err != nil || string(got.GetDocument()) != string(doc(id, "1")) {
+		t.Fatalf("GetPatient = %v, %v", got, err)
+	}
+}

@@ -105,6 +105,13 @@ func esc(s string) string {
 
 const deleteBatch = 500
 
+// FitsKey reports whether a patient of the teiler can be stored under id:
+// escaping makes each % and / of the ids three bytes of the store's key,
+// which the store bounds (kv.MaxKeyLen).
+func FitsKey(t Teiler, id string) bool {
+	return len(docKey(t, id)) <= kv.MaxKeyLen && len(sumKey(t, id)) <= kv.MaxKeyLen
+}
+
 func credKey(u string) string             { return "cred/" + u }
 func docKey(t Teiler, id string) string   { return "doc/" + t.key() + esc(id) }
 func sumKey(t Teiler, id string) string   { return "sum/" + t.key() + esc(id) }
