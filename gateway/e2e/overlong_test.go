@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/xml"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestOverlongIDsAreClientErrors sends ids longer than any store key (and ids
+// that grow when the stores escape them) to every documented path that
+// looks one up, authorized so the lookup really happens: each answer is a
+// 4xx with a reason (searches and prefix deletes, which match nothing, their
+// success), never a 5xx.
+func TestOverlongIDsAreClientErrors(t *testing.T) {
+	for _, o := range []struct {
+		name string
+		opts Options
+	}{{"bolt", Options{}}, {"redis", Options{Redis: true}}} {
+		t.Run(o.name, func(t *testing.T) { overlongSweep(t, o.opts) })
+	}
+}
+
+func overlongSweep(t *testing.T, o Options) {
+	s := NewStack(t, o)
+	if s.Upload == nil || s.Broker == nil {
+		t.Fatal("the upload and broker binaries were not built")
+	}
+	seedAuth(t, s)
+	seedSites(t, s)
+	access, _ := researcherToken(t, s, demoEmail, demoPass)
+	bk := registerBank(t, s, "bank-long@charite.example")
+
+	ids := map[string]string{
+		"long":    strings.Repeat("x", 2000),
+		"percent": strings.Repeat("%", 700), // three bytes each once escaped
+		"slashes": strings.Repeat("a/", 500),
+	}
+	for name, id := range ids {
+		seg := url.PathEscape(id)
+		q := url.QueryEscape(id)
+		js := func(format string) string { return strings.ReplaceAll(format, "ID", strings.ReplaceAll(id, `"`, `\"`)) }
+		auth := []string{"Authorization", "Bearer " + access}
+		for _, c := range []struct {
+			method, path, body string
+			headers            []string
+			want               int // 0: any 4xx
+		}{
+			// Group A.
+			{http.MethodPost, oauth + "/token", js(`{"code":"ID","client_id":"` + demoClient + `","client_secret":"` + demoSecret + `"}`), []string{"Content-Type", "application/json"}, 0},
+			{http.MethodPost, oauth + "/token", js(`{"code":"c","client_id":"ID","signature":"AAAA"}`), []string{"Content-Type", "application/json"}, 0},
+			{http.MethodPost, oauth + "/token", js(`{"refresh_token":"ID"}`), []string{"Content-Type", "application/json"}, 0},
+			{http.MethodPost, oauth + "/sign_request", js(`{"sha512Hash":"ID"}`), []string{"Content-Type", "application/json"}, 0},
+			{http.MethodPost, oauth + "/register", js(`{"email":"ID","real_name":"x","publicKey":"AAAA"}`), []string{"Content-Type", "application/json"}, 0},
+			{http.MethodGet, oauth + "/authorize?client_id=" + q, "", nil, 0},
+			{http.MethodGet, oauth + "/users/search?query=" + q, "", auth, 200},
+			{http.MethodGet, oauth + "/userinfo", "", []string{"Authorization", "Bearer " + seg}, 0},
+			// Group B.
+			{http.MethodGet, mdr + "/namespaces/" + seg + "/members", "", auth, 0},
+			{http.MethodGet, mdr + "/namespaces/mdr16/search?query=" + q, "", auth, 200},
+			{http.MethodGet, mdr + "/dataelements/" + seg, "", auth, 0},
+			{http.MethodGet, mdr + "/dataelements/urn:mdr16:dataelement:" + seg + ":1/labels", "", auth, 0},
+			{http.MethodGet, mdr + "/dataelementgroups/" + seg + "/members", "", auth, 0},
+			{http.MethodGet, mdr + "/records/" + seg + "/labels", "", auth, 0},
+			// Group C, as the path's own site and as another (long) site.
+			{http.MethodPut, charite.spec() + "/pats/" + seg, patientDoc(xmlEscape(id), "Patient", ""), charite.xml(), 0},
+			{http.MethodDelete, charite.spec() + "/pats/" + seg, "", charite.auth(), 0},
+			{http.MethodDelete, charite.spec() + "/patsPrefix/" + seg, "", charite.auth(), 204},
+			{http.MethodGet, dktk + "/" + seg + "_teiler/" + seg + "/uploadStats", "", charite.auth(), 0},
+			// Group D.
+			{http.MethodPut, sb + "/banks/" + seg, "", []string{"Accept", "text/plain"}, 0},
+			{http.MethodGet, sb + "/banks/" + seg + "/status", "", bk.auth(), 0},
+			{http.MethodDelete, sb + "/banks/" + seg, "", bk.auth(), 0},
+			{http.MethodGet, sb + "/inquiries/" + seg + "/query", "", bk.auth(), 0},
+			{http.MethodGet, sb + "/inquiries/" + seg + "/expose", "", bk.auth(), 0},
+			{http.MethodGet, sb + "/exposes/" + seg, "", bk.auth(), 0},
+			{http.MethodPut, sb + "/inquiries/" + seg + "/replies/" + seg, "reply", append(bk.auth(), "Content-Type", "text/plain"), 0},
+		} {
+			var body *bytes.Reader
+			if c.body != "" {
+				body = bytes.NewReader([]byte(c.body))
+			}
+			var res *http.Response
+			var b []byte
+			if body != nil {
+				res, b = s.Do(t, c.method, c.path, body, c.headers...)
+			} else {
+				res, b = s.Do(t, c.method, c.path, nil, c.headers...)
+			}
+			short := c.path
+			if len(short) > 60 {
+				short = short[:60] + "..."
+			}
+			switch {
+			case c.want != 0 && res.StatusCode != c.want:
+				t.Errorf("%s id: %s %s = %d %q, want %d", name, c.method, short, res.StatusCode, clipBody(b), c.want)
+			case c.want == 0 && (res.StatusCode < 400 || res.StatusCode >= 500 || len(bytes.TrimSpace(b)) == 0):
+				t.Errorf("%s id: %s %s = %d %q, want a 4xx with a reason", name, c.method, short, res.StatusCode, clipBody(b))
+			}
+		}
+	}
+}
+
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}
+
+func clipBody(b []byte) string {
+	if len(b) > 120 {
+		return string(b[:120]) + "..."
+	}
+	return string(b)
+}
