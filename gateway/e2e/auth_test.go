@@ -516,3 +516,26 @@ func TestAuthSignatureFlowAndRegistration(t *testing.T) {
 	res, v = postJSON(t, off, oauth+"/register", reg)
 	wantStatus(t, res, v, 501)
 }
+
+// With another -auth-prefix, discovery names the paths the gateway serves,
+// and a client that follows it reaches them.
+func TestAuthDiscoveryUnderAnotherPrefix(t *testing.T) {
+	s := NewStack(t, Options{GatewayArgs: []string{"-auth-prefix", "/idp"}})
+	_, b := s.Get(t, "/.well-known/openid-configuration", 200)
+	d := JSON(t, b)
+	for f, want := range map[string]string{
+		"issuer": Issuer, "authorization_endpoint": Issuer + "/idp/authorize", "token_endpoint": Issuer + "/idp/token",
+		"jwks_uri": Issuer + "/idp/jwks", "userinfo_endpoint": Issuer + "/idp/userinfo",
+	} {
+		if got := field(t, d, f); got != want {
+			t.Errorf("%s = %v, want %s", f, got, want)
+		}
+	}
+	_, b = s.Get(t, strings.TrimPrefix(field(t, d, "jwks_uri").(string), Issuer), 200)
+	if field(t, JSON(t, b), "keys", 0, "kty") != "RSA" {
+		t.Fatalf("jwks under /idp = %s", b)
+	}
+	res, v := postJSON(t, s, strings.TrimPrefix(field(t, d, "token_endpoint").(string), Issuer), `{}`)
+	wantStatus(t, res, v, 400)
+	s.Get(t, "/oauth2/jwks", 404)
+}

@@ -1,6 +1,7 @@
 // Package identity carries the caller the gateway verified to the services,
-// as gRPC metadata. Only the gateway sets it: its header matcher never lets a
-// client send these keys itself.
+// as gRPC metadata (and the one fact about the gateway itself a service
+// needs: the auth prefix). Only the gateway sets it: its header matcher never
+// lets a client send these keys itself.
 package identity
 
 import (
@@ -15,6 +16,10 @@ const (
 	KeySubject = "x-fris-subject"
 	KeyScope   = "x-fris-scope"
 	KeyClient  = "x-fris-client"
+	// KeyAuthPrefix is the path prefix the gateway publishes group A under
+	// (its -auth-prefix), so the auth service's discovery document names
+	// the paths clients actually reach.
+	KeyAuthPrefix = "x-fris-auth-prefix"
 )
 
 // Identity is a verified bearer token's subject and scopes; zero means

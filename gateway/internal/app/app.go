@@ -32,6 +32,7 @@ import (
 	"fris.dev/gateway/internal/login"
 	"fris.dev/gateway/internal/respcache"
 	"fris.dev/gateway/internal/routes"
+	"fris.dev/pkg/identity"
 	"fris.dev/pkg/rpcclient"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
@@ -205,6 +206,9 @@ func newGatewayMux() *runtime.ServeMux {
 			md := metadata.Pairs("x-request-id", httpx.RequestID(ctx))
 			if tok := authn.Forwarding(ctx); tok != "" {
 				md.Set("authorization", tok)
+			}
+			if p := routes.AuthPrefix(ctx); p != "" {
+				md.Set(identity.KeyAuthPrefix, p)
 			}
 			return metadata.Join(md, metadata.Pairs(authn.From(ctx).Pairs()...))
 		}),

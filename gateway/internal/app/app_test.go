@@ -361,8 +361,15 @@ func TestAuthPrefix(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 	jsonErr(t, e.do(t, "GET", "/oauth2/clients", ""), 404, "not_found")
+	if rec := e.do(t, "GET", "/auth/clients", ""); rec.Code != 200 || len(e.auth.last(t).md.Get(identity.KeyAuthPrefix)) != 0 {
+		t.Fatalf("the prefix goes with discovery calls only: %d %v", rec.Code, e.auth.last(t).md)
+	}
 	if rec := e.do(t, "GET", "/.well-known/openid-configuration", ""); rec.Code != 200 {
 		t.Fatalf("discovery: %d", rec.Code)
+	}
+	// The auth service names its endpoints under the prefix the gateway sends.
+	if got := e.auth.last(t).md.Get(identity.KeyAuthPrefix); len(got) != 1 || got[0] != "/auth" {
+		t.Fatalf("discovery call metadata %s = %q, want [/auth]", identity.KeyAuthPrefix, got)
 	}
 	rec := e.do(t, "GET", "/auth/authorize?client_id=c1", "")
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `action="/auth/authorize"`) || !strings.Contains(rec.Header().Get("Set-Cookie"), "Path=/auth;") {

@@ -2,6 +2,7 @@ package routes
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -99,7 +100,23 @@ func Auth(mux *http.ServeMux, prefix string, gw http.Handler, v authn.Verifier, 
 	}
 	mux.Handle("GET "+prefix+AuthorizePath, login)
 	mux.Handle("POST "+prefix+AuthorizePath, login)
-	mux.Handle("GET "+DiscoveryPath, asGET(gw))
+	mux.Handle("GET "+DiscoveryPath, asGET(withAuthPrefix(prefix, gw)))
+}
+
+type authPrefixKey struct{}
+
+// withAuthPrefix tells the discovery call (see AuthPrefix) which prefix the
+// endpoints it lists are served under.
+func withAuthPrefix(prefix string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authPrefixKey{}, prefix)))
+	})
+}
+
+// AuthPrefix is the group A prefix of a discovery request, "" on any other.
+func AuthPrefix(ctx context.Context) string {
+	p, _ := ctx.Value(authPrefixKey{}).(string)
+	return p
 }
 
 // noStore keeps tokens and personal data out of every cache (RFC 6749 5.1).

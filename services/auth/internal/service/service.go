@@ -21,6 +21,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/rpcerr"
@@ -120,14 +121,15 @@ func (p Public) GetJWKS(context.Context, *authv1.GetJWKSRequest) (*authv1.JWKS, 
 	return p.keys.JWKS(), nil
 }
 
-func (p Public) GetDiscovery(context.Context, *authv1.GetDiscoveryRequest) (*authv1.Discovery, error) {
+func (p Public) GetDiscovery(ctx context.Context, _ *authv1.GetDiscoveryRequest) (*authv1.Discovery, error) {
 	base := strings.TrimRight(p.cfg.Issuer, "/")
+	at := base + publicPrefix(ctx)
 	return &authv1.Discovery{
 		Issuer:                            base,
-		AuthorizationEndpoint:             base + "/oauth2/authorize",
-		TokenEndpoint:                     base + "/oauth2/token",
-		JwksUri:                           base + "/oauth2/jwks",
-		UserinfoEndpoint:                  base + "/oauth2/userinfo",
+		AuthorizationEndpoint:             at + "/authorize",
+		TokenEndpoint:                     at + "/token",
+		JwksUri:                           at + "/jwks",
+		UserinfoEndpoint:                  at + "/userinfo",
 		ResponseTypesSupported:            []string{"code"},
 		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
 		SubjectTypesSupported:             []string{"public"},
@@ -137,6 +139,20 @@ func (p Public) GetDiscovery(context.Context, *authv1.GetDiscoveryRequest) (*aut
 		TokenEndpointAuthMethodsSupported: []string{"client_secret_post"},
 		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "nonce", "scope", "type", "email", "email_verified", "name"},
 	}, nil
+}
+
+// validPrefix is what the gateway accepts for -auth-prefix, tighter: path
+// segments of URL-safe characters.
+var validPrefix = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
+
+// publicPrefix is the path prefix the gateway serves group A under, which it
+// sends with the discovery call; /oauth2 when it sent none or nothing sane.
+func publicPrefix(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(identity.KeyAuthPrefix); len(v) == 1 && len(v[0]) <= 256 && validPrefix.MatchString(v[0]) {
+		return v[0]
+	}
+	return "/oauth2"
 }
 
 // Token issues tokens by one of the three flows.

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"fris.dev/pkg/grpctest"
+	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	authv1 "fris.dev/proto/auth/v1"
@@ -544,4 +545,33 @@ func TestAdminValidation(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument)
 	_, err = e.adm.SetPassword(ctx, &authv1.SetPasswordRequest{Email: "nobody@example.org", Password: "long enough"})
 	wantCode(t, err, codes.NotFound)
+}
+
+// The discovery document names the paths under the prefix the gateway says
+// it serves group A at, and /oauth2 when it says nothing usable.
+func TestDiscoveryFollowsTheGatewaysPrefix(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		md   []string
+		want string
+	}{
+		{nil, "/oauth2"},
+		{[]string{identity.KeyAuthPrefix, "/auth"}, "/auth"},
+		{[]string{identity.KeyAuthPrefix, "/idp/v2"}, "/idp/v2"},
+		{[]string{identity.KeyAuthPrefix, "auth"}, "/oauth2"},
+		{[]string{identity.KeyAuthPrefix, "/a b"}, "/oauth2"},
+		{[]string{identity.KeyAuthPrefix, "/"}, "/oauth2"},
+		{[]string{identity.KeyAuthPrefix, "/x", identity.KeyAuthPrefix, "/y"}, "/oauth2"},
+	} {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), tc.md...)
+		d, err := e.pub.GetDiscovery(ctx, &authv1.GetDiscoveryRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := issuer + tc.want
+		if d.GetIssuer() != issuer || d.GetAuthorizationEndpoint() != at+"/authorize" || d.GetTokenEndpoint() != at+"/token" ||
+			d.GetJwksUri() != at+"/jwks" || d.GetUserinfoEndpoint() != at+"/userinfo" {
+			t.Errorf("metadata %q: discovery = %v, want endpoints under %s", tc.md, d, at)
+		}
+	}
 }
