@@ -3,10 +3,12 @@ package service
 import (
 	"context"
 	"encoding/base64"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	authv1 "fris.dev/proto/auth/v1"
@@ -84,6 +86,77 @@ func FuzzSignRequest(f *testing.F) {
 		_, err := e.pub.SignRequest(context.Background(), &authv1.SignRequestRequest{KeyId: id, Sha512Hash: hash, KeyIdAlias: alias})
 		if err == nil || !clientError(err) {
 			t.Fatalf("SignRequest(%d,%q,%d) = %v", id, hash, alias, err)
+		}
+	})
+}
+
+// FuzzLogin throws arbitrary authorization requests and credentials at the
+// login: only client errors, and a successful login never redirects
+// anywhere but to one of the client's registered URLs.
+func FuzzLogin(f *testing.F) {
+	e := newEnv(f)
+	clientID, _ := e.seed(f)
+	registered := map[string]bool{"https://app.example/cb": true, "https://app.example/cb2": true}
+	f.Add(clientID, "", "", "", "", "", "ada@example.org", "correct horse")
+	f.Add(clientID, "https://app.example/cb2", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "S256", "openid mdr:secret", "n", "ADA@example.org", "correct horse")
+	f.Add(clientID, "https://evil.example/cb", "", "plain", "", "", "ada@example.org", "correct horse")
+	f.Add("nope", "https://app.example/cb?x=1", "x", "S256", "a b", "", "nobody@example.org", "wrong")
+	f.Fuzz(func(t *testing.T, client, redirect, challenge, method, scope, nonce, email, pass string) {
+		if !valid(client, redirect, challenge, method, scope, nonce, email, pass) {
+			return
+		}
+		ar := &authv1.AuthorizeRequest{ClientId: client, RedirectUri: redirect, CodeChallenge: challenge, CodeChallengeMethod: method, Scope: scope, Nonce: nonce}
+		a, err := e.pub.Authorize(context.Background(), ar)
+		if !clientError(err) || (err == nil && !registered[a.GetRedirectUri()]) {
+			t.Fatalf("Authorize(%v) = %v, %v", ar, a, err)
+		}
+		res, err := e.pub.Login(context.Background(), &authv1.LoginRequest{Request: ar, Email: email, Password: pass})
+		if !clientError(err) || (err == nil && (!registered[res.GetRedirectUri()] || res.GetCode() == "")) {
+			t.Fatalf("Login(%v, %q, %q) = %v, %v", ar, email, pass, res, err)
+		}
+	})
+}
+
+// FuzzBearerCalls sends arbitrary authorization metadata and search queries
+// to the bearer-protected calls; a valid token is among the seeds, so the
+// query is explored past the token check.
+func FuzzBearerCalls(f *testing.F) {
+	e := newEnv(f)
+	clientID, secret := e.seed(f)
+	code := func() string {
+		res, err := e.pub.Login(context.Background(), &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "correct horse"})
+		if err != nil {
+			f.Fatal(err)
+		}
+		return res.GetCode()
+	}()
+	res, err := e.pub.Token(context.Background(), &authv1.TokenRequest{Code: code, ClientId: clientID, ClientSecret: secret})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("Bearer "+res.GetAccessToken(), "ada")
+	f.Add("Bearer "+res.GetAccessToken(), "%_*")
+	f.Add("Bearer "+res.GetIdToken(), "")
+	f.Add("bearer   x.y.z", "a")
+	f.Add("Basic abc", "")
+	f.Fuzz(func(t *testing.T, authz, query string) {
+		// gRPC metadata values are printable ASCII; the gateway forwards
+		// nothing else.
+		if !valid(query) || strings.ContainsFunc(authz, func(r rune) bool { return r < 0x20 || r > 0x7e }) {
+			return
+		}
+		ctx := metadata.NewOutgoingContext(context.Background(), metadata.Pairs("authorization", authz))
+		_, err := e.pub.GetTokenInfo(ctx, &authv1.GetTokenInfoRequest{})
+		if !clientError(err) {
+			t.Fatalf("GetTokenInfo(%q) = %v", authz, err)
+		}
+		_, err = e.pub.GetUserInfo(ctx, &authv1.GetUserInfoRequest{})
+		if !clientError(err) {
+			t.Fatalf("GetUserInfo(%q) = %v", authz, err)
+		}
+		_, err = e.pub.SearchUsers(ctx, &authv1.SearchUsersRequest{Query: query})
+		if !clientError(err) {
+			t.Fatalf("SearchUsers(%q, %q) = %v", authz, query, err)
 		}
 	})
 }
