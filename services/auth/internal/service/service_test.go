@@ -10,8 +10,10 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -573,5 +575,65 @@ func TestDiscoveryFollowsTheGatewaysPrefix(t *testing.T) {
 			d.GetJwksUri() != at+"/jwks" || d.GetUserinfoEndpoint() != at+"/userinfo" {
 			t.Errorf("metadata %q: discovery = %v, want endpoints under %s", tc.md, d, at)
 		}
+	}
+}
+
+// TestBusyHashingSlotsAreNotWrongCredentials: when every argon2 slot is
+// taken and the request's deadline passes while it waits, the service must
+// answer DeadlineExceeded for a correct password or client secret, never
+// "wrong credentials" (which its logs and metrics would count as a failed
+// login), and the code presented with the secret must survive for a retry.
+// The methods are called directly: over gRPC the caller's own deadline
+// would hide the service's answer.
+func TestBusyHashingSlotsAreNotWrongCredentials(t *testing.T) {
+	e := newEnv(t)
+	clientID, secret := e.seed(t)
+	code := e.login(t, clientID, nil)
+	// A user whose password no check has cached yet (the hasher remembers
+	// successful checks, Ada's among them now).
+	if _, err := e.adm.CreateUser(context.Background(), &authv1.CreateUserRequest{Email: "bob@example.org", RealName: "Bob", Password: "battery staple"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Checks against a hash with a high cost hold every slot for a while
+	// (the parameters come from the hash, not from the hasher).
+	salt := base64.RawStdEncoding.EncodeToString(make([]byte, 16))
+	slow := "$argon2id$v=19$m=32768,t=32,p=1$" + salt + "$" + base64.RawStdEncoding.EncodeToString(make([]byte, 32))
+	var busy sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		busy.Go(func() { _ = e.svc.hash.Check(context.Background(), slow, "x") })
+	}
+	defer busy.Wait()
+
+	pub := Public{Service: e.svc}
+	short := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 20*time.Millisecond)
+	}
+	// Wait until the busy checks hold every slot: a hash (never cached)
+	// then gives up waiting.
+	held := false
+	for try := 0; try < 200 && !held; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		_, err := e.svc.hash.Hash(ctx, "probe")
+		cancel()
+		held = errors.Is(err, context.DeadlineExceeded)
+	}
+	if !held {
+		t.Fatal("the busy checks never held the slots")
+	}
+	// They hold them for hundreds of milliseconds more.
+	ctx, cancel := short()
+	_, err := pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "bob@example.org", Password: "battery staple"})
+	cancel()
+	wantCode(t, err, codes.DeadlineExceeded)
+	ctx, cancel = short()
+	_, err = pub.Token(ctx, &authv1.TokenRequest{Code: code, ClientId: clientID, ClientSecret: secret})
+	cancel()
+	wantCode(t, err, codes.DeadlineExceeded)
+	busy.Wait()
+
+	// The code was not spent by the request that timed out.
+	if _, err := e.pub.Token(context.Background(), &authv1.TokenRequest{Code: code, ClientId: clientID, ClientSecret: secret}); err != nil {
+		t.Fatalf("the code after the slots freed: %v", err)
 	}
 }
