@@ -218,7 +218,7 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.issue(ctx, u, c.ID, g.Nonce, "")
+	return p.issue(ctx, u, c.ID, g.Nonce, nil)
 }
 
 // signedCode is flow 2: a code from a sign request, signed with the user's
@@ -259,7 +259,7 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.issue(ctx, u, c.ID, "", "")
+	return p.issue(ctx, u, c.ID, "", nil)
 }
 
 // decodeSignature reads standard base64, tolerating whitespace, missing
@@ -301,7 +301,13 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.issue(ctx, u, c.ID, "", t.ID)
+	if t.Session == "" {
+		// Issued before refresh tokens carried their chain: its record
+		// is not kept any more.
+		return tokens.Set{}, denied("the refresh token is not valid any more; sign in again")
+	}
+	spent := storage.Refresh{JTI: t.ID, Chain: t.Session, UserID: u.ID, ClientID: c.ID, Expires: int64(t.ExpiresAt)}
+	return p.issue(ctx, u, c.ID, "", &spent)
 }
 
 func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) {
@@ -317,24 +323,31 @@ func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) 
 	return u, nil
 }
 
-// issue signs a token set and records its refresh token: a new chain, or
-// the next link of the chain whose token usedJTI was just presented. The
-// record is committed while the tokens are signed, so a response waits for
-// the slower of the two rather than for both in turn; the set is still only
-// answered once its record is durable. A refused rotation (reuse, revoked
-// chain) wastes the signatures, which is no more work than an accepted
-// one. Signing cannot fail with a loaded key; if it did after a rotation,
-// the presented token would be spent and the client would sign in again.
-func (p Public) issue(ctx context.Context, u storage.User, clientID, nonce, usedJTI string) (tokens.Set, error) {
+// issue signs a token set. A sign-in starts a new refresh chain, which
+// needs no write: the refresh token carries its chain, and the store only
+// learns of a token when it is spent. A refresh spends the presented token
+// (spent) and continues its chain; the spend is committed while the tokens
+// are signed, so the response waits for the slower of the two rather than
+// for both in turn, and is only answered once the spend is durable. A
+// refused spend (reuse, revoked chain) wastes the signatures, which is no
+// more work than an accepted one. Signing cannot fail with a loaded key; if
+// it did after a spend, the presented token would be gone and the client
+// would sign in again.
+func (p Public) issue(ctx context.Context, u storage.User, clientID, nonce string, spent *storage.Refresh) (tokens.Set, error) {
 	scopes := append([]string{"openid"}, p.cfg.DefaultScopes...)
 	scopes = append(scopes, u.Scopes...)
-	plan := p.tokens.Plan(tokens.Subject{
+	sub := tokens.Subject{
 		UserID: u.ID, ClientID: clientID, Email: u.Email, Name: u.RealName,
 		EmailVerified: u.EmailVerified, Scopes: scopes, Nonce: nonce,
-	})
-	rec := storage.Refresh{JTI: plan.RefreshJTI, UserID: u.ID, ClientID: clientID, Expires: plan.RefreshExpires.Unix()}
+	}
+	if spent == nil {
+		sub.Session = tokens.RandomString(16)
+		return p.tokens.Plan(sub).Sign()
+	}
+	sub.Session = spent.Chain
+	plan := p.tokens.Plan(sub)
 	recorded := make(chan error, 1)
-	go func() { recorded <- p.record(ctx, rec, usedJTI) }()
+	go func() { recorded <- p.spend(ctx, *spent, plan.RefreshExpires) }()
 	set, signErr := plan.Sign()
 	if err := <-recorded; err != nil {
 		return tokens.Set{}, err
@@ -342,17 +355,13 @@ func (p Public) issue(ctx context.Context, u storage.User, clientID, nonce, used
 	return set, signErr
 }
 
-// record stores a new chain's first refresh token, or rotates the chain of
-// usedJTI to rec.
-func (p Public) record(ctx context.Context, rec storage.Refresh, usedJTI string) error {
-	if usedJTI == "" {
-		rec.Chain = tokens.RandomString(12)
-		return p.store.PutRefresh(ctx, rec)
-	}
-	_, err := p.store.RotateRefresh(ctx, usedJTI, rec)
+// spend marks a presented refresh token used. chainUntil is when the
+// newest token of its chain, the one being issued, expires.
+func (p Public) spend(ctx context.Context, r storage.Refresh, chainUntil time.Time) error {
+	err := p.store.SpendRefresh(ctx, r, chainUntil)
 	switch {
 	case errors.Is(err, storage.ErrReused):
-		p.log.WarnContext(ctx, "refresh token reused: chain revoked", "user", rec.UserID, "client", rec.ClientID)
+		p.log.WarnContext(ctx, "refresh token reused: chain revoked", "user", r.UserID, "client", r.ClientID)
 		return denied("the refresh token was already used; its chain is revoked")
 	case errors.Is(err, storage.ErrRevoked):
 		return denied("the refresh token has been revoked")

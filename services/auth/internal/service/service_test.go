@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ type env struct {
 	adm   authv1.AuthAdminClient
 	store storage.Store
 	svc   *Service
+	db    kv.Store
 }
 
 // userKey is one RSA key pair shared by the tests: generating keys is slow.
@@ -79,7 +81,7 @@ func newEnv(t testing.TB, mut ...func(*Config)) *env {
 		authv1.RegisterAuthServiceServer(s, Public{Service: svc})
 		authv1.RegisterAuthAdminServer(s, Admin{Service: svc})
 	})
-	return &env{pub: authv1.NewAuthServiceClient(cc), adm: authv1.NewAuthAdminClient(cc), store: store, svc: svc}
+	return &env{pub: authv1.NewAuthServiceClient(cc), adm: authv1.NewAuthAdminClient(cc), store: store, svc: svc, db: db}
 }
 
 func wantCode(t *testing.T, err error, c codes.Code) {
@@ -382,10 +384,42 @@ func TestRefreshRotationAndReuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The chain is the refresh token's sid: one per sign-in, kept on rotation.
+	sid := func(tok string) string {
+		v, _ := claims(t, tok).Get("sid")
+		s, _ := v.(string)
+		return s
+	}
+	if sid(first.GetRefreshToken()) == "" || sid(second.GetRefreshToken()) != sid(first.GetRefreshToken()) ||
+		sid(third.GetRefreshToken()) != sid(first.GetRefreshToken()) {
+		t.Fatalf("sids %q %q %q, want one chain", sid(first.GetRefreshToken()), sid(second.GetRefreshToken()), sid(third.GetRefreshToken()))
+	}
+	if _, ok := claims(t, first.GetAccessToken()).Get("sid"); ok {
+		t.Fatal("sid on an access token")
+	}
+	other, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: e.login(t, clientID, nil), ClientId: clientID, ClientSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sid(other.GetRefreshToken()) == sid(first.GetRefreshToken()) {
+		t.Fatal("two sign-ins share a chain")
+	}
 	// Reusing the first token: 403, and the chain's newest token dies too.
 	_, err = e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: first.GetRefreshToken()})
 	wantCode(t, err, codes.PermissionDenied)
 	_, err = e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: third.GetRefreshToken()})
+	wantCode(t, err, codes.PermissionDenied)
+	// The other sign-in's chain is untouched.
+	if _, err := e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: other.GetRefreshToken()}); err != nil {
+		t.Fatalf("other chain: %v", err)
+	}
+	// A refresh token of ours without a chain (issued before tokens
+	// carried it) is refused: 403, not a fresh chain.
+	legacy, err := e.svc.tokens.Plan(tokens.Subject{UserID: 1, ClientID: clientID}).Sign()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: legacy.Refresh})
 	wantCode(t, err, codes.PermissionDenied)
 
 	// Unparseable: 400; an access token as refresh token: 403.
@@ -635,5 +669,58 @@ func TestBusyHashingSlotsAreNotWrongCredentials(t *testing.T) {
 	// The code was not spent by the request that timed out.
 	if _, err := e.pub.Token(context.Background(), &authv1.TokenRequest{Code: code, ClientId: clientID, ClientSecret: secret}); err != nil {
 		t.Fatalf("the code after the slots freed: %v", err)
+	}
+}
+
+// countingKV counts the transactions a store commits.
+type countingKV struct {
+	kv.Store
+	updates atomic.Int64
+}
+
+func (c *countingKV) Update(ctx context.Context, fn func(tx kv.Tx) error) error {
+	c.updates.Add(1)
+	return c.Store.Update(ctx, fn)
+}
+
+// TestSignInCommitsNothingDurable: a sign-in's refresh token carries its
+// chain, so the signature flow and the code flow commit nothing to the
+// durable store (their codes live in the volatile one); only a refresh
+// commits, once.
+func TestSignInCommitsNothingDurable(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	clientID, secret := e.seed(t)
+	durable, codes := &countingKV{Store: e.db}, &countingKV{Store: e.db}
+	e.svc.store = storage.NewSplit(durable, codes)
+
+	k := userKey()
+	reg, err := e.pub.Register(ctx, &authv1.RegisterRequest{Email: "grace@example.org", Name: "Grace", Base64EncodedPublicKey: base64.StdEncoding.EncodeToString(spki(t, k))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	durable.updates.Store(0)
+	sr, err := e.pub.SignRequest(ctx, &authv1.SignRequestRequest{KeyId: reg.GetKeyId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: sr.GetCode(), ClientId: clientID, Signature: sign(t, k, sr.GetCode())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: e.login(t, clientID, nil), ClientId: clientID, ClientSecret: secret}); err != nil {
+		t.Fatal(err)
+	}
+	if n := durable.updates.Load(); n != 0 {
+		t.Fatalf("two sign-ins committed %d durable transactions, want 0", n)
+	}
+	if n := codes.updates.Load(); n != 4 {
+		t.Fatalf("two sign-ins committed %d code transactions, want 4 (put and take each)", n)
+	}
+	if _, err := e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: signed.GetRefreshToken()}); err != nil {
+		t.Fatal(err)
+	}
+	if n := durable.updates.Load(); n != 1 {
+		t.Fatalf("a refresh committed %d durable transactions, want 1", n)
 	}
 }

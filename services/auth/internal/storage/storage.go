@@ -106,7 +106,8 @@ type SigningKey struct {
 // Active reports whether the key still signs.
 func (k SigningKey) Active() bool { return k.Retired == 0 }
 
-// Refresh is the server-side record of one issued refresh token.
+// Refresh is a refresh token as the store sees it: read from the token
+// when it is presented, recorded only once it is spent.
 type Refresh struct {
 	JTI      string `json:"jti"`
 	Chain    string `json:"chain"`
@@ -148,13 +149,13 @@ type Store interface {
 	// keys and returns the set to store (keys left out are deleted).
 	UpdateSigningKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error
 
-	// PutRefresh records a newly issued refresh token (a new chain).
-	PutRefresh(ctx context.Context, r Refresh) error
-	// RotateRefresh uses refresh token jti and records next in its chain,
-	// atomically. A token used before revokes the chain (ErrReused); one of
-	// a revoked chain gives ErrRevoked; an unknown or expired one
-	// ErrNotFound. It returns the used token's record.
-	RotateRefresh(ctx context.Context, jti string, next Refresh) (Refresh, error)
+	// SpendRefresh marks refresh token r used, atomically. A token carries
+	// its chain, so issuing one writes nothing: only spending it does. A
+	// token spent before revokes its chain until chainUntil, when the last
+	// token the chain can have issued expires (ErrReused); a token of a
+	// revoked chain gives ErrRevoked; an expired one, or one without a
+	// chain, ErrNotFound.
+	SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) error
 }
 
 // Keys. The refresh chain's revocation marker outlives its tokens.
@@ -451,25 +452,16 @@ func (s *KV) UpdateSigningKeys(ctx context.Context, fn func([]SigningKey) ([]Sig
 	})
 }
 
-func (s *KV) PutRefresh(ctx context.Context, r Refresh) error {
-	ttl := time.Until(time.Unix(r.Expires, 0))
-	if ttl <= 0 {
-		return fmt.Errorf("refresh token already expired")
+func (s *KV) SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) error {
+	if r.JTI == "" || r.Chain == "" || len(r.JTI) > 256 || len(r.Chain) > 256 {
+		return ErrNotFound
 	}
-	return s.db.Update(ctx, func(tx kv.Tx) error { return put(tx, pRefresh+r.JTI, r, ttl) })
-}
-
-func (s *KV) RotateRefresh(ctx context.Context, jti string, nxt Refresh) (Refresh, error) {
-	var used Refresh
 	var outcome error
 	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		outcome = nil
-		r, err := get[Refresh](ctx, tx, pRefresh+jti)
-		if err != nil {
-			return err
-		}
-		used = r
-		ttl := time.Until(time.Unix(r.Expires, 0))
+		// Checked inside the transaction: the marker below must outlive
+		// the token, and one spent at its last moment would get none.
+		ttl := time.Unix(r.Expires, 0).Sub(s.now())
 		if ttl <= 0 {
 			return ErrNotFound
 		}
@@ -479,22 +471,20 @@ func (s *KV) RotateRefresh(ctx context.Context, jti string, nxt Refresh) (Refres
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
-		if r.Used {
+		if _, err := tx.Get(ctx, pRefresh+r.JTI); err == nil {
 			// Someone holds a copy of a token already exchanged: the
 			// legitimate holder and the thief now share a chain, so all of
-			// it goes. The marker lives as long as any token of the chain.
+			// it goes.
 			outcome = ErrReused
-			return put(tx, pChain+r.Chain, struct{}{}, ttl+time.Until(time.Unix(nxt.Expires, 0)))
-		}
-		r.Used = true
-		if err := put(tx, pRefresh+jti, r, ttl); err != nil {
+			return put(tx, pChain+r.Chain, struct{}{}, max(chainUntil.Sub(s.now()), ttl))
+		} else if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
-		nxt.Chain = r.Chain
-		return put(tx, pRefresh+nxt.JTI, nxt, time.Until(time.Unix(nxt.Expires, 0)))
+		r.Used = true
+		return put(tx, pRefresh+r.JTI, r, ttl)
 	})
 	if err != nil {
-		return Refresh{}, err
+		return err
 	}
-	return used, outcome
+	return outcome
 }

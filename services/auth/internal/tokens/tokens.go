@@ -54,6 +54,9 @@ type Subject struct {
 	EmailVerified bool
 	Scopes        []string
 	Nonce         string
+	// Session is the refresh token's chain: one per sign-in, kept by every
+	// token rotated from it.
+	Session string
 }
 
 // Set is one token response.
@@ -89,6 +92,10 @@ type Claims struct {
 	Email         string      `json:"email,omitempty"`
 	EmailVerified *bool       `json:"email_verified,omitempty"`
 	Name          string      `json:"name,omitempty"`
+	// Session (OpenID's `sid`) is on refresh tokens only: the chain that
+	// reuse detection revokes, carried by the token so that issuing one
+	// needs no write.
+	Session string `json:"sid,omitempty"`
 }
 
 // UserID is the subject as the store numbers users (0 when it is not one).
@@ -176,6 +183,7 @@ func (i *Issuer) Plan(s Subject) Plan {
 		p.access.Scope = []string{}
 	}
 	p.id.Email, p.id.EmailVerified, p.id.Name = s.Email, &s.EmailVerified, s.Name
+	p.refresh.Session = s.Session
 	p.RefreshJTI, p.RefreshExpires = p.refresh.ID, p.refresh.Expiration()
 	return p
 }

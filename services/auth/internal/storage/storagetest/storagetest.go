@@ -105,7 +105,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		ids := make(chan int32, 20)
 		for i := 0; i < 20; i++ {
 			wg.Add(1)
-			go func(i int) {
+			go func() {
 				defer wg.Done()
 				u, _, err := s.CreateUser(ctx, storage.User{Email: fmt.Sprintf("u%d@x.org", i)}, nil)
 				if err != nil {
@@ -113,7 +113,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 					return
 				}
 				ids <- u.ID
-			}(i)
+			}()
 		}
 		wg.Wait()
 		close(ids)
@@ -130,6 +130,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	})
 
 	t.Run("GrantsAreSingleUse", func(t *testing.T) {
+		t.Parallel() // it waits for expiry
 		s := open(t)
 		g := storage.Grant{Kind: storage.GrantSignRequest, UserID: 3, KeyID: 4, Expires: now.Add(time.Minute).Unix()}
 		if err := s.PutGrant(ctx, "code-1", g); err != nil {
@@ -139,14 +140,14 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		var wins sync.Map
 		for i := 0; i < 8; i++ {
 			wg.Add(1)
-			go func(i int) {
+			go func() {
 				defer wg.Done()
 				if got, err := s.TakeGrant(ctx, "code-1"); err == nil {
 					wins.Store(i, got)
 				} else if !errors.Is(err, storage.ErrNotFound) {
 					t.Error(err)
 				}
-			}(i)
+			}()
 		}
 		wg.Wait()
 		n := 0
@@ -204,47 +205,78 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		}
 	})
 
-	t.Run("RefreshRotationAndReuse", func(t *testing.T) {
+	t.Run("RefreshSpendAndReuse", func(t *testing.T) {
 		s := open(t)
 		exp := now.Add(time.Hour).Unix()
-		if err := s.PutRefresh(ctx, storage.Refresh{JTI: "r1", Chain: "ch", UserID: 1, ClientID: "c", Expires: exp}); err != nil {
-			t.Fatal(err)
+		until := now.Add(2 * time.Hour)
+		tok := func(jti, chain string) storage.Refresh {
+			return storage.Refresh{JTI: jti, Chain: chain, UserID: 1, ClientID: "c", Expires: exp}
 		}
-		used, err := s.RotateRefresh(ctx, "r1", storage.Refresh{JTI: "r2", UserID: 1, ClientID: "c", Expires: exp})
-		if err != nil || used.UserID != 1 || used.Chain != "ch" {
-			t.Fatalf("first use = %+v %v", used, err)
+		// Issued tokens have no record: the first spend of each succeeds.
+		for _, r := range []storage.Refresh{tok("r1", "ch"), tok("r2", "ch"), tok("o1", "other")} {
+			if err := s.SpendRefresh(ctx, r, until); err != nil {
+				t.Fatalf("first spend of %s = %v", r.JTI, err)
+			}
 		}
-		// r2 continues the chain.
-		if _, err := s.RotateRefresh(ctx, "r2", storage.Refresh{JTI: "r3", Expires: exp}); err != nil {
-			t.Fatalf("second link = %v", err)
-		}
-		// Reusing r1 revokes the chain: r3 is dead too.
-		if _, err := s.RotateRefresh(ctx, "r1", storage.Refresh{JTI: "x1", Expires: exp}); !errors.Is(err, storage.ErrReused) {
+		// Spending r1 again revokes its chain: r3, never spent, is dead too.
+		if err := s.SpendRefresh(ctx, tok("r1", "ch"), until); !errors.Is(err, storage.ErrReused) {
 			t.Fatalf("reuse = %v", err)
 		}
-		if _, err := s.RotateRefresh(ctx, "r3", storage.Refresh{JTI: "r4", Expires: exp}); !errors.Is(err, storage.ErrRevoked) {
+		if err := s.SpendRefresh(ctx, tok("r3", "ch"), until); !errors.Is(err, storage.ErrRevoked) {
 			t.Fatalf("after reuse, the newest token = %v", err)
 		}
-		if _, err := s.RotateRefresh(ctx, "x1", storage.Refresh{JTI: "x2", Expires: exp}); !errors.Is(err, storage.ErrNotFound) {
-			t.Fatalf("token of the refused exchange = %v", err)
+		if err := s.SpendRefresh(ctx, tok("r1", "ch"), until); !errors.Is(err, storage.ErrRevoked) {
+			t.Fatalf("the reused token again = %v", err)
 		}
-		if _, err := s.RotateRefresh(ctx, "nope", storage.Refresh{JTI: "n2", Expires: exp}); !errors.Is(err, storage.ErrNotFound) {
-			t.Fatalf("unknown = %v", err)
+		// Another chain is untouched.
+		if err := s.SpendRefresh(ctx, tok("o2", "other"), until); err != nil {
+			t.Fatalf("other chain = %v", err)
+		}
+		// Expired, chainless and oversized tokens are unknown, and leave no trace.
+		expired := tok("e1", "fresh")
+		expired.Expires = now.Add(-time.Second).Unix()
+		long := tok(string(make([]byte, 300)), "fresh")
+		for _, r := range []storage.Refresh{expired, tok("n1", ""), tok("", "fresh"), long} {
+			if err := s.SpendRefresh(ctx, r, until); !errors.Is(err, storage.ErrNotFound) {
+				t.Fatalf("spend %+v = %v, want not found", r, err)
+			}
+		}
+		if err := s.SpendRefresh(ctx, tok("n2", "fresh"), until); err != nil {
+			t.Fatalf("a refused spend touched its chain: %v", err)
+		}
+	})
+
+	t.Run("RefreshMarkersExpire", func(t *testing.T) {
+		t.Parallel() // it waits for expiry
+		s := open(t)
+		// The used-marker lives until the token expires, the revocation
+		// until chainUntil; past both, nothing of them is left (the token
+		// itself is refused by its exp before that).
+		r := storage.Refresh{JTI: "m1", Chain: "mc", Expires: time.Now().Add(1500 * time.Millisecond).Unix()}
+		if err := s.SpendRefresh(ctx, r, time.Now().Add(1500*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SpendRefresh(ctx, r, time.Now().Add(1500*time.Millisecond)); !errors.Is(err, storage.ErrReused) {
+			t.Fatalf("reuse = %v", err)
+		}
+		time.Sleep(2100 * time.Millisecond)
+		r.Expires = time.Now().Add(time.Hour).Unix()
+		if err := s.SpendRefresh(ctx, r, time.Now().Add(time.Hour)); err != nil {
+			t.Fatalf("after both markers expired = %v", err)
 		}
 	})
 
 	t.Run("ConcurrentRefreshOnlyOneWins", func(t *testing.T) {
 		s := open(t)
 		exp := now.Add(time.Hour).Unix()
-		_ = s.PutRefresh(ctx, storage.Refresh{JTI: "r", Chain: "c", Expires: exp})
 		var wg sync.WaitGroup
 		var ok, reused int32
 		var mu sync.Mutex
 		for i := 0; i < 6; i++ {
 			wg.Add(1)
-			go func(i int) {
+			go func() {
 				defer wg.Done()
-				_, err := s.RotateRefresh(ctx, "r", storage.Refresh{JTI: fmt.Sprintf("n%d", i), Expires: exp})
+				err := s.SpendRefresh(ctx, storage.Refresh{JTI: "r", Chain: "c", Expires: exp}, now.Add(2*time.Hour))
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -255,7 +287,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 				default:
 					t.Error(err)
 				}
-			}(i)
+			}()
 		}
 		wg.Wait()
 		if ok != 1 || reused != 5 {
