@@ -23,7 +23,8 @@ var (
 // BoltOptions tune the embedded backend.
 type BoltOptions struct {
 	// BatchDelay is how long a write waits for others to share its commit
-	// (group commit: one fsync for many writers). Zero means 1ms.
+	// (group commit: one fsync for many writers; see batch.go). Zero means
+	// 1ms.
 	BatchDelay time.Duration
 	// SweepEvery is the period of the expired-key sweeper. Zero means 1 minute.
 	SweepEvery time.Duration
@@ -39,12 +40,12 @@ type BoltOptions struct {
 // Bolt is the embedded backend: one bbolt file, values prefixed by an 8-byte
 // expiry (unix nanos, 0 = never).
 type Bolt struct {
-	db        *bolt.DB
-	unbatched bool
-	now       clock
-	log       *slog.Logger
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	db    *bolt.DB
+	group *groupCommit // nil: each Update commits alone
+	now   clock
+	log   *slog.Logger
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
 // OpenBolt opens (creating if needed) the store file at path.
@@ -56,10 +57,6 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv: open %s: %w", path, err)
 	}
-	db.MaxBatchDelay = o.BatchDelay
-	if db.MaxBatchDelay <= 0 {
-		db.MaxBatchDelay = time.Millisecond
-	}
 	if err := db.Update(func(tx *bolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(bucketData); err != nil {
 			return err
@@ -70,9 +67,16 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("kv: init %s: %w", path, err)
 	}
-	b := &Bolt{db: db, unbatched: o.Unbatched, now: o.now, log: o.Logger, stop: make(chan struct{})}
+	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{})}
 	if b.now == nil {
 		b.now = time.Now
+	}
+	if !o.Unbatched {
+		delay := o.BatchDelay
+		if delay <= 0 {
+			delay = time.Millisecond
+		}
+		b.group = &groupCommit{update: b.update, delay: delay, maxBatch: 1000}
 	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -128,16 +132,21 @@ func (b *Bolt) Scan(ctx context.Context, prefix, after string, limit int) ([]Ent
 	return out, err
 }
 
-// Update runs fn inside a bbolt batch so concurrent writers share one commit.
+// Update runs fn in a transaction that concurrent writers share (group
+// commit, batch.go) unless the store is unbatched.
 func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	commit := b.db.Batch
-	if b.unbatched {
-		commit = b.db.Update
+	if b.group != nil {
+		return b.group.do(ctx, fn)
 	}
-	return commit(func(tx *bolt.Tx) error {
+	return b.update(ctx, fn)
+}
+
+// update commits fn on its own.
+func (b *Bolt) update(_ context.Context, fn func(Tx) error) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
 		return fn(&boltTx{tx: tx, now: b.now()})
 	})
 }

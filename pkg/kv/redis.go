@@ -28,7 +28,7 @@ type RedisOptions struct {
 	// MaxRetries bounds optimistic-transaction retries. Zero means 64.
 	MaxRetries int
 	// BatchDelay > 0 turns on group commit: concurrent Updates wait up to
-	// this long to share one transaction (see redisbatch.go).
+	// this long to share one transaction (see batch.go).
 	BatchDelay time.Duration
 	// MaxBatch bounds the Updates of one shared transaction. Zero means 256.
 	MaxBatch int
@@ -50,10 +50,7 @@ type Redis struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
-	batchDelay time.Duration
-	maxBatch   int
-	batchMu    sync.Mutex
-	batch      *redisBatch
+	group *groupCommit // nil: each Update commits alone
 }
 
 // ParseRedisURL turns a redis:// or rediss:// URL into client options. Several
@@ -139,10 +136,12 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	r := &Redis{
 		c: c, prefix: p + "d:", index: p + "i", expires: p + "x",
 		retries: o.MaxRetries, log: o.Logger, stop: make(chan struct{}),
-		batchDelay: o.BatchDelay, maxBatch: o.MaxBatch,
 	}
-	if r.maxBatch <= 0 {
-		r.maxBatch = 256
+	if o.BatchDelay > 0 {
+		r.group = &groupCommit{update: r.update, delay: o.BatchDelay, maxBatch: o.MaxBatch}
+		if r.group.maxBatch <= 0 {
+			r.group.maxBatch = 256
+		}
 	}
 	if r.retries <= 0 {
 		r.retries = 64
@@ -258,8 +257,8 @@ func (r *Redis) Update(ctx context.Context, fn func(Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if r.batchDelay > 0 {
-		return r.batched(ctx, fn)
+	if r.group != nil {
+		return r.group.do(ctx, fn)
 	}
 	return r.update(ctx, fn)
 }

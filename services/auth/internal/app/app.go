@@ -54,13 +54,9 @@ type Config struct {
 // RegisterFlags adds the serve flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Server.RegisterFlags(fs, "127.0.0.1:9101", "127.0.0.1:9201")
-	// A token response's refresh record commits while its three tokens are
-	// signed (several ms), so a longer window than the 1ms default costs a
-	// lone request little (+0.9ms measured) and lets a busy endpoint share
-	// each commit among more responses: on average +1.6 (signature flow) and
-	// +2.2 (refresh flow) points of the crypto limit at 16 connections
-	// (BENCHMARKS.md, suite auth).
-	c.Store.BatchDelay = 3 * time.Millisecond
+	// The refresh's spend, auth's one durable write under load, has its
+	// own bound (service.Config.SpendWait), so the common -batch-delay
+	// default serves the rest.
 	c.Store.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "public base URL of the deployment: the tokens' iss, and the base of the discovery document's URLs")

@@ -724,3 +724,28 @@ func TestSignInCommitsNothingDurable(t *testing.T) {
 		t.Fatalf("a refresh committed %d durable transactions, want 1", n)
 	}
 }
+
+// A refresh's spend may wait for others to share its commit (up to
+// SpendWait), but not on a quiet store: a lone refresh is answered without
+// waiting for its bound, and the spend is durable (a reuse is caught).
+func TestLoneRefreshWaitsForNoWindow(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	e := newEnv(t, func(c *Config) { c.SpendWait = bound })
+	clientID, secret := e.seed(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	first, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: e.login(t, clientID, nil), ClientId: clientID, ClientSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(bound + 100*time.Millisecond) // the sign-in's own writes are a bound ago
+	start := time.Now()
+	if _, err := e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: first.GetRefreshToken()}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took >= bound {
+		t.Fatalf("a lone refresh took %v: its spend waited for its bound", took)
+	}
+	_, err = e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: first.GetRefreshToken()})
+	wantCode(t, err, codes.PermissionDenied)
+}

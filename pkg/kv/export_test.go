@@ -1,0 +1,22 @@
+package kv
+
+// Pending is the number of writes in s's batch waiting to commit (for tests
+// that need a busy store).
+func Pending(s Store) int {
+	var g *groupCommit
+	switch s := s.(type) {
+	case *Bolt:
+		g = s.group
+	case *Redis:
+		g = s.group
+	}
+	if g == nil {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pending == nil {
+		return 0
+	}
+	return len(g.pending.calls)
+}
