@@ -317,6 +317,10 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		return "unmatched"
 	}
 	var h http.Handler = routed(mux)
+	h = httpx.CleanTarget(func(p string) bool {
+		return httpx.Under(p, cfg.UploadPrefix) ||
+			httpx.Under(p, cfg.BrokerPrefix) && !httpx.Under(p, routes.ResearcherPath(cfg.BrokerPrefix))
+	}, h)
 	h = httpx.ETag(h)
 	h = httpx.LimitBody(cfg.MaxBody, h)
 	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath}, h)

@@ -88,12 +88,18 @@ func Broker(mux *http.ServeMux, c BrokerConfig) {
 	}
 	read := researcherAuth(c.Verifier, gw)
 	write := researcherAuth(c.Verifier, requestBody(jsonOnly, gw))
-	r := base + "/researcher/inquiries"
+	r := ResearcherPath(prefix) + "/inquiries"
 	handle(r, methods{http.MethodGet: read, http.MethodPost: write})
 	handle(r+"/{id}", methods{http.MethodGet: read, http.MethodPut: write})
 	handle(r+"/{id}/release", methods{http.MethodPost: write})
 	handle(r+"/{id}/close", methods{http.MethodPost: write})
 	handle(r+"/{id}/replies", methods{http.MethodGet: read})
+}
+
+// ResearcherPath is where the researcher API (JSON, bearer tokens) lives
+// under the broker's prefix; everything else there is the banks' text API.
+func ResearcherPath(prefix string) string {
+	return strings.TrimRight(prefix, "/") + "/searchbroker/researcher"
 }
 
 // methods dispatches by method: HEAD is served as GET; a method the path

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -49,11 +48,6 @@ func Upload(mux *http.ServeMux, c UploadConfig) {
 	}
 	h := &uploadHandlers{client: c.Client, timeout: c.Timeout}
 	mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
-		// Ids travel as proto strings, which must be UTF-8.
-		if !utf8.ValidString(r.URL.Path) {
-			apierr.WriteText(w, http.StatusBadRequest, "the path is not valid UTF-8")
-			return
-		}
 		p, ok := ParseUploadPath(strings.TrimPrefix(r.URL.EscapedPath(), base))
 		if !ok {
 			apierr.WriteText(w, http.StatusNotFound, "no such path")
