@@ -322,7 +322,7 @@ func (f *contentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.queryFile, "query", "", "file with the query XML (Samply query language; required)")
 	fs.StringVar(&f.exposeFile, "expose", "", "file with the expose PDF")
 	fs.StringVar(&f.sites, "sites", "", "target sites, comma-separated (required)")
-	fs.StringVar(&f.searchFor, "search-for", "", "what is counted, comma-separated (e.g. patients)")
+	fs.StringVar(&f.searchFor, "search-for", "", "what is counted, comma-separated, in the words connectors recognise (Patienten, Biomaterial, Klinische Daten)")
 	fs.StringVar(&f.expires, "expires", "", "expiry: a duration from now (720h) or an RFC 3339 time (empty: none)")
 	fs.StringVar(&f.contact.Title, "contact-title", "", "contact's title")
 	fs.StringVar(&f.contact.Firstname, "contact-firstname", "", "contact's first name")

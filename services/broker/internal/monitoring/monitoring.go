@@ -56,7 +56,10 @@ func Parse(body []byte) ([]Item, error) {
 		return nil, fmt.Errorf("the report is larger than %d bytes", MaxBytes)
 	}
 	if !utf8.Valid(body) {
-		return nil, errors.New("the report is not UTF-8")
+		// The connector declares application/json but encodes its report
+		// with Apache's default charset, ISO-8859-1. Every byte string is
+		// valid Latin-1, so this never fails.
+		body = latin1(body)
 	}
 	b := bytes.TrimSpace(body)
 	if len(b) == 0 || b[0] != '[' {
@@ -89,6 +92,14 @@ func Parse(body []byte) ([]Item, error) {
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+func latin1(b []byte) []byte {
+	out := make([]byte, 0, len(b)+len(b)/4)
+	for _, c := range b {
+		out = utf8.AppendRune(out, rune(c))
+	}
+	return out
 }
 
 // ReferenceQuery is the query connectors run to report how long a search

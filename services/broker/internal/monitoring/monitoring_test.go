@@ -25,7 +25,7 @@ func TestParse(t *testing.T) {
 		{name: "Trailing", body: `[] []`, wantErr: "after"},
 		{name: "NoName", body: `[{"status_text":"ok"}]`, wantErr: "no parameter_name"},
 		{name: "NumberField", body: `[{"parameter_name":1}]`, wantErr: "not a JSON array"},
-		{name: "NotUTF8", body: "[{\"parameter_name\":\"\xff\"}]", wantErr: "UTF-8"},
+		{name: "Latin1", body: "[{\"parameter_name\":\"p\",\"status_text\":\"Pr\xfcfung\"}]", want: []Item{{"p", "Prüfung", ""}}},
 		{name: "TooManyItems", body: "[" + strings.Repeat(`{"parameter_name":"a"},`, MaxItems) + `{"parameter_name":"a"}]`, wantErr: "more than"},
 		{name: "LongField", body: `[{"parameter_name":"a","status_text":"` + strings.Repeat("x", MaxFieldBytes+1) + `"}]`, wantErr: "longer"},
 		{name: "TooLarge", body: `[{"parameter_name":"` + strings.Repeat("x", MaxBytes) + `"}]`, wantErr: "larger"},
