@@ -259,7 +259,7 @@ run_broker() {
   free_port b_grpc
   free_port b_ops
   free_port gw_port
-  "$BIN/broker" serve -grpc-addr "127.0.0.1:$b_grpc" -ops-addr "127.0.0.1:$b_ops" -log-level warn \
+  "$BIN/broker" serve -grpc-addr "127.0.0.1:$b_grpc" -ops-addr "127.0.0.1:$b_ops" -log-level warn -registration approval \
     -public-url "http://127.0.0.1:$gw_port/broker/rest/searchbroker" "$@" 2>>"$tmp/broker.log" &
   b_pid=$!
   pids+=("$b_pid")

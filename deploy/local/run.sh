@@ -73,7 +73,7 @@ start mdr serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9102 -ops-addr 127.0.0.1:
 start upload serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9103 -ops-addr 127.0.0.1:9203 \
   -mdr-addr 127.0.0.1:9102 -validation warn
 start broker serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9104 -ops-addr 127.0.0.1:9204 \
-  -registration approval -public-url "http://$ADDR/broker/rest/searchbroker"
+  -registration activation-code -public-url "http://$ADDR/broker/rest/searchbroker"
 wait_ready http://127.0.0.1:9201/readyz auth
 wait_ready http://127.0.0.1:9202/readyz mdr
 "$BIN/mdr" import -addr 127.0.0.1:9102 services/mdr/demo/mdr16.json
@@ -124,6 +124,8 @@ FRIS is running at http://$ADDR   (logs: $LOGS/, data: $DATA/, demo credentials:
   site 1       $FRIS_SITE_ID/$FRIS_TEILER_ID: $FRIS_SITE_USER / $FRIS_SITE_PASSWORD   (Basic, uploads to /dktk/sites/${FRIS_SITE_ID}_teiler/$FRIS_TEILER_ID/...)
   site 2       $FRIS_SITE2_ID/$FRIS_TEILER2_ID: $FRIS_SITE2_USER / $FRIS_SITE2_PASSWORD
   inquiry      $FRIS_INQUIRY_ID (released to the sites charite and dresden; banks poll http://$ADDR/broker/rest/searchbroker/inquiries)
+  bank codes   banks register with an activation code; without SMTP the broker writes each code to $LOGS/broker.log:
+               grep '"activation code' $LOGS/broker.log | tail -n 1
 
   curl -s http://$ADDR/v3/api/mdr/namespaces
   curl -s http://$ADDR/v3/api/mdr/namespaces/mdr16/members

@@ -73,7 +73,7 @@ func inquiryJSON(label string, sites []string, extra string) string {
 	m := map[string]any{
 		"label": label, "description": "how many?", "query": demoQuery,
 		"contact":      map[string]string{"title": "Dr.", "firstname": "Ada", "lastname": "Lovelace", "email": "ada@fris.test"},
-		"target_sites": sites, "search_for": []string{"patients"},
+		"target_sites": sites, "search_for": []string{"Patienten"},
 		"expose_pdf": base64.StdEncoding.EncodeToString([]byte(tinyPDF)), "expose_filename": "study.pdf",
 	}
 	if extra != "" {
@@ -162,7 +162,7 @@ func wantText(t *testing.T, s *Stack, method, path string, body io.Reader, want 
 }
 
 func TestBroker(t *testing.T) {
-	s := NewStack(t, Options{BrokerArgs: []string{"-name", brokerName, "-max-reply-bytes", "4096"}})
+	s := NewStack(t, Options{BrokerArgs: []string{"-name", brokerName, "-max-reply-bytes", "4096", "-registration", "approval"}})
 	if s.Broker == nil {
 		t.Fatal("the broker binary was not built")
 	}
@@ -442,7 +442,7 @@ func TestBroker(t *testing.T) {
 
 // TestBrokerRedis runs the bank flow on the Redis store.
 func TestBrokerRedis(t *testing.T) {
-	s := NewStack(t, Options{Redis: true, BrokerArgs: []string{"-name", brokerName}})
+	s := NewStack(t, Options{Redis: true, BrokerArgs: []string{"-name", brokerName, "-registration", "approval"}})
 	seedAuth(t, s)
 	access, _ := researcherToken(t, s, demoEmail, demoPass)
 	a := registerBank(t, s, "bank@charite.example")

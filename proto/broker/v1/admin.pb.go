@@ -31,9 +31,12 @@ type Bank struct {
 	Email  string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
 	Status BankStatus             `protobuf:"varint,2,opt,name=status,proto3,enum=fris.broker.v1.BankStatus" json:"status,omitempty"`
 	// site_id is empty until an operator links the bank to a site.
-	SiteId        string                 `protobuf:"bytes,3,opt,name=site_id,json=siteId,proto3" json:"site_id,omitempty"`
-	RegisteredAt  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
-	ApprovedAt    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=approved_at,json=approvedAt,proto3" json:"approved_at,omitempty"`
+	SiteId       string                 `protobuf:"bytes,3,opt,name=site_id,json=siteId,proto3" json:"site_id,omitempty"`
+	RegisteredAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
+	ApprovedAt   *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=approved_at,json=approvedAt,proto3" json:"approved_at,omitempty"`
+	// reported_site is the site name the bank's connector reported for
+	// itself (PUT .../banks/{email}/site/{name}); a hint for operators.
+	ReportedSite  string `protobuf:"bytes,6,opt,name=reported_site,json=reportedSite,proto3" json:"reported_site,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -103,6 +106,232 @@ func (x *Bank) GetApprovedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Bank) GetReportedSite() string {
+	if x != nil {
+		return x.ReportedSite
+	}
+	return ""
+}
+
+// MonitoringItem is one line of a connector's status report.
+type MonitoringItem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ParameterName string                 `protobuf:"bytes,1,opt,name=parameter_name,json=parameterName,proto3" json:"parameter_name,omitempty"`
+	StatusText    string                 `protobuf:"bytes,2,opt,name=status_text,json=statusText,proto3" json:"status_text,omitempty"`
+	ExitStatus    string                 `protobuf:"bytes,3,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MonitoringItem) Reset() {
+	*x = MonitoringItem{}
+	mi := &file_broker_v1_admin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MonitoringItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MonitoringItem) ProtoMessage() {}
+
+func (x *MonitoringItem) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_admin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MonitoringItem.ProtoReflect.Descriptor instead.
+func (*MonitoringItem) Descriptor() ([]byte, []int) {
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *MonitoringItem) GetParameterName() string {
+	if x != nil {
+		return x.ParameterName
+	}
+	return ""
+}
+
+func (x *MonitoringItem) GetStatusText() string {
+	if x != nil {
+		return x.StatusText
+	}
+	return ""
+}
+
+func (x *MonitoringItem) GetExitStatus() string {
+	if x != nil {
+		return x.ExitStatus
+	}
+	return ""
+}
+
+// MonitoringReport is the latest status report of one bank.
+type MonitoringReport struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BankEmail     string                 `protobuf:"bytes,1,opt,name=bank_email,json=bankEmail,proto3" json:"bank_email,omitempty"`
+	SiteId        string                 `protobuf:"bytes,2,opt,name=site_id,json=siteId,proto3" json:"site_id,omitempty"`
+	ReceivedAt    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=received_at,json=receivedAt,proto3" json:"received_at,omitempty"`
+	Items         []*MonitoringItem      `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MonitoringReport) Reset() {
+	*x = MonitoringReport{}
+	mi := &file_broker_v1_admin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MonitoringReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MonitoringReport) ProtoMessage() {}
+
+func (x *MonitoringReport) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_admin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MonitoringReport.ProtoReflect.Descriptor instead.
+func (*MonitoringReport) Descriptor() ([]byte, []int) {
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MonitoringReport) GetBankEmail() string {
+	if x != nil {
+		return x.BankEmail
+	}
+	return ""
+}
+
+func (x *MonitoringReport) GetSiteId() string {
+	if x != nil {
+		return x.SiteId
+	}
+	return ""
+}
+
+func (x *MonitoringReport) GetReceivedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReceivedAt
+	}
+	return nil
+}
+
+func (x *MonitoringReport) GetItems() []*MonitoringItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+type ListMonitoringRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// bank_email filters when set.
+	BankEmail     string `protobuf:"bytes,1,opt,name=bank_email,json=bankEmail,proto3" json:"bank_email,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMonitoringRequest) Reset() {
+	*x = ListMonitoringRequest{}
+	mi := &file_broker_v1_admin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMonitoringRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMonitoringRequest) ProtoMessage() {}
+
+func (x *ListMonitoringRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_admin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMonitoringRequest.ProtoReflect.Descriptor instead.
+func (*ListMonitoringRequest) Descriptor() ([]byte, []int) {
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListMonitoringRequest) GetBankEmail() string {
+	if x != nil {
+		return x.BankEmail
+	}
+	return ""
+}
+
+type ListMonitoringResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reports       []*MonitoringReport    `protobuf:"bytes,1,rep,name=reports,proto3" json:"reports,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMonitoringResponse) Reset() {
+	*x = ListMonitoringResponse{}
+	mi := &file_broker_v1_admin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMonitoringResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMonitoringResponse) ProtoMessage() {}
+
+func (x *ListMonitoringResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_admin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMonitoringResponse.ProtoReflect.Descriptor instead.
+func (*ListMonitoringResponse) Descriptor() ([]byte, []int) {
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListMonitoringResponse) GetReports() []*MonitoringReport {
+	if x != nil {
+		return x.Reports
+	}
+	return nil
+}
+
 type ListBanksRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -111,7 +340,7 @@ type ListBanksRequest struct {
 
 func (x *ListBanksRequest) Reset() {
 	*x = ListBanksRequest{}
-	mi := &file_broker_v1_admin_proto_msgTypes[1]
+	mi := &file_broker_v1_admin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -123,7 +352,7 @@ func (x *ListBanksRequest) String() string {
 func (*ListBanksRequest) ProtoMessage() {}
 
 func (x *ListBanksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_admin_proto_msgTypes[1]
+	mi := &file_broker_v1_admin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -136,7 +365,7 @@ func (x *ListBanksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBanksRequest.ProtoReflect.Descriptor instead.
 func (*ListBanksRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_admin_proto_rawDescGZIP(), []int{1}
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{5}
 }
 
 type ListBanksResponse struct {
@@ -148,7 +377,7 @@ type ListBanksResponse struct {
 
 func (x *ListBanksResponse) Reset() {
 	*x = ListBanksResponse{}
-	mi := &file_broker_v1_admin_proto_msgTypes[2]
+	mi := &file_broker_v1_admin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -160,7 +389,7 @@ func (x *ListBanksResponse) String() string {
 func (*ListBanksResponse) ProtoMessage() {}
 
 func (x *ListBanksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_admin_proto_msgTypes[2]
+	mi := &file_broker_v1_admin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -173,7 +402,7 @@ func (x *ListBanksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListBanksResponse.ProtoReflect.Descriptor instead.
 func (*ListBanksResponse) Descriptor() ([]byte, []int) {
-	return file_broker_v1_admin_proto_rawDescGZIP(), []int{2}
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListBanksResponse) GetBanks() []*Bank {
@@ -194,7 +423,7 @@ type ApproveBankRequest struct {
 
 func (x *ApproveBankRequest) Reset() {
 	*x = ApproveBankRequest{}
-	mi := &file_broker_v1_admin_proto_msgTypes[3]
+	mi := &file_broker_v1_admin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -206,7 +435,7 @@ func (x *ApproveBankRequest) String() string {
 func (*ApproveBankRequest) ProtoMessage() {}
 
 func (x *ApproveBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_admin_proto_msgTypes[3]
+	mi := &file_broker_v1_admin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -219,7 +448,7 @@ func (x *ApproveBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveBankRequest.ProtoReflect.Descriptor instead.
 func (*ApproveBankRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_admin_proto_rawDescGZIP(), []int{3}
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApproveBankRequest) GetEmail() string {
@@ -246,7 +475,7 @@ type LinkBankSiteRequest struct {
 
 func (x *LinkBankSiteRequest) Reset() {
 	*x = LinkBankSiteRequest{}
-	mi := &file_broker_v1_admin_proto_msgTypes[4]
+	mi := &file_broker_v1_admin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -258,7 +487,7 @@ func (x *LinkBankSiteRequest) String() string {
 func (*LinkBankSiteRequest) ProtoMessage() {}
 
 func (x *LinkBankSiteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_admin_proto_msgTypes[4]
+	mi := &file_broker_v1_admin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -271,7 +500,7 @@ func (x *LinkBankSiteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinkBankSiteRequest.ProtoReflect.Descriptor instead.
 func (*LinkBankSiteRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_admin_proto_rawDescGZIP(), []int{4}
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LinkBankSiteRequest) GetEmail() string {
@@ -297,7 +526,7 @@ type AdminDeleteBankRequest struct {
 
 func (x *AdminDeleteBankRequest) Reset() {
 	*x = AdminDeleteBankRequest{}
-	mi := &file_broker_v1_admin_proto_msgTypes[5]
+	mi := &file_broker_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -309,7 +538,7 @@ func (x *AdminDeleteBankRequest) String() string {
 func (*AdminDeleteBankRequest) ProtoMessage() {}
 
 func (x *AdminDeleteBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_admin_proto_msgTypes[5]
+	mi := &file_broker_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -322,7 +551,7 @@ func (x *AdminDeleteBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminDeleteBankRequest.ProtoReflect.Descriptor instead.
 func (*AdminDeleteBankRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AdminDeleteBankRequest) GetEmail() string {
@@ -340,7 +569,7 @@ type AdminDeleteBankResponse struct {
 
 func (x *AdminDeleteBankResponse) Reset() {
 	*x = AdminDeleteBankResponse{}
-	mi := &file_broker_v1_admin_proto_msgTypes[6]
+	mi := &file_broker_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +581,7 @@ func (x *AdminDeleteBankResponse) String() string {
 func (*AdminDeleteBankResponse) ProtoMessage() {}
 
 func (x *AdminDeleteBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_admin_proto_msgTypes[6]
+	mi := &file_broker_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +594,7 @@ func (x *AdminDeleteBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminDeleteBankResponse.ProtoReflect.Descriptor instead.
 func (*AdminDeleteBankResponse) Descriptor() ([]byte, []int) {
-	return file_broker_v1_admin_proto_rawDescGZIP(), []int{6}
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{10}
 }
 
 type AdminListInquiriesRequest struct {
@@ -379,7 +608,7 @@ type AdminListInquiriesRequest struct {
 
 func (x *AdminListInquiriesRequest) Reset() {
 	*x = AdminListInquiriesRequest{}
-	mi := &file_broker_v1_admin_proto_msgTypes[7]
+	mi := &file_broker_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +620,7 @@ func (x *AdminListInquiriesRequest) String() string {
 func (*AdminListInquiriesRequest) ProtoMessage() {}
 
 func (x *AdminListInquiriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_admin_proto_msgTypes[7]
+	mi := &file_broker_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +633,7 @@ func (x *AdminListInquiriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdminListInquiriesRequest.ProtoReflect.Descriptor instead.
 func (*AdminListInquiriesRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_admin_proto_rawDescGZIP(), []int{7}
+	return file_broker_v1_admin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AdminListInquiriesRequest) GetStatus() InquiryStatus {
@@ -425,14 +654,33 @@ var File_broker_v1_admin_proto protoreflect.FileDescriptor
 
 const file_broker_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15broker/v1/admin.proto\x12\x0efris.broker.v1\x1a\x16broker/v1/broker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\x01\n" +
+	"\x15broker/v1/admin.proto\x12\x0efris.broker.v1\x1a\x16broker/v1/broker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x02\n" +
 	"\x04Bank\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x122\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1a.fris.broker.v1.BankStatusR\x06status\x12\x17\n" +
 	"\asite_id\x18\x03 \x01(\tR\x06siteId\x12?\n" +
 	"\rregistered_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fregisteredAt\x12;\n" +
 	"\vapproved_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"approvedAt\"\x12\n" +
+	"approvedAt\x12#\n" +
+	"\rreported_site\x18\x06 \x01(\tR\freportedSite\"y\n" +
+	"\x0eMonitoringItem\x12%\n" +
+	"\x0eparameter_name\x18\x01 \x01(\tR\rparameterName\x12\x1f\n" +
+	"\vstatus_text\x18\x02 \x01(\tR\n" +
+	"statusText\x12\x1f\n" +
+	"\vexit_status\x18\x03 \x01(\tR\n" +
+	"exitStatus\"\xbd\x01\n" +
+	"\x10MonitoringReport\x12\x1d\n" +
+	"\n" +
+	"bank_email\x18\x01 \x01(\tR\tbankEmail\x12\x17\n" +
+	"\asite_id\x18\x02 \x01(\tR\x06siteId\x12;\n" +
+	"\vreceived_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"receivedAt\x124\n" +
+	"\x05items\x18\x04 \x03(\v2\x1e.fris.broker.v1.MonitoringItemR\x05items\"6\n" +
+	"\x15ListMonitoringRequest\x12\x1d\n" +
+	"\n" +
+	"bank_email\x18\x01 \x01(\tR\tbankEmail\"T\n" +
+	"\x16ListMonitoringResponse\x12:\n" +
+	"\areports\x18\x01 \x03(\v2 .fris.broker.v1.MonitoringReportR\areports\"\x12\n" +
 	"\x10ListBanksRequest\"?\n" +
 	"\x11ListBanksResponse\x12*\n" +
 	"\x05banks\x18\x01 \x03(\v2\x14.fris.broker.v1.BankR\x05banks\"C\n" +
@@ -447,7 +695,7 @@ const file_broker_v1_admin_proto_rawDesc = "" +
 	"\x17AdminDeleteBankResponse\"j\n" +
 	"\x19AdminListInquiriesRequest\x125\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x1d.fris.broker.v1.InquiryStatusR\x06status\x12\x16\n" +
-	"\x06author\x18\x02 \x01(\tR\x06author2\x8d\a\n" +
+	"\x06author\x18\x02 \x01(\tR\x06author2\xee\a\n" +
 	"\vBrokerAdmin\x12P\n" +
 	"\tListBanks\x12 .fris.broker.v1.ListBanksRequest\x1a!.fris.broker.v1.ListBanksResponse\x12G\n" +
 	"\vApproveBank\x12\".fris.broker.v1.ApproveBankRequest\x1a\x14.fris.broker.v1.Bank\x12I\n" +
@@ -461,7 +709,8 @@ const file_broker_v1_admin_proto_rawDesc = "" +
 	"\rUpdateInquiry\x12$.fris.broker.v1.UpdateInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\x12P\n" +
 	"\x0eReleaseInquiry\x12%.fris.broker.v1.ReleaseInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\x12L\n" +
 	"\fCloseInquiry\x12#.fris.broker.v1.CloseInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\x12V\n" +
-	"\vListReplies\x12\".fris.broker.v1.ListRepliesRequest\x1a#.fris.broker.v1.ListRepliesResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
+	"\vListReplies\x12\".fris.broker.v1.ListRepliesRequest\x1a#.fris.broker.v1.ListRepliesResponse\x12_\n" +
+	"\x0eListMonitoring\x12%.fris.broker.v1.ListMonitoringRequest\x1a&.fris.broker.v1.ListMonitoringResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
 
 var (
 	file_broker_v1_admin_proto_rawDescOnce sync.Once
@@ -475,62 +724,71 @@ func file_broker_v1_admin_proto_rawDescGZIP() []byte {
 	return file_broker_v1_admin_proto_rawDescData
 }
 
-var file_broker_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_broker_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_broker_v1_admin_proto_goTypes = []any{
 	(*Bank)(nil),                      // 0: fris.broker.v1.Bank
-	(*ListBanksRequest)(nil),          // 1: fris.broker.v1.ListBanksRequest
-	(*ListBanksResponse)(nil),         // 2: fris.broker.v1.ListBanksResponse
-	(*ApproveBankRequest)(nil),        // 3: fris.broker.v1.ApproveBankRequest
-	(*LinkBankSiteRequest)(nil),       // 4: fris.broker.v1.LinkBankSiteRequest
-	(*AdminDeleteBankRequest)(nil),    // 5: fris.broker.v1.AdminDeleteBankRequest
-	(*AdminDeleteBankResponse)(nil),   // 6: fris.broker.v1.AdminDeleteBankResponse
-	(*AdminListInquiriesRequest)(nil), // 7: fris.broker.v1.AdminListInquiriesRequest
-	(BankStatus)(0),                   // 8: fris.broker.v1.BankStatus
-	(*timestamppb.Timestamp)(nil),     // 9: google.protobuf.Timestamp
-	(InquiryStatus)(0),                // 10: fris.broker.v1.InquiryStatus
-	(*CreateInquiryRequest)(nil),      // 11: fris.broker.v1.CreateInquiryRequest
-	(*GetInquiryRequest)(nil),         // 12: fris.broker.v1.GetInquiryRequest
-	(*UpdateInquiryRequest)(nil),      // 13: fris.broker.v1.UpdateInquiryRequest
-	(*ReleaseInquiryRequest)(nil),     // 14: fris.broker.v1.ReleaseInquiryRequest
-	(*CloseInquiryRequest)(nil),       // 15: fris.broker.v1.CloseInquiryRequest
-	(*ListRepliesRequest)(nil),        // 16: fris.broker.v1.ListRepliesRequest
-	(*Inquiry)(nil),                   // 17: fris.broker.v1.Inquiry
-	(*InquiryList)(nil),               // 18: fris.broker.v1.InquiryList
-	(*ListRepliesResponse)(nil),       // 19: fris.broker.v1.ListRepliesResponse
+	(*MonitoringItem)(nil),            // 1: fris.broker.v1.MonitoringItem
+	(*MonitoringReport)(nil),          // 2: fris.broker.v1.MonitoringReport
+	(*ListMonitoringRequest)(nil),     // 3: fris.broker.v1.ListMonitoringRequest
+	(*ListMonitoringResponse)(nil),    // 4: fris.broker.v1.ListMonitoringResponse
+	(*ListBanksRequest)(nil),          // 5: fris.broker.v1.ListBanksRequest
+	(*ListBanksResponse)(nil),         // 6: fris.broker.v1.ListBanksResponse
+	(*ApproveBankRequest)(nil),        // 7: fris.broker.v1.ApproveBankRequest
+	(*LinkBankSiteRequest)(nil),       // 8: fris.broker.v1.LinkBankSiteRequest
+	(*AdminDeleteBankRequest)(nil),    // 9: fris.broker.v1.AdminDeleteBankRequest
+	(*AdminDeleteBankResponse)(nil),   // 10: fris.broker.v1.AdminDeleteBankResponse
+	(*AdminListInquiriesRequest)(nil), // 11: fris.broker.v1.AdminListInquiriesRequest
+	(BankStatus)(0),                   // 12: fris.broker.v1.BankStatus
+	(*timestamppb.Timestamp)(nil),     // 13: google.protobuf.Timestamp
+	(InquiryStatus)(0),                // 14: fris.broker.v1.InquiryStatus
+	(*CreateInquiryRequest)(nil),      // 15: fris.broker.v1.CreateInquiryRequest
+	(*GetInquiryRequest)(nil),         // 16: fris.broker.v1.GetInquiryRequest
+	(*UpdateInquiryRequest)(nil),      // 17: fris.broker.v1.UpdateInquiryRequest
+	(*ReleaseInquiryRequest)(nil),     // 18: fris.broker.v1.ReleaseInquiryRequest
+	(*CloseInquiryRequest)(nil),       // 19: fris.broker.v1.CloseInquiryRequest
+	(*ListRepliesRequest)(nil),        // 20: fris.broker.v1.ListRepliesRequest
+	(*Inquiry)(nil),                   // 21: fris.broker.v1.Inquiry
+	(*InquiryList)(nil),               // 22: fris.broker.v1.InquiryList
+	(*ListRepliesResponse)(nil),       // 23: fris.broker.v1.ListRepliesResponse
 }
 var file_broker_v1_admin_proto_depIdxs = []int32{
-	8,  // 0: fris.broker.v1.Bank.status:type_name -> fris.broker.v1.BankStatus
-	9,  // 1: fris.broker.v1.Bank.registered_at:type_name -> google.protobuf.Timestamp
-	9,  // 2: fris.broker.v1.Bank.approved_at:type_name -> google.protobuf.Timestamp
-	0,  // 3: fris.broker.v1.ListBanksResponse.banks:type_name -> fris.broker.v1.Bank
-	10, // 4: fris.broker.v1.AdminListInquiriesRequest.status:type_name -> fris.broker.v1.InquiryStatus
-	1,  // 5: fris.broker.v1.BrokerAdmin.ListBanks:input_type -> fris.broker.v1.ListBanksRequest
-	3,  // 6: fris.broker.v1.BrokerAdmin.ApproveBank:input_type -> fris.broker.v1.ApproveBankRequest
-	4,  // 7: fris.broker.v1.BrokerAdmin.LinkBankSite:input_type -> fris.broker.v1.LinkBankSiteRequest
-	5,  // 8: fris.broker.v1.BrokerAdmin.DeleteBank:input_type -> fris.broker.v1.AdminDeleteBankRequest
-	11, // 9: fris.broker.v1.BrokerAdmin.CreateInquiry:input_type -> fris.broker.v1.CreateInquiryRequest
-	7,  // 10: fris.broker.v1.BrokerAdmin.ListInquiries:input_type -> fris.broker.v1.AdminListInquiriesRequest
-	12, // 11: fris.broker.v1.BrokerAdmin.GetInquiry:input_type -> fris.broker.v1.GetInquiryRequest
-	13, // 12: fris.broker.v1.BrokerAdmin.UpdateInquiry:input_type -> fris.broker.v1.UpdateInquiryRequest
-	14, // 13: fris.broker.v1.BrokerAdmin.ReleaseInquiry:input_type -> fris.broker.v1.ReleaseInquiryRequest
-	15, // 14: fris.broker.v1.BrokerAdmin.CloseInquiry:input_type -> fris.broker.v1.CloseInquiryRequest
-	16, // 15: fris.broker.v1.BrokerAdmin.ListReplies:input_type -> fris.broker.v1.ListRepliesRequest
-	2,  // 16: fris.broker.v1.BrokerAdmin.ListBanks:output_type -> fris.broker.v1.ListBanksResponse
-	0,  // 17: fris.broker.v1.BrokerAdmin.ApproveBank:output_type -> fris.broker.v1.Bank
-	0,  // 18: fris.broker.v1.BrokerAdmin.LinkBankSite:output_type -> fris.broker.v1.Bank
-	6,  // 19: fris.broker.v1.BrokerAdmin.DeleteBank:output_type -> fris.broker.v1.AdminDeleteBankResponse
-	17, // 20: fris.broker.v1.BrokerAdmin.CreateInquiry:output_type -> fris.broker.v1.Inquiry
-	18, // 21: fris.broker.v1.BrokerAdmin.ListInquiries:output_type -> fris.broker.v1.InquiryList
-	17, // 22: fris.broker.v1.BrokerAdmin.GetInquiry:output_type -> fris.broker.v1.Inquiry
-	17, // 23: fris.broker.v1.BrokerAdmin.UpdateInquiry:output_type -> fris.broker.v1.Inquiry
-	17, // 24: fris.broker.v1.BrokerAdmin.ReleaseInquiry:output_type -> fris.broker.v1.Inquiry
-	17, // 25: fris.broker.v1.BrokerAdmin.CloseInquiry:output_type -> fris.broker.v1.Inquiry
-	19, // 26: fris.broker.v1.BrokerAdmin.ListReplies:output_type -> fris.broker.v1.ListRepliesResponse
-	16, // [16:27] is the sub-list for method output_type
-	5,  // [5:16] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	12, // 0: fris.broker.v1.Bank.status:type_name -> fris.broker.v1.BankStatus
+	13, // 1: fris.broker.v1.Bank.registered_at:type_name -> google.protobuf.Timestamp
+	13, // 2: fris.broker.v1.Bank.approved_at:type_name -> google.protobuf.Timestamp
+	13, // 3: fris.broker.v1.MonitoringReport.received_at:type_name -> google.protobuf.Timestamp
+	1,  // 4: fris.broker.v1.MonitoringReport.items:type_name -> fris.broker.v1.MonitoringItem
+	2,  // 5: fris.broker.v1.ListMonitoringResponse.reports:type_name -> fris.broker.v1.MonitoringReport
+	0,  // 6: fris.broker.v1.ListBanksResponse.banks:type_name -> fris.broker.v1.Bank
+	14, // 7: fris.broker.v1.AdminListInquiriesRequest.status:type_name -> fris.broker.v1.InquiryStatus
+	5,  // 8: fris.broker.v1.BrokerAdmin.ListBanks:input_type -> fris.broker.v1.ListBanksRequest
+	7,  // 9: fris.broker.v1.BrokerAdmin.ApproveBank:input_type -> fris.broker.v1.ApproveBankRequest
+	8,  // 10: fris.broker.v1.BrokerAdmin.LinkBankSite:input_type -> fris.broker.v1.LinkBankSiteRequest
+	9,  // 11: fris.broker.v1.BrokerAdmin.DeleteBank:input_type -> fris.broker.v1.AdminDeleteBankRequest
+	15, // 12: fris.broker.v1.BrokerAdmin.CreateInquiry:input_type -> fris.broker.v1.CreateInquiryRequest
+	11, // 13: fris.broker.v1.BrokerAdmin.ListInquiries:input_type -> fris.broker.v1.AdminListInquiriesRequest
+	16, // 14: fris.broker.v1.BrokerAdmin.GetInquiry:input_type -> fris.broker.v1.GetInquiryRequest
+	17, // 15: fris.broker.v1.BrokerAdmin.UpdateInquiry:input_type -> fris.broker.v1.UpdateInquiryRequest
+	18, // 16: fris.broker.v1.BrokerAdmin.ReleaseInquiry:input_type -> fris.broker.v1.ReleaseInquiryRequest
+	19, // 17: fris.broker.v1.BrokerAdmin.CloseInquiry:input_type -> fris.broker.v1.CloseInquiryRequest
+	20, // 18: fris.broker.v1.BrokerAdmin.ListReplies:input_type -> fris.broker.v1.ListRepliesRequest
+	3,  // 19: fris.broker.v1.BrokerAdmin.ListMonitoring:input_type -> fris.broker.v1.ListMonitoringRequest
+	6,  // 20: fris.broker.v1.BrokerAdmin.ListBanks:output_type -> fris.broker.v1.ListBanksResponse
+	0,  // 21: fris.broker.v1.BrokerAdmin.ApproveBank:output_type -> fris.broker.v1.Bank
+	0,  // 22: fris.broker.v1.BrokerAdmin.LinkBankSite:output_type -> fris.broker.v1.Bank
+	10, // 23: fris.broker.v1.BrokerAdmin.DeleteBank:output_type -> fris.broker.v1.AdminDeleteBankResponse
+	21, // 24: fris.broker.v1.BrokerAdmin.CreateInquiry:output_type -> fris.broker.v1.Inquiry
+	22, // 25: fris.broker.v1.BrokerAdmin.ListInquiries:output_type -> fris.broker.v1.InquiryList
+	21, // 26: fris.broker.v1.BrokerAdmin.GetInquiry:output_type -> fris.broker.v1.Inquiry
+	21, // 27: fris.broker.v1.BrokerAdmin.UpdateInquiry:output_type -> fris.broker.v1.Inquiry
+	21, // 28: fris.broker.v1.BrokerAdmin.ReleaseInquiry:output_type -> fris.broker.v1.Inquiry
+	21, // 29: fris.broker.v1.BrokerAdmin.CloseInquiry:output_type -> fris.broker.v1.Inquiry
+	23, // 30: fris.broker.v1.BrokerAdmin.ListReplies:output_type -> fris.broker.v1.ListRepliesResponse
+	4,  // 31: fris.broker.v1.BrokerAdmin.ListMonitoring:output_type -> fris.broker.v1.ListMonitoringResponse
+	20, // [20:32] is the sub-list for method output_type
+	8,  // [8:20] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_broker_v1_admin_proto_init() }
@@ -545,7 +803,7 @@ func file_broker_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_broker_v1_admin_proto_rawDesc), len(file_broker_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

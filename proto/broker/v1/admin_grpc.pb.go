@@ -34,6 +34,7 @@ const (
 	BrokerAdmin_ReleaseInquiry_FullMethodName = "/fris.broker.v1.BrokerAdmin/ReleaseInquiry"
 	BrokerAdmin_CloseInquiry_FullMethodName   = "/fris.broker.v1.BrokerAdmin/CloseInquiry"
 	BrokerAdmin_ListReplies_FullMethodName    = "/fris.broker.v1.BrokerAdmin/ListReplies"
+	BrokerAdmin_ListMonitoring_FullMethodName = "/fris.broker.v1.BrokerAdmin/ListMonitoring"
 )
 
 // BrokerAdminClient is the client API for BrokerAdmin service.
@@ -51,6 +52,8 @@ type BrokerAdminClient interface {
 	ReleaseInquiry(ctx context.Context, in *ReleaseInquiryRequest, opts ...grpc.CallOption) (*Inquiry, error)
 	CloseInquiry(ctx context.Context, in *CloseInquiryRequest, opts ...grpc.CallOption) (*Inquiry, error)
 	ListReplies(ctx context.Context, in *ListRepliesRequest, opts ...grpc.CallOption) (*ListRepliesResponse, error)
+	// ListMonitoring shows the latest status report of every bank (or one).
+	ListMonitoring(ctx context.Context, in *ListMonitoringRequest, opts ...grpc.CallOption) (*ListMonitoringResponse, error)
 }
 
 type brokerAdminClient struct {
@@ -171,6 +174,16 @@ func (c *brokerAdminClient) ListReplies(ctx context.Context, in *ListRepliesRequ
 	return out, nil
 }
 
+func (c *brokerAdminClient) ListMonitoring(ctx context.Context, in *ListMonitoringRequest, opts ...grpc.CallOption) (*ListMonitoringResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMonitoringResponse)
+	err := c.cc.Invoke(ctx, BrokerAdmin_ListMonitoring_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BrokerAdminServer is the server API for BrokerAdmin service.
 // All implementations must embed UnimplementedBrokerAdminServer
 // for forward compatibility.
@@ -186,6 +199,8 @@ type BrokerAdminServer interface {
 	ReleaseInquiry(context.Context, *ReleaseInquiryRequest) (*Inquiry, error)
 	CloseInquiry(context.Context, *CloseInquiryRequest) (*Inquiry, error)
 	ListReplies(context.Context, *ListRepliesRequest) (*ListRepliesResponse, error)
+	// ListMonitoring shows the latest status report of every bank (or one).
+	ListMonitoring(context.Context, *ListMonitoringRequest) (*ListMonitoringResponse, error)
 	mustEmbedUnimplementedBrokerAdminServer()
 }
 
@@ -228,6 +243,9 @@ func (UnimplementedBrokerAdminServer) CloseInquiry(context.Context, *CloseInquir
 }
 func (UnimplementedBrokerAdminServer) ListReplies(context.Context, *ListRepliesRequest) (*ListRepliesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListReplies not implemented")
+}
+func (UnimplementedBrokerAdminServer) ListMonitoring(context.Context, *ListMonitoringRequest) (*ListMonitoringResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMonitoring not implemented")
 }
 func (UnimplementedBrokerAdminServer) mustEmbedUnimplementedBrokerAdminServer() {}
 func (UnimplementedBrokerAdminServer) testEmbeddedByValue()                     {}
@@ -448,6 +466,24 @@ func _BrokerAdmin_ListReplies_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BrokerAdmin_ListMonitoring_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMonitoringRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerAdminServer).ListMonitoring(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerAdmin_ListMonitoring_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerAdminServer).ListMonitoring(ctx, req.(*ListMonitoringRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BrokerAdmin_ServiceDesc is the grpc.ServiceDesc for BrokerAdmin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -498,6 +534,10 @@ var BrokerAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListReplies",
 			Handler:    _BrokerAdmin_ListReplies_Handler,
+		},
+		{
+			MethodName: "ListMonitoring",
+			Handler:    _BrokerAdmin_ListMonitoring_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -143,6 +143,59 @@ func (InquiryPart) EnumDescriptor() ([]byte, []int) {
 	return file_broker_v1_broker_proto_rawDescGZIP(), []int{1}
 }
 
+// QueryLanguage is what a connector's "query-language" header asks for.
+type QueryLanguage int32
+
+const (
+	// QUERY_LANGUAGE_UNSPECIFIED is read as QUERY, the header's default.
+	QueryLanguage_QUERY_LANGUAGE_UNSPECIFIED QueryLanguage = 0
+	// QUERY_LANGUAGE_QUERY: the Samply query language (XML), header "QUERY".
+	QueryLanguage_QUERY_LANGUAGE_QUERY QueryLanguage = 1
+	// QUERY_LANGUAGE_CQL: a CQL library (text), header "CQL".
+	QueryLanguage_QUERY_LANGUAGE_CQL QueryLanguage = 2
+)
+
+// Enum value maps for QueryLanguage.
+var (
+	QueryLanguage_name = map[int32]string{
+		0: "QUERY_LANGUAGE_UNSPECIFIED",
+		1: "QUERY_LANGUAGE_QUERY",
+		2: "QUERY_LANGUAGE_CQL",
+	}
+	QueryLanguage_value = map[string]int32{
+		"QUERY_LANGUAGE_UNSPECIFIED": 0,
+		"QUERY_LANGUAGE_QUERY":       1,
+		"QUERY_LANGUAGE_CQL":         2,
+	}
+)
+
+func (x QueryLanguage) Enum() *QueryLanguage {
+	p := new(QueryLanguage)
+	*p = x
+	return p
+}
+
+func (x QueryLanguage) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (QueryLanguage) Descriptor() protoreflect.EnumDescriptor {
+	return file_broker_v1_broker_proto_enumTypes[2].Descriptor()
+}
+
+func (QueryLanguage) Type() protoreflect.EnumType {
+	return &file_broker_v1_broker_proto_enumTypes[2]
+}
+
+func (x QueryLanguage) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use QueryLanguage.Descriptor instead.
+func (QueryLanguage) EnumDescriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{2}
+}
+
 type InquiryStatus int32
 
 const (
@@ -182,11 +235,11 @@ func (x InquiryStatus) String() string {
 }
 
 func (InquiryStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_broker_v1_broker_proto_enumTypes[2].Descriptor()
+	return file_broker_v1_broker_proto_enumTypes[3].Descriptor()
 }
 
 func (InquiryStatus) Type() protoreflect.EnumType {
-	return &file_broker_v1_broker_proto_enumTypes[2]
+	return &file_broker_v1_broker_proto_enumTypes[3]
 }
 
 func (x InquiryStatus) Number() protoreflect.EnumNumber {
@@ -195,7 +248,7 @@ func (x InquiryStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use InquiryStatus.Descriptor instead.
 func (InquiryStatus) EnumDescriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{2}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{3}
 }
 
 // Document is a response body the gateway writes as is.
@@ -856,6 +909,409 @@ func (x *PutReplyResponse) GetMessage() string {
 	return ""
 }
 
+type HasExposeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InquiryId     string                 `protobuf:"bytes,1,opt,name=inquiry_id,json=inquiryId,proto3" json:"inquiry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HasExposeRequest) Reset() {
+	*x = HasExposeRequest{}
+	mi := &file_broker_v1_broker_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HasExposeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HasExposeRequest) ProtoMessage() {}
+
+func (x *HasExposeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HasExposeRequest.ProtoReflect.Descriptor instead.
+func (*HasExposeRequest) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *HasExposeRequest) GetInquiryId() string {
+	if x != nil {
+		return x.InquiryId
+	}
+	return ""
+}
+
+type HasExposeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// has_expose: the inquiry is released, unexpired and has an expose
+	// (HTTP 200); otherwise 404 "unavailable", what connectors parse.
+	HasExpose     bool `protobuf:"varint,1,opt,name=has_expose,json=hasExpose,proto3" json:"has_expose,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HasExposeResponse) Reset() {
+	*x = HasExposeResponse{}
+	mi := &file_broker_v1_broker_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HasExposeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HasExposeResponse) ProtoMessage() {}
+
+func (x *HasExposeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HasExposeResponse.ProtoReflect.Descriptor instead.
+func (*HasExposeResponse) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *HasExposeResponse) GetHasExpose() bool {
+	if x != nil {
+		return x.HasExpose
+	}
+	return false
+}
+
+type GetTestInquiryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Language      QueryLanguage          `protobuf:"varint,1,opt,name=language,proto3,enum=fris.broker.v1.QueryLanguage" json:"language,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTestInquiryRequest) Reset() {
+	*x = GetTestInquiryRequest{}
+	mi := &file_broker_v1_broker_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTestInquiryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTestInquiryRequest) ProtoMessage() {}
+
+func (x *GetTestInquiryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTestInquiryRequest.ProtoReflect.Descriptor instead.
+func (*GetTestInquiryRequest) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetTestInquiryRequest) GetLanguage() QueryLanguage {
+	if x != nil {
+		return x.Language
+	}
+	return QueryLanguage_QUERY_LANGUAGE_UNSPECIFIED
+}
+
+type GetReferenceQueryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Language      QueryLanguage          `protobuf:"varint,1,opt,name=language,proto3,enum=fris.broker.v1.QueryLanguage" json:"language,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetReferenceQueryRequest) Reset() {
+	*x = GetReferenceQueryRequest{}
+	mi := &file_broker_v1_broker_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetReferenceQueryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetReferenceQueryRequest) ProtoMessage() {}
+
+func (x *GetReferenceQueryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetReferenceQueryRequest.ProtoReflect.Descriptor instead.
+func (*GetReferenceQueryRequest) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetReferenceQueryRequest) GetLanguage() QueryLanguage {
+	if x != nil {
+		return x.Language
+	}
+	return QueryLanguage_QUERY_LANGUAGE_UNSPECIFIED
+}
+
+type PutMonitoringRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the connector's status report: a JSON array of
+	// {parameter_name|parameterName, status_text|statusText,
+	// exit_status|exitStatus}.
+	Body          []byte `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutMonitoringRequest) Reset() {
+	*x = PutMonitoringRequest{}
+	mi := &file_broker_v1_broker_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutMonitoringRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutMonitoringRequest) ProtoMessage() {}
+
+func (x *PutMonitoringRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutMonitoringRequest.ProtoReflect.Descriptor instead.
+func (*PutMonitoringRequest) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PutMonitoringRequest) GetBody() []byte {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+type PutMonitoringResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutMonitoringResponse) Reset() {
+	*x = PutMonitoringResponse{}
+	mi := &file_broker_v1_broker_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutMonitoringResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutMonitoringResponse) ProtoMessage() {}
+
+func (x *PutMonitoringResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutMonitoringResponse.ProtoReflect.Descriptor instead.
+func (*PutMonitoringResponse) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PutMonitoringResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type ListSiteNamesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSiteNamesRequest) Reset() {
+	*x = ListSiteNamesRequest{}
+	mi := &file_broker_v1_broker_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSiteNamesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSiteNamesRequest) ProtoMessage() {}
+
+func (x *ListSiteNamesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSiteNamesRequest.ProtoReflect.Descriptor instead.
+func (*ListSiteNamesRequest) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{20}
+}
+
+type SetBankSiteNameRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Email string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// site_name is the name the bank's connector reports for its site. It is
+	// kept for operators; it never links the bank to a site.
+	SiteName      string `protobuf:"bytes,2,opt,name=site_name,json=siteName,proto3" json:"site_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBankSiteNameRequest) Reset() {
+	*x = SetBankSiteNameRequest{}
+	mi := &file_broker_v1_broker_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBankSiteNameRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBankSiteNameRequest) ProtoMessage() {}
+
+func (x *SetBankSiteNameRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBankSiteNameRequest.ProtoReflect.Descriptor instead.
+func (*SetBankSiteNameRequest) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SetBankSiteNameRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SetBankSiteNameRequest) GetSiteName() string {
+	if x != nil {
+		return x.SiteName
+	}
+	return ""
+}
+
+type SetBankSiteNameResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       string                 `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBankSiteNameResponse) Reset() {
+	*x = SetBankSiteNameResponse{}
+	mi := &file_broker_v1_broker_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBankSiteNameResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBankSiteNameResponse) ProtoMessage() {}
+
+func (x *SetBankSiteNameResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBankSiteNameResponse.ProtoReflect.Descriptor instead.
+func (*SetBankSiteNameResponse) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SetBankSiteNameResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type Contact struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Title         string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
@@ -870,7 +1326,7 @@ type Contact struct {
 
 func (x *Contact) Reset() {
 	*x = Contact{}
-	mi := &file_broker_v1_broker_proto_msgTypes[14]
+	mi := &file_broker_v1_broker_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +1338,7 @@ func (x *Contact) String() string {
 func (*Contact) ProtoMessage() {}
 
 func (x *Contact) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[14]
+	mi := &file_broker_v1_broker_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +1351,7 @@ func (x *Contact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Contact.ProtoReflect.Descriptor instead.
 func (*Contact) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{14}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Contact) GetTitle() string {
@@ -951,7 +1407,7 @@ type ExposeInfo struct {
 
 func (x *ExposeInfo) Reset() {
 	*x = ExposeInfo{}
-	mi := &file_broker_v1_broker_proto_msgTypes[15]
+	mi := &file_broker_v1_broker_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1419,7 @@ func (x *ExposeInfo) String() string {
 func (*ExposeInfo) ProtoMessage() {}
 
 func (x *ExposeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[15]
+	mi := &file_broker_v1_broker_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +1432,7 @@ func (x *ExposeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeInfo.ProtoReflect.Descriptor instead.
 func (*ExposeInfo) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{15}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ExposeInfo) GetId() string {
@@ -1026,7 +1482,7 @@ type Inquiry struct {
 
 func (x *Inquiry) Reset() {
 	*x = Inquiry{}
-	mi := &file_broker_v1_broker_proto_msgTypes[16]
+	mi := &file_broker_v1_broker_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1494,7 @@ func (x *Inquiry) String() string {
 func (*Inquiry) ProtoMessage() {}
 
 func (x *Inquiry) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[16]
+	mi := &file_broker_v1_broker_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1507,7 @@ func (x *Inquiry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inquiry.ProtoReflect.Descriptor instead.
 func (*Inquiry) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{16}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Inquiry) GetId() string {
@@ -1174,7 +1630,7 @@ type InquiryContent struct {
 
 func (x *InquiryContent) Reset() {
 	*x = InquiryContent{}
-	mi := &file_broker_v1_broker_proto_msgTypes[17]
+	mi := &file_broker_v1_broker_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1642,7 @@ func (x *InquiryContent) String() string {
 func (*InquiryContent) ProtoMessage() {}
 
 func (x *InquiryContent) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[17]
+	mi := &file_broker_v1_broker_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1655,7 @@ func (x *InquiryContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InquiryContent.ProtoReflect.Descriptor instead.
 func (*InquiryContent) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{17}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *InquiryContent) GetLabel() string {
@@ -1277,7 +1733,7 @@ type CreateInquiryRequest struct {
 
 func (x *CreateInquiryRequest) Reset() {
 	*x = CreateInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[18]
+	mi := &file_broker_v1_broker_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1745,7 @@ func (x *CreateInquiryRequest) String() string {
 func (*CreateInquiryRequest) ProtoMessage() {}
 
 func (x *CreateInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[18]
+	mi := &file_broker_v1_broker_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1758,7 @@ func (x *CreateInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateInquiryRequest.ProtoReflect.Descriptor instead.
 func (*CreateInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{18}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateInquiryRequest) GetContent() *InquiryContent {
@@ -1328,7 +1784,7 @@ type GetInquiryRequest struct {
 
 func (x *GetInquiryRequest) Reset() {
 	*x = GetInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[19]
+	mi := &file_broker_v1_broker_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1796,7 @@ func (x *GetInquiryRequest) String() string {
 func (*GetInquiryRequest) ProtoMessage() {}
 
 func (x *GetInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[19]
+	mi := &file_broker_v1_broker_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1809,7 @@ func (x *GetInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInquiryRequest.ProtoReflect.Descriptor instead.
 func (*GetInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{19}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetInquiryRequest) GetId() string {
@@ -1373,7 +1829,7 @@ type ListInquiriesOfAuthorRequest struct {
 
 func (x *ListInquiriesOfAuthorRequest) Reset() {
 	*x = ListInquiriesOfAuthorRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[20]
+	mi := &file_broker_v1_broker_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1841,7 @@ func (x *ListInquiriesOfAuthorRequest) String() string {
 func (*ListInquiriesOfAuthorRequest) ProtoMessage() {}
 
 func (x *ListInquiriesOfAuthorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[20]
+	mi := &file_broker_v1_broker_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1854,7 @@ func (x *ListInquiriesOfAuthorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInquiriesOfAuthorRequest.ProtoReflect.Descriptor instead.
 func (*ListInquiriesOfAuthorRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{20}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListInquiriesOfAuthorRequest) GetStatus() InquiryStatus {
@@ -1417,7 +1873,7 @@ type InquiryList struct {
 
 func (x *InquiryList) Reset() {
 	*x = InquiryList{}
-	mi := &file_broker_v1_broker_proto_msgTypes[21]
+	mi := &file_broker_v1_broker_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1429,7 +1885,7 @@ func (x *InquiryList) String() string {
 func (*InquiryList) ProtoMessage() {}
 
 func (x *InquiryList) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[21]
+	mi := &file_broker_v1_broker_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1442,7 +1898,7 @@ func (x *InquiryList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InquiryList.ProtoReflect.Descriptor instead.
 func (*InquiryList) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{21}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *InquiryList) GetInquiries() []*Inquiry {
@@ -1462,7 +1918,7 @@ type UpdateInquiryRequest struct {
 
 func (x *UpdateInquiryRequest) Reset() {
 	*x = UpdateInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[22]
+	mi := &file_broker_v1_broker_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1930,7 @@ func (x *UpdateInquiryRequest) String() string {
 func (*UpdateInquiryRequest) ProtoMessage() {}
 
 func (x *UpdateInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[22]
+	mi := &file_broker_v1_broker_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1943,7 @@ func (x *UpdateInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateInquiryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{22}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UpdateInquiryRequest) GetId() string {
@@ -1513,7 +1969,7 @@ type ReleaseInquiryRequest struct {
 
 func (x *ReleaseInquiryRequest) Reset() {
 	*x = ReleaseInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[23]
+	mi := &file_broker_v1_broker_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +1981,7 @@ func (x *ReleaseInquiryRequest) String() string {
 func (*ReleaseInquiryRequest) ProtoMessage() {}
 
 func (x *ReleaseInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[23]
+	mi := &file_broker_v1_broker_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +1994,7 @@ func (x *ReleaseInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseInquiryRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{23}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReleaseInquiryRequest) GetId() string {
@@ -1557,7 +2013,7 @@ type CloseInquiryRequest struct {
 
 func (x *CloseInquiryRequest) Reset() {
 	*x = CloseInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[24]
+	mi := &file_broker_v1_broker_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1569,7 +2025,7 @@ func (x *CloseInquiryRequest) String() string {
 func (*CloseInquiryRequest) ProtoMessage() {}
 
 func (x *CloseInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[24]
+	mi := &file_broker_v1_broker_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +2038,7 @@ func (x *CloseInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseInquiryRequest.ProtoReflect.Descriptor instead.
 func (*CloseInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{24}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CloseInquiryRequest) GetId() string {
@@ -1601,7 +2057,7 @@ type ListRepliesRequest struct {
 
 func (x *ListRepliesRequest) Reset() {
 	*x = ListRepliesRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[25]
+	mi := &file_broker_v1_broker_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +2069,7 @@ func (x *ListRepliesRequest) String() string {
 func (*ListRepliesRequest) ProtoMessage() {}
 
 func (x *ListRepliesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[25]
+	mi := &file_broker_v1_broker_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +2082,7 @@ func (x *ListRepliesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRepliesRequest.ProtoReflect.Descriptor instead.
 func (*ListRepliesRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{25}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListRepliesRequest) GetId() string {
@@ -1653,7 +2109,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_broker_v1_broker_proto_msgTypes[26]
+	mi := &file_broker_v1_broker_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1665,7 +2121,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[26]
+	mi := &file_broker_v1_broker_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1678,7 +2134,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{26}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Reply) GetBankEmail() string {
@@ -1734,7 +2190,7 @@ type SiteCount struct {
 
 func (x *SiteCount) Reset() {
 	*x = SiteCount{}
-	mi := &file_broker_v1_broker_proto_msgTypes[27]
+	mi := &file_broker_v1_broker_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1746,7 +2202,7 @@ func (x *SiteCount) String() string {
 func (*SiteCount) ProtoMessage() {}
 
 func (x *SiteCount) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[27]
+	mi := &file_broker_v1_broker_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1759,7 +2215,7 @@ func (x *SiteCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SiteCount.ProtoReflect.Descriptor instead.
 func (*SiteCount) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{27}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SiteCount) GetSiteId() string {
@@ -1796,7 +2252,7 @@ type ListRepliesResponse struct {
 
 func (x *ListRepliesResponse) Reset() {
 	*x = ListRepliesResponse{}
-	mi := &file_broker_v1_broker_proto_msgTypes[28]
+	mi := &file_broker_v1_broker_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +2264,7 @@ func (x *ListRepliesResponse) String() string {
 func (*ListRepliesResponse) ProtoMessage() {}
 
 func (x *ListRepliesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[28]
+	mi := &file_broker_v1_broker_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +2277,7 @@ func (x *ListRepliesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRepliesResponse.ProtoReflect.Descriptor instead.
 func (*ListRepliesResponse) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{28}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListRepliesResponse) GetInquiryId() string {
@@ -1891,6 +2347,26 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\x04body\x18\x03 \x01(\fR\x04body\x12!\n" +
 	"\fcontent_type\x18\x04 \x01(\tR\vcontentType\",\n" +
 	"\x10PutReplyResponse\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\"1\n" +
+	"\x10HasExposeRequest\x12\x1d\n" +
+	"\n" +
+	"inquiry_id\x18\x01 \x01(\tR\tinquiryId\"2\n" +
+	"\x11HasExposeResponse\x12\x1d\n" +
+	"\n" +
+	"has_expose\x18\x01 \x01(\bR\thasExpose\"R\n" +
+	"\x15GetTestInquiryRequest\x129\n" +
+	"\blanguage\x18\x01 \x01(\x0e2\x1d.fris.broker.v1.QueryLanguageR\blanguage\"U\n" +
+	"\x18GetReferenceQueryRequest\x129\n" +
+	"\blanguage\x18\x01 \x01(\x0e2\x1d.fris.broker.v1.QueryLanguageR\blanguage\"*\n" +
+	"\x14PutMonitoringRequest\x12\x12\n" +
+	"\x04body\x18\x01 \x01(\fR\x04body\"1\n" +
+	"\x15PutMonitoringResponse\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\"\x16\n" +
+	"\x14ListSiteNamesRequest\"K\n" +
+	"\x16SetBankSiteNameRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1b\n" +
+	"\tsite_name\x18\x02 \x01(\tR\bsiteName\"3\n" +
+	"\x17SetBankSiteNameResponse\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\"\xa9\x01\n" +
 	"\aContact\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x1c\n" +
@@ -1989,13 +2465,17 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\aCONTACT\x10\x03\x12\b\n" +
 	"\x04INFO\x10\x04\x12\n" +
 	"\n" +
-	"\x06EXPOSE\x10\x05*T\n" +
+	"\x06EXPOSE\x10\x05*a\n" +
+	"\rQueryLanguage\x12\x1e\n" +
+	"\x1aQUERY_LANGUAGE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14QUERY_LANGUAGE_QUERY\x10\x01\x12\x16\n" +
+	"\x12QUERY_LANGUAGE_CQL\x10\x02*T\n" +
 	"\rInquiryStatus\x12\x1e\n" +
 	"\x1aINQUIRY_STATUS_UNSPECIFIED\x10\x00\x12\t\n" +
 	"\x05DRAFT\x10\x01\x12\f\n" +
 	"\bRELEASED\x10\x02\x12\n" +
 	"\n" +
-	"\x06CLOSED\x10\x032\xa5\x05\n" +
+	"\x06CLOSED\x10\x032\xb6\t\n" +
 	"\rBrokerService\x12J\n" +
 	"\aGetName\x12\x1e.fris.broker.v1.GetNameRequest\x1a\x1f.fris.broker.v1.GetNameResponse\x12Y\n" +
 	"\fRegisterBank\x12#.fris.broker.v1.RegisterBankRequest\x1a$.fris.broker.v1.RegisterBankResponse\x12S\n" +
@@ -2005,7 +2485,13 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\rListInquiries\x12$.fris.broker.v1.ListInquiriesRequest\x1a\x18.fris.broker.v1.Document\x12Q\n" +
 	"\x0eGetInquiryPart\x12%.fris.broker.v1.GetInquiryPartRequest\x1a\x18.fris.broker.v1.Document\x12G\n" +
 	"\tGetExpose\x12 .fris.broker.v1.GetExposeRequest\x1a\x18.fris.broker.v1.Document\x12M\n" +
-	"\bPutReply\x12\x1f.fris.broker.v1.PutReplyRequest\x1a .fris.broker.v1.PutReplyResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
+	"\bPutReply\x12\x1f.fris.broker.v1.PutReplyRequest\x1a .fris.broker.v1.PutReplyResponse\x12P\n" +
+	"\tHasExpose\x12 .fris.broker.v1.HasExposeRequest\x1a!.fris.broker.v1.HasExposeResponse\x12Q\n" +
+	"\x0eGetTestInquiry\x12%.fris.broker.v1.GetTestInquiryRequest\x1a\x18.fris.broker.v1.Document\x12W\n" +
+	"\x11GetReferenceQuery\x12(.fris.broker.v1.GetReferenceQueryRequest\x1a\x18.fris.broker.v1.Document\x12\\\n" +
+	"\rPutMonitoring\x12$.fris.broker.v1.PutMonitoringRequest\x1a%.fris.broker.v1.PutMonitoringResponse\x12O\n" +
+	"\rListSiteNames\x12$.fris.broker.v1.ListSiteNamesRequest\x1a\x18.fris.broker.v1.Document\x12b\n" +
+	"\x0fSetBankSiteName\x12&.fris.broker.v1.SetBankSiteNameRequest\x1a'.fris.broker.v1.SetBankSiteNameResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
 
 var (
 	file_broker_v1_broker_proto_rawDescOnce sync.Once
@@ -2019,82 +2505,106 @@ func file_broker_v1_broker_proto_rawDescGZIP() []byte {
 	return file_broker_v1_broker_proto_rawDescData
 }
 
-var file_broker_v1_broker_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_broker_v1_broker_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_broker_v1_broker_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_broker_v1_broker_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_broker_v1_broker_proto_goTypes = []any{
 	(BankStatus)(0),                      // 0: fris.broker.v1.BankStatus
 	(InquiryPart)(0),                     // 1: fris.broker.v1.InquiryPart
-	(InquiryStatus)(0),                   // 2: fris.broker.v1.InquiryStatus
-	(*Document)(nil),                     // 3: fris.broker.v1.Document
-	(*GetNameRequest)(nil),               // 4: fris.broker.v1.GetNameRequest
-	(*GetNameResponse)(nil),              // 5: fris.broker.v1.GetNameResponse
-	(*RegisterBankRequest)(nil),          // 6: fris.broker.v1.RegisterBankRequest
-	(*RegisterBankResponse)(nil),         // 7: fris.broker.v1.RegisterBankResponse
-	(*DeleteBankRequest)(nil),            // 8: fris.broker.v1.DeleteBankRequest
-	(*DeleteBankResponse)(nil),           // 9: fris.broker.v1.DeleteBankResponse
-	(*GetBankStatusRequest)(nil),         // 10: fris.broker.v1.GetBankStatusRequest
-	(*GetBankStatusResponse)(nil),        // 11: fris.broker.v1.GetBankStatusResponse
-	(*ListInquiriesRequest)(nil),         // 12: fris.broker.v1.ListInquiriesRequest
-	(*GetInquiryPartRequest)(nil),        // 13: fris.broker.v1.GetInquiryPartRequest
-	(*GetExposeRequest)(nil),             // 14: fris.broker.v1.GetExposeRequest
-	(*PutReplyRequest)(nil),              // 15: fris.broker.v1.PutReplyRequest
-	(*PutReplyResponse)(nil),             // 16: fris.broker.v1.PutReplyResponse
-	(*Contact)(nil),                      // 17: fris.broker.v1.Contact
-	(*ExposeInfo)(nil),                   // 18: fris.broker.v1.ExposeInfo
-	(*Inquiry)(nil),                      // 19: fris.broker.v1.Inquiry
-	(*InquiryContent)(nil),               // 20: fris.broker.v1.InquiryContent
-	(*CreateInquiryRequest)(nil),         // 21: fris.broker.v1.CreateInquiryRequest
-	(*GetInquiryRequest)(nil),            // 22: fris.broker.v1.GetInquiryRequest
-	(*ListInquiriesOfAuthorRequest)(nil), // 23: fris.broker.v1.ListInquiriesOfAuthorRequest
-	(*InquiryList)(nil),                  // 24: fris.broker.v1.InquiryList
-	(*UpdateInquiryRequest)(nil),         // 25: fris.broker.v1.UpdateInquiryRequest
-	(*ReleaseInquiryRequest)(nil),        // 26: fris.broker.v1.ReleaseInquiryRequest
-	(*CloseInquiryRequest)(nil),          // 27: fris.broker.v1.CloseInquiryRequest
-	(*ListRepliesRequest)(nil),           // 28: fris.broker.v1.ListRepliesRequest
-	(*Reply)(nil),                        // 29: fris.broker.v1.Reply
-	(*SiteCount)(nil),                    // 30: fris.broker.v1.SiteCount
-	(*ListRepliesResponse)(nil),          // 31: fris.broker.v1.ListRepliesResponse
-	(*timestamppb.Timestamp)(nil),        // 32: google.protobuf.Timestamp
+	(QueryLanguage)(0),                   // 2: fris.broker.v1.QueryLanguage
+	(InquiryStatus)(0),                   // 3: fris.broker.v1.InquiryStatus
+	(*Document)(nil),                     // 4: fris.broker.v1.Document
+	(*GetNameRequest)(nil),               // 5: fris.broker.v1.GetNameRequest
+	(*GetNameResponse)(nil),              // 6: fris.broker.v1.GetNameResponse
+	(*RegisterBankRequest)(nil),          // 7: fris.broker.v1.RegisterBankRequest
+	(*RegisterBankResponse)(nil),         // 8: fris.broker.v1.RegisterBankResponse
+	(*DeleteBankRequest)(nil),            // 9: fris.broker.v1.DeleteBankRequest
+	(*DeleteBankResponse)(nil),           // 10: fris.broker.v1.DeleteBankResponse
+	(*GetBankStatusRequest)(nil),         // 11: fris.broker.v1.GetBankStatusRequest
+	(*GetBankStatusResponse)(nil),        // 12: fris.broker.v1.GetBankStatusResponse
+	(*ListInquiriesRequest)(nil),         // 13: fris.broker.v1.ListInquiriesRequest
+	(*GetInquiryPartRequest)(nil),        // 14: fris.broker.v1.GetInquiryPartRequest
+	(*GetExposeRequest)(nil),             // 15: fris.broker.v1.GetExposeRequest
+	(*PutReplyRequest)(nil),              // 16: fris.broker.v1.PutReplyRequest
+	(*PutReplyResponse)(nil),             // 17: fris.broker.v1.PutReplyResponse
+	(*HasExposeRequest)(nil),             // 18: fris.broker.v1.HasExposeRequest
+	(*HasExposeResponse)(nil),            // 19: fris.broker.v1.HasExposeResponse
+	(*GetTestInquiryRequest)(nil),        // 20: fris.broker.v1.GetTestInquiryRequest
+	(*GetReferenceQueryRequest)(nil),     // 21: fris.broker.v1.GetReferenceQueryRequest
+	(*PutMonitoringRequest)(nil),         // 22: fris.broker.v1.PutMonitoringRequest
+	(*PutMonitoringResponse)(nil),        // 23: fris.broker.v1.PutMonitoringResponse
+	(*ListSiteNamesRequest)(nil),         // 24: fris.broker.v1.ListSiteNamesRequest
+	(*SetBankSiteNameRequest)(nil),       // 25: fris.broker.v1.SetBankSiteNameRequest
+	(*SetBankSiteNameResponse)(nil),      // 26: fris.broker.v1.SetBankSiteNameResponse
+	(*Contact)(nil),                      // 27: fris.broker.v1.Contact
+	(*ExposeInfo)(nil),                   // 28: fris.broker.v1.ExposeInfo
+	(*Inquiry)(nil),                      // 29: fris.broker.v1.Inquiry
+	(*InquiryContent)(nil),               // 30: fris.broker.v1.InquiryContent
+	(*CreateInquiryRequest)(nil),         // 31: fris.broker.v1.CreateInquiryRequest
+	(*GetInquiryRequest)(nil),            // 32: fris.broker.v1.GetInquiryRequest
+	(*ListInquiriesOfAuthorRequest)(nil), // 33: fris.broker.v1.ListInquiriesOfAuthorRequest
+	(*InquiryList)(nil),                  // 34: fris.broker.v1.InquiryList
+	(*UpdateInquiryRequest)(nil),         // 35: fris.broker.v1.UpdateInquiryRequest
+	(*ReleaseInquiryRequest)(nil),        // 36: fris.broker.v1.ReleaseInquiryRequest
+	(*CloseInquiryRequest)(nil),          // 37: fris.broker.v1.CloseInquiryRequest
+	(*ListRepliesRequest)(nil),           // 38: fris.broker.v1.ListRepliesRequest
+	(*Reply)(nil),                        // 39: fris.broker.v1.Reply
+	(*SiteCount)(nil),                    // 40: fris.broker.v1.SiteCount
+	(*ListRepliesResponse)(nil),          // 41: fris.broker.v1.ListRepliesResponse
+	(*timestamppb.Timestamp)(nil),        // 42: google.protobuf.Timestamp
 }
 var file_broker_v1_broker_proto_depIdxs = []int32{
 	0,  // 0: fris.broker.v1.GetBankStatusResponse.status:type_name -> fris.broker.v1.BankStatus
 	1,  // 1: fris.broker.v1.GetInquiryPartRequest.part:type_name -> fris.broker.v1.InquiryPart
-	2,  // 2: fris.broker.v1.Inquiry.status:type_name -> fris.broker.v1.InquiryStatus
-	17, // 3: fris.broker.v1.Inquiry.contact:type_name -> fris.broker.v1.Contact
-	32, // 4: fris.broker.v1.Inquiry.expires_at:type_name -> google.protobuf.Timestamp
-	32, // 5: fris.broker.v1.Inquiry.created_at:type_name -> google.protobuf.Timestamp
-	32, // 6: fris.broker.v1.Inquiry.released_at:type_name -> google.protobuf.Timestamp
-	18, // 7: fris.broker.v1.Inquiry.expose:type_name -> fris.broker.v1.ExposeInfo
-	17, // 8: fris.broker.v1.InquiryContent.contact:type_name -> fris.broker.v1.Contact
-	32, // 9: fris.broker.v1.InquiryContent.expires_at:type_name -> google.protobuf.Timestamp
-	20, // 10: fris.broker.v1.CreateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
-	2,  // 11: fris.broker.v1.ListInquiriesOfAuthorRequest.status:type_name -> fris.broker.v1.InquiryStatus
-	19, // 12: fris.broker.v1.InquiryList.inquiries:type_name -> fris.broker.v1.Inquiry
-	20, // 13: fris.broker.v1.UpdateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
-	32, // 14: fris.broker.v1.Reply.received_at:type_name -> google.protobuf.Timestamp
-	29, // 15: fris.broker.v1.ListRepliesResponse.replies:type_name -> fris.broker.v1.Reply
-	30, // 16: fris.broker.v1.ListRepliesResponse.sites:type_name -> fris.broker.v1.SiteCount
-	4,  // 17: fris.broker.v1.BrokerService.GetName:input_type -> fris.broker.v1.GetNameRequest
-	6,  // 18: fris.broker.v1.BrokerService.RegisterBank:input_type -> fris.broker.v1.RegisterBankRequest
-	8,  // 19: fris.broker.v1.BrokerService.DeleteBank:input_type -> fris.broker.v1.DeleteBankRequest
-	10, // 20: fris.broker.v1.BrokerService.GetBankStatus:input_type -> fris.broker.v1.GetBankStatusRequest
-	12, // 21: fris.broker.v1.BrokerService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesRequest
-	13, // 22: fris.broker.v1.BrokerService.GetInquiryPart:input_type -> fris.broker.v1.GetInquiryPartRequest
-	14, // 23: fris.broker.v1.BrokerService.GetExpose:input_type -> fris.broker.v1.GetExposeRequest
-	15, // 24: fris.broker.v1.BrokerService.PutReply:input_type -> fris.broker.v1.PutReplyRequest
-	5,  // 25: fris.broker.v1.BrokerService.GetName:output_type -> fris.broker.v1.GetNameResponse
-	7,  // 26: fris.broker.v1.BrokerService.RegisterBank:output_type -> fris.broker.v1.RegisterBankResponse
-	9,  // 27: fris.broker.v1.BrokerService.DeleteBank:output_type -> fris.broker.v1.DeleteBankResponse
-	11, // 28: fris.broker.v1.BrokerService.GetBankStatus:output_type -> fris.broker.v1.GetBankStatusResponse
-	3,  // 29: fris.broker.v1.BrokerService.ListInquiries:output_type -> fris.broker.v1.Document
-	3,  // 30: fris.broker.v1.BrokerService.GetInquiryPart:output_type -> fris.broker.v1.Document
-	3,  // 31: fris.broker.v1.BrokerService.GetExpose:output_type -> fris.broker.v1.Document
-	16, // 32: fris.broker.v1.BrokerService.PutReply:output_type -> fris.broker.v1.PutReplyResponse
-	25, // [25:33] is the sub-list for method output_type
-	17, // [17:25] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	2,  // 2: fris.broker.v1.GetTestInquiryRequest.language:type_name -> fris.broker.v1.QueryLanguage
+	2,  // 3: fris.broker.v1.GetReferenceQueryRequest.language:type_name -> fris.broker.v1.QueryLanguage
+	3,  // 4: fris.broker.v1.Inquiry.status:type_name -> fris.broker.v1.InquiryStatus
+	27, // 5: fris.broker.v1.Inquiry.contact:type_name -> fris.broker.v1.Contact
+	42, // 6: fris.broker.v1.Inquiry.expires_at:type_name -> google.protobuf.Timestamp
+	42, // 7: fris.broker.v1.Inquiry.created_at:type_name -> google.protobuf.Timestamp
+	42, // 8: fris.broker.v1.Inquiry.released_at:type_name -> google.protobuf.Timestamp
+	28, // 9: fris.broker.v1.Inquiry.expose:type_name -> fris.broker.v1.ExposeInfo
+	27, // 10: fris.broker.v1.InquiryContent.contact:type_name -> fris.broker.v1.Contact
+	42, // 11: fris.broker.v1.InquiryContent.expires_at:type_name -> google.protobuf.Timestamp
+	30, // 12: fris.broker.v1.CreateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
+	3,  // 13: fris.broker.v1.ListInquiriesOfAuthorRequest.status:type_name -> fris.broker.v1.InquiryStatus
+	29, // 14: fris.broker.v1.InquiryList.inquiries:type_name -> fris.broker.v1.Inquiry
+	30, // 15: fris.broker.v1.UpdateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
+	42, // 16: fris.broker.v1.Reply.received_at:type_name -> google.protobuf.Timestamp
+	39, // 17: fris.broker.v1.ListRepliesResponse.replies:type_name -> fris.broker.v1.Reply
+	40, // 18: fris.broker.v1.ListRepliesResponse.sites:type_name -> fris.broker.v1.SiteCount
+	5,  // 19: fris.broker.v1.BrokerService.GetName:input_type -> fris.broker.v1.GetNameRequest
+	7,  // 20: fris.broker.v1.BrokerService.RegisterBank:input_type -> fris.broker.v1.RegisterBankRequest
+	9,  // 21: fris.broker.v1.BrokerService.DeleteBank:input_type -> fris.broker.v1.DeleteBankRequest
+	11, // 22: fris.broker.v1.BrokerService.GetBankStatus:input_type -> fris.broker.v1.GetBankStatusRequest
+	13, // 23: fris.broker.v1.BrokerService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesRequest
+	14, // 24: fris.broker.v1.BrokerService.GetInquiryPart:input_type -> fris.broker.v1.GetInquiryPartRequest
+	15, // 25: fris.broker.v1.BrokerService.GetExpose:input_type -> fris.broker.v1.GetExposeRequest
+	16, // 26: fris.broker.v1.BrokerService.PutReply:input_type -> fris.broker.v1.PutReplyRequest
+	18, // 27: fris.broker.v1.BrokerService.HasExpose:input_type -> fris.broker.v1.HasExposeRequest
+	20, // 28: fris.broker.v1.BrokerService.GetTestInquiry:input_type -> fris.broker.v1.GetTestInquiryRequest
+	21, // 29: fris.broker.v1.BrokerService.GetReferenceQuery:input_type -> fris.broker.v1.GetReferenceQueryRequest
+	22, // 30: fris.broker.v1.BrokerService.PutMonitoring:input_type -> fris.broker.v1.PutMonitoringRequest
+	24, // 31: fris.broker.v1.BrokerService.ListSiteNames:input_type -> fris.broker.v1.ListSiteNamesRequest
+	25, // 32: fris.broker.v1.BrokerService.SetBankSiteName:input_type -> fris.broker.v1.SetBankSiteNameRequest
+	6,  // 33: fris.broker.v1.BrokerService.GetName:output_type -> fris.broker.v1.GetNameResponse
+	8,  // 34: fris.broker.v1.BrokerService.RegisterBank:output_type -> fris.broker.v1.RegisterBankResponse
+	10, // 35: fris.broker.v1.BrokerService.DeleteBank:output_type -> fris.broker.v1.DeleteBankResponse
+	12, // 36: fris.broker.v1.BrokerService.GetBankStatus:output_type -> fris.broker.v1.GetBankStatusResponse
+	4,  // 37: fris.broker.v1.BrokerService.ListInquiries:output_type -> fris.broker.v1.Document
+	4,  // 38: fris.broker.v1.BrokerService.GetInquiryPart:output_type -> fris.broker.v1.Document
+	4,  // 39: fris.broker.v1.BrokerService.GetExpose:output_type -> fris.broker.v1.Document
+	17, // 40: fris.broker.v1.BrokerService.PutReply:output_type -> fris.broker.v1.PutReplyResponse
+	19, // 41: fris.broker.v1.BrokerService.HasExpose:output_type -> fris.broker.v1.HasExposeResponse
+	4,  // 42: fris.broker.v1.BrokerService.GetTestInquiry:output_type -> fris.broker.v1.Document
+	4,  // 43: fris.broker.v1.BrokerService.GetReferenceQuery:output_type -> fris.broker.v1.Document
+	23, // 44: fris.broker.v1.BrokerService.PutMonitoring:output_type -> fris.broker.v1.PutMonitoringResponse
+	4,  // 45: fris.broker.v1.BrokerService.ListSiteNames:output_type -> fris.broker.v1.Document
+	26, // 46: fris.broker.v1.BrokerService.SetBankSiteName:output_type -> fris.broker.v1.SetBankSiteNameResponse
+	33, // [33:47] is the sub-list for method output_type
+	19, // [19:33] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_broker_v1_broker_proto_init() }
@@ -2102,14 +2612,14 @@ func file_broker_v1_broker_proto_init() {
 	if File_broker_v1_broker_proto != nil {
 		return
 	}
-	file_broker_v1_broker_proto_msgTypes[26].OneofWrappers = []any{}
+	file_broker_v1_broker_proto_msgTypes[35].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_broker_v1_broker_proto_rawDesc), len(file_broker_v1_broker_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   29,
+			NumEnums:      4,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,14 +29,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	BrokerService_GetName_FullMethodName        = "/fris.broker.v1.BrokerService/GetName"
-	BrokerService_RegisterBank_FullMethodName   = "/fris.broker.v1.BrokerService/RegisterBank"
-	BrokerService_DeleteBank_FullMethodName     = "/fris.broker.v1.BrokerService/DeleteBank"
-	BrokerService_GetBankStatus_FullMethodName  = "/fris.broker.v1.BrokerService/GetBankStatus"
-	BrokerService_ListInquiries_FullMethodName  = "/fris.broker.v1.BrokerService/ListInquiries"
-	BrokerService_GetInquiryPart_FullMethodName = "/fris.broker.v1.BrokerService/GetInquiryPart"
-	BrokerService_GetExpose_FullMethodName      = "/fris.broker.v1.BrokerService/GetExpose"
-	BrokerService_PutReply_FullMethodName       = "/fris.broker.v1.BrokerService/PutReply"
+	BrokerService_GetName_FullMethodName           = "/fris.broker.v1.BrokerService/GetName"
+	BrokerService_RegisterBank_FullMethodName      = "/fris.broker.v1.BrokerService/RegisterBank"
+	BrokerService_DeleteBank_FullMethodName        = "/fris.broker.v1.BrokerService/DeleteBank"
+	BrokerService_GetBankStatus_FullMethodName     = "/fris.broker.v1.BrokerService/GetBankStatus"
+	BrokerService_ListInquiries_FullMethodName     = "/fris.broker.v1.BrokerService/ListInquiries"
+	BrokerService_GetInquiryPart_FullMethodName    = "/fris.broker.v1.BrokerService/GetInquiryPart"
+	BrokerService_GetExpose_FullMethodName         = "/fris.broker.v1.BrokerService/GetExpose"
+	BrokerService_PutReply_FullMethodName          = "/fris.broker.v1.BrokerService/PutReply"
+	BrokerService_HasExpose_FullMethodName         = "/fris.broker.v1.BrokerService/HasExpose"
+	BrokerService_GetTestInquiry_FullMethodName    = "/fris.broker.v1.BrokerService/GetTestInquiry"
+	BrokerService_GetReferenceQuery_FullMethodName = "/fris.broker.v1.BrokerService/GetReferenceQuery"
+	BrokerService_PutMonitoring_FullMethodName     = "/fris.broker.v1.BrokerService/PutMonitoring"
+	BrokerService_ListSiteNames_FullMethodName     = "/fris.broker.v1.BrokerService/ListSiteNames"
+	BrokerService_SetBankSiteName_FullMethodName   = "/fris.broker.v1.BrokerService/SetBankSiteName"
 )
 
 // BrokerServiceClient is the client API for BrokerService service.
@@ -57,6 +63,23 @@ type BrokerServiceClient interface {
 	GetInquiryPart(ctx context.Context, in *GetInquiryPartRequest, opts ...grpc.CallOption) (*Document, error)
 	GetExpose(ctx context.Context, in *GetExposeRequest, opts ...grpc.CallOption) (*Document, error)
 	PutReply(ctx context.Context, in *PutReplyRequest, opts ...grpc.CallOption) (*PutReplyResponse, error)
+	// HasExpose needs no token: the connector asks without one.
+	HasExpose(ctx context.Context, in *HasExposeRequest, opts ...grpc.CallOption) (*HasExposeResponse, error)
+	// GetTestInquiry is the fixed example inquiry a connector's connection
+	// check reads (GET /broker/rest/test/inquiries/{id}).
+	GetTestInquiry(ctx context.Context, in *GetTestInquiryRequest, opts ...grpc.CallOption) (*Document, error)
+	// GetReferenceQuery is the query connectors run to report their
+	// performance (GET /broker/rest/monitoring/referencequery).
+	GetReferenceQuery(ctx context.Context, in *GetReferenceQueryRequest, opts ...grpc.CallOption) (*Document, error)
+	// PutMonitoring stores the calling bank's status report, replacing its
+	// earlier one (PUT /broker/rest/monitoring).
+	PutMonitoring(ctx context.Context, in *PutMonitoringRequest, opts ...grpc.CallOption) (*PutMonitoringResponse, error)
+	// ListSiteNames answers [{"name": site}, ...] for the sites banks are
+	// linked to (GET .../siteNames/).
+	ListSiteNames(ctx context.Context, in *ListSiteNamesRequest, opts ...grpc.CallOption) (*Document, error)
+	// SetBankSiteName records the site name a bank reports for itself
+	// (PUT .../banks/{email}/site/{name}).
+	SetBankSiteName(ctx context.Context, in *SetBankSiteNameRequest, opts ...grpc.CallOption) (*SetBankSiteNameResponse, error)
 }
 
 type brokerServiceClient struct {
@@ -147,6 +170,66 @@ func (c *brokerServiceClient) PutReply(ctx context.Context, in *PutReplyRequest,
 	return out, nil
 }
 
+func (c *brokerServiceClient) HasExpose(ctx context.Context, in *HasExposeRequest, opts ...grpc.CallOption) (*HasExposeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HasExposeResponse)
+	err := c.cc.Invoke(ctx, BrokerService_HasExpose_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brokerServiceClient) GetTestInquiry(ctx context.Context, in *GetTestInquiryRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, BrokerService_GetTestInquiry_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brokerServiceClient) GetReferenceQuery(ctx context.Context, in *GetReferenceQueryRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, BrokerService_GetReferenceQuery_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brokerServiceClient) PutMonitoring(ctx context.Context, in *PutMonitoringRequest, opts ...grpc.CallOption) (*PutMonitoringResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutMonitoringResponse)
+	err := c.cc.Invoke(ctx, BrokerService_PutMonitoring_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brokerServiceClient) ListSiteNames(ctx context.Context, in *ListSiteNamesRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, BrokerService_ListSiteNames_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brokerServiceClient) SetBankSiteName(ctx context.Context, in *SetBankSiteNameRequest, opts ...grpc.CallOption) (*SetBankSiteNameResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetBankSiteNameResponse)
+	err := c.cc.Invoke(ctx, BrokerService_SetBankSiteName_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BrokerServiceServer is the server API for BrokerService service.
 // All implementations must embed UnimplementedBrokerServiceServer
 // for forward compatibility.
@@ -165,6 +248,23 @@ type BrokerServiceServer interface {
 	GetInquiryPart(context.Context, *GetInquiryPartRequest) (*Document, error)
 	GetExpose(context.Context, *GetExposeRequest) (*Document, error)
 	PutReply(context.Context, *PutReplyRequest) (*PutReplyResponse, error)
+	// HasExpose needs no token: the connector asks without one.
+	HasExpose(context.Context, *HasExposeRequest) (*HasExposeResponse, error)
+	// GetTestInquiry is the fixed example inquiry a connector's connection
+	// check reads (GET /broker/rest/test/inquiries/{id}).
+	GetTestInquiry(context.Context, *GetTestInquiryRequest) (*Document, error)
+	// GetReferenceQuery is the query connectors run to report their
+	// performance (GET /broker/rest/monitoring/referencequery).
+	GetReferenceQuery(context.Context, *GetReferenceQueryRequest) (*Document, error)
+	// PutMonitoring stores the calling bank's status report, replacing its
+	// earlier one (PUT /broker/rest/monitoring).
+	PutMonitoring(context.Context, *PutMonitoringRequest) (*PutMonitoringResponse, error)
+	// ListSiteNames answers [{"name": site}, ...] for the sites banks are
+	// linked to (GET .../siteNames/).
+	ListSiteNames(context.Context, *ListSiteNamesRequest) (*Document, error)
+	// SetBankSiteName records the site name a bank reports for itself
+	// (PUT .../banks/{email}/site/{name}).
+	SetBankSiteName(context.Context, *SetBankSiteNameRequest) (*SetBankSiteNameResponse, error)
 	mustEmbedUnimplementedBrokerServiceServer()
 }
 
@@ -198,6 +298,24 @@ func (UnimplementedBrokerServiceServer) GetExpose(context.Context, *GetExposeReq
 }
 func (UnimplementedBrokerServiceServer) PutReply(context.Context, *PutReplyRequest) (*PutReplyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PutReply not implemented")
+}
+func (UnimplementedBrokerServiceServer) HasExpose(context.Context, *HasExposeRequest) (*HasExposeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method HasExpose not implemented")
+}
+func (UnimplementedBrokerServiceServer) GetTestInquiry(context.Context, *GetTestInquiryRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTestInquiry not implemented")
+}
+func (UnimplementedBrokerServiceServer) GetReferenceQuery(context.Context, *GetReferenceQueryRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetReferenceQuery not implemented")
+}
+func (UnimplementedBrokerServiceServer) PutMonitoring(context.Context, *PutMonitoringRequest) (*PutMonitoringResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PutMonitoring not implemented")
+}
+func (UnimplementedBrokerServiceServer) ListSiteNames(context.Context, *ListSiteNamesRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSiteNames not implemented")
+}
+func (UnimplementedBrokerServiceServer) SetBankSiteName(context.Context, *SetBankSiteNameRequest) (*SetBankSiteNameResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetBankSiteName not implemented")
 }
 func (UnimplementedBrokerServiceServer) mustEmbedUnimplementedBrokerServiceServer() {}
 func (UnimplementedBrokerServiceServer) testEmbeddedByValue()                       {}
@@ -364,6 +482,114 @@ func _BrokerService_PutReply_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BrokerService_HasExpose_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HasExposeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerServiceServer).HasExpose(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerService_HasExpose_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerServiceServer).HasExpose(ctx, req.(*HasExposeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrokerService_GetTestInquiry_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTestInquiryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerServiceServer).GetTestInquiry(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerService_GetTestInquiry_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerServiceServer).GetTestInquiry(ctx, req.(*GetTestInquiryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrokerService_GetReferenceQuery_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetReferenceQueryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerServiceServer).GetReferenceQuery(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerService_GetReferenceQuery_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerServiceServer).GetReferenceQuery(ctx, req.(*GetReferenceQueryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrokerService_PutMonitoring_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutMonitoringRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerServiceServer).PutMonitoring(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerService_PutMonitoring_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerServiceServer).PutMonitoring(ctx, req.(*PutMonitoringRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrokerService_ListSiteNames_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSiteNamesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerServiceServer).ListSiteNames(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerService_ListSiteNames_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerServiceServer).ListSiteNames(ctx, req.(*ListSiteNamesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrokerService_SetBankSiteName_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetBankSiteNameRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerServiceServer).SetBankSiteName(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerService_SetBankSiteName_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerServiceServer).SetBankSiteName(ctx, req.(*SetBankSiteNameRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BrokerService_ServiceDesc is the grpc.ServiceDesc for BrokerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -402,6 +628,30 @@ var BrokerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PutReply",
 			Handler:    _BrokerService_PutReply_Handler,
+		},
+		{
+			MethodName: "HasExpose",
+			Handler:    _BrokerService_HasExpose_Handler,
+		},
+		{
+			MethodName: "GetTestInquiry",
+			Handler:    _BrokerService_GetTestInquiry_Handler,
+		},
+		{
+			MethodName: "GetReferenceQuery",
+			Handler:    _BrokerService_GetReferenceQuery_Handler,
+		},
+		{
+			MethodName: "PutMonitoring",
+			Handler:    _BrokerService_PutMonitoring_Handler,
+		},
+		{
+			MethodName: "ListSiteNames",
+			Handler:    _BrokerService_ListSiteNames_Handler,
+		},
+		{
+			MethodName: "SetBankSiteName",
+			Handler:    _BrokerService_SetBankSiteName_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -49,7 +49,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Store.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.Name, "name", "FRIS Search Broker", "the broker's name: GET /name and the Server header of every response")
-	fs.StringVar(&c.Registration, "registration", service.ModeApproval, "how banks register: approval (token at once, an operator approves) or activation-code (a code is mailed first)")
+	fs.StringVar(&c.Registration, "registration", service.ModeActivationCode, "how banks register: activation-code (a code is mailed first; the only flow deployed connectors complete) or approval (token at once, an operator approves)")
 	fs.DurationVar(&c.ActivationTTL, "activation-ttl", 24*time.Hour, "how long a mailed activation code is valid")
 	fs.StringVar(&c.SMTPAddr, "smtp-addr", "", "SMTP server host:port for activation codes (empty: codes go to the log)")
 	fs.StringVar(&c.SMTPFrom, "smtp-from", "", "sender address of activation mails")

@@ -57,9 +57,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "EMAIL\tSTATUS\tSITE\tREGISTERED")
+			fmt.Fprintln(tw, "EMAIL\tSTATUS\tSITE\tREGISTERED\tREPORTED SITE NAME")
 			for _, b := range res.GetBanks() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.GetEmail(), b.GetStatus(), orDash(b.GetSiteId()), b.GetRegisteredAt().AsTime().Format(time.RFC3339))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.GetEmail(), b.GetStatus(), orDash(b.GetSiteId()), b.GetRegisteredAt().AsTime().Format(time.RFC3339), orDash(b.GetReportedSite()))
 			}
 			return tw.Flush()
 		},
@@ -281,9 +281,32 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		},
 	})
+	var monBank string
+	monitor := t.Command(cmdutil.Admin{
+		Name: "monitoring", Usage: "monitoring [-bank EMAIL]", Help: "the latest status report of every bank (or one): what its connector sent to /broker/rest/monitoring",
+		Flags: func(fs *flag.FlagSet) { fs.StringVar(&monBank, "bank", "", "only this bank's report") },
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).ListMonitoring(ctx, &brokerv1.ListMonitoringRequest{BankEmail: monBank})
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "BANK\tSITE\tRECEIVED\tPARAMETER\tEXIT\tSTATUS")
+			for _, r := range res.GetReports() {
+				if len(r.GetItems()) == 0 {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\n", r.GetBankEmail(), orDash(r.GetSiteId()), r.GetReceivedAt().AsTime().Format(time.RFC3339))
+				}
+				for _, it := range r.GetItems() {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.GetBankEmail(), orDash(r.GetSiteId()), r.GetReceivedAt().AsTime().Format(time.RFC3339),
+						it.GetParameterName(), orDash(it.GetExitStatus()), abbreviate(strings.Join(strings.Fields(it.GetStatusText()), " ")))
+				}
+			}
+			return tw.Flush()
+		},
+	})
 	return t.Root(serve, banks, bankSite("approve-bank", "approve a bank and link it to its site", true),
 		bankSite("link-bank", "link a bank to another site (its status stays)", false), deleteBank,
-		create, update, release, closeInq, list, get, replies, seed).ParseAndRun(ctx, args)
+		create, update, release, closeInq, list, get, replies, seed, monitor).ParseAndRun(ctx, args)
 }
 
 // contentFlags are an inquiry's content on the command line; texts that
@@ -299,7 +322,7 @@ func (f *contentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.queryFile, "query", "", "file with the query XML (Samply query language; required)")
 	fs.StringVar(&f.exposeFile, "expose", "", "file with the expose PDF")
 	fs.StringVar(&f.sites, "sites", "", "target sites, comma-separated (required)")
-	fs.StringVar(&f.searchFor, "search-for", "", "what is counted, comma-separated (e.g. patients)")
+	fs.StringVar(&f.searchFor, "search-for", "", "what is counted, comma-separated, in the words connectors recognise (Patienten, Biomaterial, Klinische Daten)")
 	fs.StringVar(&f.expires, "expires", "", "expiry: a duration from now (720h) or an RFC 3339 time (empty: none)")
 	fs.StringVar(&f.contact.Title, "contact-title", "", "contact's title")
 	fs.StringVar(&f.contact.Firstname, "contact-firstname", "", "contact's first name")

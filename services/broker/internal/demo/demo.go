@@ -37,7 +37,7 @@ func Content(sites []string) *brokerv1.InquiryContent {
 			Title: "Dr.", Firstname: "Demo", Lastname: "Researcher", Email: "researcher@fris.example",
 			Phone: "+49 30 000000", Organization: "FRIS demo network",
 		},
-		SearchFor:      []string{"patients"},
+		SearchFor:      []string{"Patienten"},
 		TargetSites:    sites,
 		ExposePdf:      ExposePDF(),
 		ExposeFilename: "fris-demo-expose.pdf",

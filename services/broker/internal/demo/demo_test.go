@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"fris.dev/services/broker/internal/query"
@@ -25,5 +26,21 @@ func TestDemoInquiryIsValid(t *testing.T) {
 	c := Content([]string{"charite", "dresden"})
 	if c.GetLabel() != Label || len(c.GetTargetSites()) != 2 {
 		t.Fatalf("content = %v", c)
+	}
+}
+
+// The deployed connector files an inquiry's targets by German words it
+// finds in SearchFor (lower-cased "patienten", "biomaterial", "klinische");
+// anything else it logs as an unknown requested entity.
+func TestDemoSearchForIsWhatConnectorsRecognise(t *testing.T) {
+	known := []string{"patienten", "biomaterial", "klinische"}
+	for _, s := range Content(nil).GetSearchFor() {
+		ok := false
+		for _, k := range known {
+			ok = ok || strings.Contains(strings.ToLower(s), k)
+		}
+		if !ok {
+			t.Errorf("SearchFor %q holds none of %v", s, known)
+		}
 	}
 }

@@ -91,6 +91,52 @@ func (p Public) PutReply(ctx context.Context, r *brokerv1.PutReplyRequest) (*bro
 	return &brokerv1.PutReplyResponse{Message: "reply stored"}, nil
 }
 
+func (p Public) HasExpose(ctx context.Context, r *brokerv1.HasExposeRequest) (*brokerv1.HasExposeResponse, error) {
+	ok, err := p.Service.HasExpose(ctx, r.GetInquiryId())
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &brokerv1.HasExposeResponse{HasExpose: ok}, nil
+}
+
+func (p Public) GetTestInquiry(ctx context.Context, _ *brokerv1.GetTestInquiryRequest) (*brokerv1.Document, error) {
+	d, err := p.TestInquiry(ctx)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return doc(d), nil
+}
+
+func (p Public) GetReferenceQuery(ctx context.Context, r *brokerv1.GetReferenceQueryRequest) (*brokerv1.Document, error) {
+	d, err := p.ReferenceQuery(ctx, r.GetLanguage())
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return doc(d), nil
+}
+
+func (p Public) PutMonitoring(ctx context.Context, r *brokerv1.PutMonitoringRequest) (*brokerv1.PutMonitoringResponse, error) {
+	if err := p.Monitoring(ctx, r.GetBody()); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &brokerv1.PutMonitoringResponse{Message: "report stored"}, nil
+}
+
+func (p Public) ListSiteNames(ctx context.Context, _ *brokerv1.ListSiteNamesRequest) (*brokerv1.Document, error) {
+	d, err := p.SiteNames(ctx)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return doc(d), nil
+}
+
+func (p Public) SetBankSiteName(ctx context.Context, r *brokerv1.SetBankSiteNameRequest) (*brokerv1.SetBankSiteNameResponse, error) {
+	if err := p.SetSiteName(ctx, r.GetEmail(), r.GetSiteName()); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &brokerv1.SetBankSiteNameResponse{Message: "site name recorded"}, nil
+}
+
 // Researcher is the researchers' API: the caller is the subject the
 // gateway verified, and sees only its own inquiries.
 type Researcher struct {
@@ -177,7 +223,7 @@ func bankMsg(b storage.Bank) *brokerv1.Bank {
 	if b.Status == storage.BankActive && b.SiteID != "" {
 		st = brokerv1.BankStatus_ACTIVE
 	}
-	out := &brokerv1.Bank{Email: b.Email, Status: st, SiteId: b.SiteID, RegisteredAt: timestamppb.New(time.Unix(b.RegisteredAt, 0))}
+	out := &brokerv1.Bank{Email: b.Email, Status: st, SiteId: b.SiteID, RegisteredAt: timestamppb.New(time.Unix(b.RegisteredAt, 0)), ReportedSite: b.ReportedSite}
 	if b.ApprovedAt != 0 {
 		out.ApprovedAt = timestamppb.New(time.Unix(b.ApprovedAt, 0))
 	}
@@ -282,4 +328,12 @@ func (a Admin) CloseInquiry(ctx context.Context, r *brokerv1.CloseInquiryRequest
 func (a Admin) ListReplies(ctx context.Context, r *brokerv1.ListRepliesRequest) (*brokerv1.ListRepliesResponse, error) {
 	res, err := a.Replies(ctx, r.GetId(), "")
 	return res, a.err(ctx, err)
+}
+
+func (a Admin) ListMonitoring(ctx context.Context, r *brokerv1.ListMonitoringRequest) (*brokerv1.ListMonitoringResponse, error) {
+	rs, err := a.Reports(ctx, r.GetBankEmail())
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &brokerv1.ListMonitoringResponse{Reports: rs}, nil
 }

@@ -67,6 +67,11 @@ func credential(ctx context.Context, scheme string) string {
 // normalEmail checks a bank's email (a bare address) and lower-cases it:
 // banks are one per address, whatever its case.
 func normalEmail(email string) (string, error) {
+	// Checked before parsing: an id from a path may be any bytes, and the
+	// answer to those is InvalidArgument, never a parser's surprise.
+	if len(email) > 254 || !printable(email) {
+		return "", rpcerr.New(rpcerr.ErrInvalid, "%.64q is not an email address", email)
+	}
 	e := strings.TrimSpace(email)
 	a, err := mail.ParseAddress(e)
 	if err != nil || a.Address != e || len(e) > 254 || strings.ContainsAny(e, "/ ") {

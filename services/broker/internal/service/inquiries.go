@@ -38,7 +38,7 @@ func CheckSite(site string) error {
 // them as integers).
 func checkID(kind, id string) error {
 	if id == "" || len(id) > 12 || strings.Trim(id, "0123456789") != "" {
-		return rpcerr.New(rpcerr.ErrInvalid, "%s id %q must be a number", kind, id)
+		return rpcerr.New(rpcerr.ErrInvalid, "%s id %.32q must be a number", kind, id)
 	}
 	return nil
 }

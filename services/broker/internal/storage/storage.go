@@ -15,6 +15,7 @@ import (
 
 	"fris.dev/pkg/kv"
 	brokerv1 "fris.dev/proto/broker/v1"
+	"fris.dev/services/broker/internal/monitoring"
 )
 
 // Sentinels, shared with every FRIS store so one function maps them.
@@ -38,6 +39,17 @@ type Bank struct {
 	SiteID       string `json:"site_id,omitempty"`
 	RegisteredAt int64  `json:"registered_at"`
 	ApprovedAt   int64  `json:"approved_at,omitempty"`
+	// ReportedSite is the site name the bank's connector reported for
+	// itself: a hint for operators, never a link.
+	ReportedSite string `json:"reported_site,omitempty"`
+}
+
+// Report is the latest monitoring report of a bank.
+type Report struct {
+	BankEmail  string            `json:"bank_email"`
+	SiteID     string            `json:"site_id,omitempty"`
+	ReceivedAt int64             `json:"received_at"`
+	Items      []monitoring.Item `json:"items"`
 }
 
 // Activation is an activation code sent to a bank's email, waiting for the
@@ -110,6 +122,12 @@ type Store interface {
 	PutReply(ctx context.Context, r Reply) error
 	Replies(ctx context.Context, inquiryID string) ([]Reply, error)
 
+	// PutReport stores r as its bank's latest report (ErrNotFound when the
+	// bank is gone); DeleteBank drops it with the bank.
+	PutReport(ctx context.Context, r Report) error
+	// Reports returns every bank's latest report, by email.
+	Reports(ctx context.Context) ([]Report, error)
+
 	Ping(ctx context.Context) error
 }
 
@@ -120,6 +138,7 @@ const (
 	inqPrefix     = "inquiry/"
 	exposePrefix  = "expose/"
 	replyPrefix   = "reply/"
+	reportPrefix  = "report/"
 	inquirySeqKey = "seq/inquiry"
 	exposeSeqKey  = "seq/expose"
 )
@@ -230,6 +249,9 @@ func (s *KV) DeleteBank(ctx context.Context, email string) error {
 			return err
 		}
 		if err := tx.Delete(tokenPrefix + b.TokenHash); err != nil {
+			return err
+		}
+		if err := tx.Delete(reportPrefix + email); err != nil {
 			return err
 		}
 		return tx.Delete(bankPrefix + email)
@@ -418,6 +440,33 @@ func (s *KV) Replies(ctx context.Context, inquiryID string) ([]Reply, error) {
 	out := make([]Reply, 0, len(es))
 	for _, e := range es {
 		var r Reply
+		if err := json.Unmarshal(e.Value, &r); err != nil {
+			return nil, fmt.Errorf("record %s: %w", e.Key, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (s *KV) PutReport(ctx context.Context, r Report) error {
+	return s.db.Update(ctx, func(tx kv.Tx) error {
+		// In the same transaction as the bank's existence, so a report
+		// racing a deletion cannot outlive its bank.
+		if _, err := tx.Get(ctx, bankPrefix+r.BankEmail); err != nil {
+			return err
+		}
+		return putJSON(tx, reportPrefix+r.BankEmail, r, 0)
+	})
+}
+
+func (s *KV) Reports(ctx context.Context) ([]Report, error) {
+	es, err := s.db.Scan(ctx, reportPrefix, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Report, 0, len(es))
+	for _, e := range es {
+		var r Report
 		if err := json.Unmarshal(e.Value, &r); err != nil {
 			return nil, fmt.Errorf("record %s: %w", e.Key, err)
 		}

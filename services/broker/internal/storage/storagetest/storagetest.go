@@ -10,6 +10,7 @@ import (
 	"time"
 
 	brokerv1 "fris.dev/proto/broker/v1"
+	"fris.dev/services/broker/internal/monitoring"
 	"fris.dev/services/broker/internal/storage"
 )
 
@@ -218,6 +219,39 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		}
 		if none, err := s.Replies(ctx, "2"); err != nil || len(none) != 0 {
 			t.Fatalf("Replies(2) = %v, %v", none, err)
+		}
+	})
+
+	t.Run("Reports", func(t *testing.T) {
+		s := open(t)
+		r := storage.Report{BankEmail: "a@x.org", SiteID: "charite", ReceivedAt: 1, Items: []monitoring.Item{{ParameterName: "p", StatusText: "ok", ExitStatus: "0"}}}
+		if err := s.PutReport(ctx, r); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("report of an unknown bank = %v, want ErrNotFound", err)
+		}
+		for _, b := range []storage.Bank{{Email: "a@x.org", TokenHash: "h1"}, {Email: "b@x.org", TokenHash: "h2"}} {
+			if err := s.CreateBank(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.PutReport(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		r.ReceivedAt, r.Items = 2, []monitoring.Item{{ParameterName: "q"}}
+		if err := s.PutReport(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutReport(ctx, storage.Report{BankEmail: "b@x.org", ReceivedAt: 3}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Reports(ctx)
+		if err != nil || len(got) != 2 || got[0].BankEmail != "a@x.org" || got[0].ReceivedAt != 2 || len(got[0].Items) != 1 || got[0].Items[0].ParameterName != "q" {
+			t.Fatalf("Reports = %+v, %v", got, err)
+		}
+		if err := s.DeleteBank(ctx, "a@x.org"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Reports(ctx); err != nil || len(got) != 1 || got[0].BankEmail != "b@x.org" {
+			t.Fatalf("after deleting the bank: %+v, %v", got, err)
 		}
 	})
 }
