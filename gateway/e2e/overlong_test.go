@@ -90,6 +90,9 @@ func overlongSweep(t *testing.T, o Options) {
 			{http.MethodGet, sb + "/inquiries/" + seg + "/expose", "", bk.auth(), 0},
 			{http.MethodGet, sb + "/exposes/" + seg, "", bk.auth(), 0},
 			{http.MethodPut, sb + "/inquiries/" + seg + "/replies/" + seg, "reply", append(bk.auth(), "Content-Type", "text/plain"), 0},
+			// Credentials gRPC metadata cannot carry: as good as none.
+			{http.MethodGet, sb + "/inquiries", "", []string{"Authorization", "Samply \xff\xfe"}, 401},
+			{http.MethodGet, charite.spec() + "/uploadStats", "", []string{"Authorization", "Basic \xff\xfe"}, 401},
 			// The researcher API.
 			{http.MethodGet, sb + "/researcher/inquiries/" + seg, "", auth, 0},
 			{http.MethodGet, sb + "/researcher/inquiries/" + seg + "/replies", "", auth, 0},

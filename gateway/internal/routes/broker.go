@@ -242,14 +242,26 @@ func (h *bankHandlers) ctx(r *http.Request) (context.Context, context.CancelFunc
 // forwardingCtx is the context of a call for a client whose credentials
 // the service checks itself (banks' tokens, sites' Basic credentials): the
 // Authorization header travels unchanged, with the request id, under the
-// gateway's deadline.
+// gateway's deadline. A header gRPC metadata cannot carry (bytes outside
+// printable ASCII) cannot hold a credential FRIS issued, so it is dropped
+// and the service answers as for a missing one, instead of the call failing
+// with a 500.
 func forwardingCtx(r *http.Request, timeout time.Duration) (context.Context, context.CancelFunc) {
 	md := metadata.Pairs("x-request-id", httpx.RequestID(r.Context()))
-	if a := r.Header.Get("Authorization"); a != "" {
+	if a := r.Header.Get("Authorization"); a != "" && printableASCII(a) {
 		md.Set("authorization", a)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	return metadata.NewOutgoingContext(ctx, md), cancel
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func writeText(w http.ResponseWriter, code int, body string) {
