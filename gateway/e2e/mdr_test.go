@@ -469,14 +469,8 @@ func TestMDRImport(t *testing.T) {
 	})
 
 	t.Run("RealExports", func(t *testing.T) {
-		dir := os.Getenv("FRIS_SHARED_DATA")
-		if dir == "" {
-			dir = filepath.Join(repoRoot, "..", "shared", "data", "samply-mdr-export")
-		}
+		dir := filepath.Join(repoRoot, "services", "mdr", "testdata", "samply-mdr-export")
 		full := filepath.Join(dir, "mdr-full.xml")
-		if !exists(full) {
-			t.Skipf("%s not present", full)
-		}
 		s.MDRCLI(t, 0, "import", filepath.Join(dir, "mdr16-gba.xml"))
 		first := s.MDRCLI(t, 0, "import", full)
 		_, b1 := s.Get(t, mdr+"/namespaces", 200)

@@ -13,32 +13,12 @@ import (
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
 
-// sharedExportDir finds the real Samply exports, which live outside the
-// repository and are absent from clean checkouts; tests needing them skip.
-func sharedExportDir(t testing.TB) string {
-	t.Helper()
-	var candidates []string
-	if dir := os.Getenv("FRIS_SHARED_DATA"); dir != "" {
-		candidates = append(candidates, filepath.Join(dir, "samply-mdr-export"), dir)
-	}
-	// Next to the checkout: the repository root is four levels up, its
-	// parent five.
-	candidates = append(candidates,
-		filepath.Join("..", "..", "..", "..", "shared", "data", "samply-mdr-export"),
-		filepath.Join("..", "..", "..", "..", "..", "shared", "data", "samply-mdr-export"),
-	)
-	for _, dir := range candidates {
-		if _, err := os.Stat(filepath.Join(dir, "mdr16-gba.xml")); err == nil {
-			return dir
-		}
-	}
-	t.Skip("shared Samply exports not found; set FRIS_SHARED_DATA to the shared data directory")
-	return ""
-}
+// exportDir holds two real Samply MDR exports, shipped as test data.
+const exportDir = "../../testdata/samply-mdr-export"
 
-func parseSharedExport(t testing.TB, name string) *mdrv1.Registry {
+func parseExport(t testing.TB, name string) *mdrv1.Registry {
 	t.Helper()
-	f, err := os.Open(filepath.Join(sharedExportDir(t), name))
+	f, err := os.Open(filepath.Join(exportDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,11 +161,11 @@ func mapsEqual(a, b map[string]int) bool {
 }
 
 func TestSharedGBAExport(t *testing.T) {
-	checkGBAFacts(t, parseSharedExport(t, "mdr16-gba.xml"))
+	checkGBAFacts(t, parseExport(t, "mdr16-gba.xml"))
 }
 
 func TestSharedGBAExportJSONRoundTrip(t *testing.T) {
-	reg := parseSharedExport(t, "mdr16-gba.xml")
+	reg := parseExport(t, "mdr16-gba.xml")
 	data, err := protojson.Marshal(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +178,7 @@ func TestSharedGBAExportJSONRoundTrip(t *testing.T) {
 }
 
 func TestSharedFullExport(t *testing.T) {
-	reg := parseSharedExport(t, "mdr-full.xml")
+	reg := parseExport(t, "mdr-full.xml")
 
 	// 16 concatenated exports: 15 of namespace mdr16 (under seven different
 	// uuids) and one of mdr, its EJP-RD clone.
@@ -233,7 +213,7 @@ func TestSharedFullExport(t *testing.T) {
 	// age" in most of them but "Materialart Gewebe" in the GBA export. The
 	// last document is the GBA export again, so everything it defines ends
 	// up exactly as in mdr16-gba.xml.
-	gba := parseSharedExport(t, "mdr16-gba.xml")
+	gba := parseExport(t, "mdr16-gba.xml")
 	assertEqual(t, &mdrv1.Labels{Designations: mdr16.GetDesignations()}, &mdrv1.Labels{Designations: gba.GetNamespaces()[0].GetDesignations()})
 	for _, el := range gba.GetNamespaces()[0].GetElements() {
 		assertEqual(t, mustElement(t, reg, el.GetUrn()), el)
@@ -252,7 +232,7 @@ func TestSharedFullExport(t *testing.T) {
 		}
 	}
 
-	again := parseSharedExport(t, "mdr-full.xml")
+	again := parseExport(t, "mdr-full.xml")
 	if !proto.Equal(reg, again) {
 		t.Errorf("two parses of mdr-full.xml differ")
 	}
