@@ -137,6 +137,7 @@ func pbSummary(s storage.Summary) *uploadv1.PatientSummary {
 	return &uploadv1.PatientSummary{
 		Teiler: pbTeiler(s.Teiler), PatientId: s.PatientID, Stored: timestamppb.New(time.Unix(0, s.Stored)),
 		SizeBytes: int32(s.Size), Cases: int32(s.Cases), Samples: int32(s.Samples), Attributes: int32(s.Attributes),
+		Containers: int32(s.Containers), Refs: int32(s.Refs),
 	}
 }
 

@@ -216,10 +216,10 @@ func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, d
 		s.count.Upload("rejected")
 		return Rejected, problems, nil
 	}
-	cases, samples, attrs := p.Counts()
+	n := p.Counts()
 	replaced, err := s.store.PutPatient(ctx, storage.Summary{
 		Teiler: t, PatientID: id, Stored: s.now().UnixNano(), Size: len(doc),
-		Cases: cases, Samples: samples, Attributes: attrs,
+		Cases: n.Cases, Samples: n.Samples, Attributes: n.Attributes, Containers: n.Containers, Refs: n.Refs,
 	}, doc)
 	if err != nil {
 		return 0, nil, err
