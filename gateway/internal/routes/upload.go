@@ -143,17 +143,38 @@ func uploadError(w http.ResponseWriter, err error) {
 	apierr.WriteText(w, code, msg)
 }
 
+// utf8Charsets are the charsets of a body stored byte for byte, which must
+// be UTF-8: its names and US-ASCII's (a subset).
+var utf8Charsets = map[string]bool{
+	"utf-8": true, "utf8": true,
+	"us-ascii": true, "ascii": true, "iso646-us": true, "ansi_x3.4-1968": true, "us": true, "csascii": true,
+}
+
+// latin1Charsets are ISO-8859-1's names. The connector's HTTP client labels
+// the upload statistics it sends as a string text/plain; charset=ISO-8859-1,
+// and the upload service transcodes them (keep its stats package's list and
+// this one alike).
+var latin1Charsets = map[string]bool{
+	"iso-8859-1": true, "iso8859-1": true, "iso_8859-1": true, "latin1": true, "l1": true,
+	"iso-ir-100": true, "cp819": true, "ibm819": true, "csisolatin1": true, "iso_8859-1:1987": true,
+}
+
 // xmlBody reads a request body that must be XML (patients) or, with
 // anyText, any text type (upload statistics). A missing Content-Type is
-// taken as XML, as old connectors send none; a charset other than UTF-8
-// is refused because the stored document must be UTF-8.
+// taken as XML, as old connectors send none. A patient must be UTF-8,
+// because it is stored as sent; upload statistics may be ISO-8859-1 too.
 func xmlBody(w http.ResponseWriter, r *http.Request, anyText bool) ([]byte, bool) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, params, err := mime.ParseMediaType(ct)
 		ok := err == nil && (mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml") ||
 			(anyText && strings.HasPrefix(mt, "text/")))
-		if cs := strings.ToLower(params["charset"]); ok && cs != "" && cs != "utf-8" && cs != "utf8" && cs != "us-ascii" {
-			apierr.WriteText(w, http.StatusUnsupportedMediaType, "charset "+cs+" is not supported: send UTF-8")
+		cs := strings.ToLower(strings.TrimSpace(params["charset"]))
+		if ok && cs != "" && !utf8Charsets[cs] && !(anyText && latin1Charsets[cs]) {
+			want := "UTF-8"
+			if anyText {
+				want += " or ISO-8859-1"
+			}
+			apierr.WriteText(w, http.StatusUnsupportedMediaType, "charset "+strconv.Quote(cs[:min(len(cs), 40)])+" is not supported: send "+want)
 			return nil, false
 		}
 		if !ok {

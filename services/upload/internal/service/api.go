@@ -81,7 +81,7 @@ func (p Public) GetUploadStats(ctx context.Context, r *uploadv1.GetUploadStatsRe
 }
 
 func (p Public) PutUploadStats(ctx context.Context, r *uploadv1.PutUploadStatsRequest) (*uploadv1.PutUploadStatsResponse, error) {
-	at, fromDoc, err := p.SetLastUpload(ctx, teiler(r.GetTeiler()), r.GetDocument())
+	at, fromDoc, err := p.SetLastUpload(ctx, teiler(r.GetTeiler()), r.GetDocument(), r.GetContentType())
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}

@@ -314,15 +314,16 @@ func (s *Service) LastUpload(ctx context.Context, t storage.Teiler) (time.Time, 
 }
 
 // SetLastUpload stores the document's timestamp when it holds a parseable
-// one that is not in the future, else the current time.
-func (s *Service) SetLastUpload(ctx context.Context, t storage.Teiler, doc []byte) (time.Time, bool, error) {
+// one that is not in the future, else the current time (an empty document
+// too). contentType's charset says how doc is encoded.
+func (s *Service) SetLastUpload(ctx context.Context, t storage.Teiler, doc []byte, contentType string) (time.Time, bool, error) {
 	if err := checkTeiler(t); err != nil {
 		return time.Time{}, false, err
 	}
 	if err := s.authorize(ctx, t); err != nil {
 		return time.Time{}, false, err
 	}
-	at, ok, err := stats.Parse(bytes.NewReader(doc))
+	at, ok, err := stats.ParseCharset(bytes.NewReader(doc), stats.Charset(contentType))
 	if err != nil {
 		return time.Time{}, false, rpcerr.New(rpcerr.ErrInvalid, "%s", err.Error())
 	}
