@@ -83,8 +83,17 @@ const (
 // UploadPath is a parsed group C path below <prefix>/sites/.
 type UploadPath struct {
 	Site, Teiler, Op string
-	// Arg is the patient id or prefix, percent-decoded.
+	// Arg is the patient id or prefix, decoded as java.net.URLEncoder
+	// encodes (see argUnescape).
 	Arg string
+}
+
+// argUnescape decodes a patient id or prefix segment. The connector
+// encodes them with java.net.URLEncoder, which writes a space as '+' and a
+// '+' as %2B, so '+' here is a space; %20 is one too.
+func argUnescape(raw string) (string, bool) {
+	d, err := url.QueryUnescape(raw)
+	return d, err == nil && d != ""
 }
 
 // ParseUploadPath reads the escaped path below <prefix>/sites/. Segments
@@ -99,23 +108,25 @@ func ParseUploadPath(escaped string) (UploadPath, bool) {
 		}
 		segs[i] = d
 	}
-	op := func(rest []string) (string, string, bool) {
+	// op reads the segments after the teiler: rest decoded, raw as sent.
+	op := func(rest, raw []string) (string, string, bool) {
 		switch {
 		case len(rest) == 1 && rest[0] == OpUploadStats:
 			return OpUploadStats, "", true
 		case len(rest) == 2 && (rest[0] == OpPatient || rest[0] == OpPatientPrefix):
-			return rest[0], rest[1], true
+			arg, ok := argUnescape(raw[1])
+			return rest[0], arg, ok
 		}
 		return "", "", false
 	}
 	// The connector's form first: a site id may itself end in "_teiler".
 	if len(segs) >= 4 && segs[1] == "teiler" {
-		if o, arg, ok := op(segs[3:]); ok {
+		if o, arg, ok := op(segs[3:], raw[3:]); ok {
 			return UploadPath{Site: segs[0], Teiler: segs[2], Op: o, Arg: arg}, true
 		}
 	}
 	if len(segs) >= 3 && len(raw[0]) > len("_teiler") && strings.HasSuffix(raw[0], "_teiler") {
-		if o, arg, ok := op(segs[2:]); ok {
+		if o, arg, ok := op(segs[2:], raw[2:]); ok {
 			return UploadPath{Site: strings.TrimSuffix(segs[0], "_teiler"), Teiler: segs[1], Op: o, Arg: arg}, true
 		}
 	}

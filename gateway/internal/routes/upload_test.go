@@ -19,6 +19,12 @@ func TestParseUploadPath(t *testing.T) {
 		{"charite_teiler/teiler1/pats/abc%3D%3D", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "abc=="}, true},
 		{"charite/teiler/teiler1/pats/abc==", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "abc=="}, true},
 		{"charite/teiler/teiler1/patsPrefix/TEST", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatientPrefix, Arg: "TEST"}, true},
+		// java.net.URLEncoder's output: '+' is a space, %2B a '+'.
+		{"charite/teiler/teiler1/pats/a+b%2Bc%3D%3D", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "a b+c=="}, true},
+		{"charite_teiler/teiler1/pats/a%20b", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "a b"}, true},
+		{"charite/teiler/teiler1/patsPrefix/TEST+RUN%2B", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatientPrefix, Arg: "TEST RUN+"}, true},
+		// '+' stays itself in the site and teiler.
+		{"a+b/teiler/c+d/uploadStats", UploadPath{Site: "a+b", Teiler: "c+d", Op: OpUploadStats}, true},
 		// An encoded slash stays inside the id.
 		{"charite_teiler/t/pats/a%2Fb", UploadPath{Site: "charite", Teiler: "t", Op: OpPatient, Arg: "a/b"}, true},
 		// A site id ending in _teiler, in the connector's form.
@@ -45,7 +51,7 @@ func TestParseUploadPath(t *testing.T) {
 }
 
 func FuzzParseUploadPath(f *testing.F) {
-	for _, s := range []string{"charite_teiler/teiler1/uploadStats", "a/teiler/b/pats/c%3D", "a_teiler/b/patsPrefix/x", "%", "//"} {
+	for _, s := range []string{"charite_teiler/teiler1/uploadStats", "a/teiler/b/pats/c%3D", "a_teiler/b/patsPrefix/x", "%", "//", "s/teiler/t/pats/a+b%2B%3D%3D", "s_teiler/t/patsPrefix/+"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -68,10 +74,11 @@ func FuzzParseUploadPath(f *testing.F) {
 		default:
 			t.Fatalf("%q: unknown op %q", s, p.Op)
 		}
-		// Rebuilding the connector's form from the parts parses back to them.
+		// Rebuilding the connector's form from the parts parses back to
+		// them; it encodes the id as java.net.URLEncoder does.
 		parts := []string{url.PathEscape(p.Site), "teiler", url.PathEscape(p.Teiler), p.Op}
 		if p.Arg != "" {
-			parts = append(parts, url.PathEscape(p.Arg))
+			parts = append(parts, url.QueryEscape(p.Arg))
 		}
 		if again, ok := ParseUploadPath(strings.Join(parts, "/")); !ok || again != p {
 			t.Fatalf("%q -> %+v does not round-trip: %+v %v", s, p, again, ok)
