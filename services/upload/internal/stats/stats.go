@@ -56,19 +56,13 @@ func Charset(contentType string) string {
 	return strings.ToLower(strings.TrimSpace(params["charset"]))
 }
 
-// Supported tells whether Parse reads a charset ("" is UTF-8).
-func Supported(charset string) bool {
-	_, ok := charsets[strings.ToLower(charset)]
-	return ok || charset == ""
-}
-
 // Parse reads a UTF-8 document; see ParseCharset.
 func Parse(r io.Reader) (t time.Time, ok bool, err error) { return ParseCharset(r, "") }
 
 // ParseCharset reads a document in charset, the Content-Type's (the XML
 // declaration's encoding when ""). ok is false (with a nil error) when the
 // document is empty or well-formed with the right root but holds no
-// parseable timestamp. A charset not Supported is ErrCharset.
+// parseable timestamp. A charset it does not read is ErrCharset.
 func ParseCharset(r io.Reader, charset string) (t time.Time, ok bool, err error) {
 	charset = strings.ToLower(charset)
 	decode, known := charsets[charset]
