@@ -222,9 +222,19 @@ func compatUploadSuite(t *testing.T, s *Stack) {
 		if !regexp.MustCompile(`PSN 000124\s+\S+\s+\d+\s+1\s+1\s+9\s+5\s+3\b`).MatchString(list) {
 			t.Fatalf("summary (cases, samples, attributes, containers, refs) not as uploaded:\n%s", list)
 		}
+		// Values are checked wherever they sit: one in a container is refused
+		// (422), and the stored patient stays as it was.
+		wrong := strings.Replace(jaxbPatient("PSN 000124"), ">minus_sixty_to_minus_eighty_five_degrees<", ">warm<", 1)
+		res, body := k.do(t, http.MethodPut, "pats", k.base()+"/pats/PSN+000124", "application/xml", []byte(wrong))
+		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `container "ALIQUOT-1": urn:mdr16:dataelement:17:1 = "warm"`) {
+			t.Fatalf("a refused value in a container = %d %q", res.StatusCode, body)
+		}
+		if storedDoc(t, s, charite, "PSN 000124") != jaxbPatient("PSN 000124") {
+			t.Fatal("a rejected upload changed the stored patient")
+		}
 		// A Case holding a Sample is not the model: a clear 400.
 		bad := strings.Replace(selfTestPatient("BAD-1"), `<ns3:Case id="BAD-1-case"/>`, `<ns3:Case id="BAD-1-case"><ns4:Sample id="x"/></ns3:Case>`, 1)
-		res, body := k.do(t, http.MethodPut, "pats", k.base()+"/pats/BAD-1", "application/xml", []byte(bad))
+		res, body = k.do(t, http.MethodPut, "pats", k.base()+"/pats/BAD-1", "application/xml", []byte(bad))
 		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "a Sample belongs directly in the Patient") {
 			t.Fatalf("Sample in a Case = %d %q", res.StatusCode, body)
 		}
