@@ -77,8 +77,17 @@ const (
 // UploadPath is a parsed group C path below <prefix>/sites/.
 type UploadPath struct {
 	Site, Teiler, Op string
-	// Arg is the patient id or prefix, percent-decoded.
+	// Arg is the patient id or prefix, decoded as java.net.URLEncoder
+	// encodes (see argUnescape).
 	Arg string
+}
+
+// argUnescape decodes a patient id or prefix segment. The connector
+// encodes them with java.net.URLEncoder, which writes a space as '+' and a
+// '+' as %2B, so '+' here is a space; %20 is one too.
+func argUnescape(raw string) (string, bool) {
+	d, err := url.QueryUnescape(raw)
+	return d, err == nil && d != ""
 }
 
 // ParseUploadPath reads the escaped path below <prefix>/sites/. Segments
@@ -93,23 +102,25 @@ func ParseUploadPath(escaped string) (UploadPath, bool) {
 		}
 		segs[i] = d
 	}
-	op := func(rest []string) (string, string, bool) {
+	// op reads the segments after the teiler: rest decoded, raw as sent.
+	op := func(rest, raw []string) (string, string, bool) {
 		switch {
 		case len(rest) == 1 && rest[0] == OpUploadStats:
 			return OpUploadStats, "", true
 		case len(rest) == 2 && (rest[0] == OpPatient || rest[0] == OpPatientPrefix):
-			return rest[0], rest[1], true
+			arg, ok := argUnescape(raw[1])
+			return rest[0], arg, ok
 		}
 		return "", "", false
 	}
 	// The connector's form first: a site id may itself end in "_teiler".
 	if len(segs) >= 4 && segs[1] == "teiler" {
-		if o, arg, ok := op(segs[3:]); ok {
+		if o, arg, ok := op(segs[3:], raw[3:]); ok {
 			return UploadPath{Site: segs[0], Teiler: segs[2], Op: o, Arg: arg}, true
 		}
 	}
 	if len(segs) >= 3 && len(raw[0]) > len("_teiler") && strings.HasSuffix(raw[0], "_teiler") {
-		if o, arg, ok := op(segs[2:]); ok {
+		if o, arg, ok := op(segs[2:], raw[2:]); ok {
 			return UploadPath{Site: strings.TrimSuffix(segs[0], "_teiler"), Teiler: segs[1], Op: o, Arg: arg}, true
 		}
 	}
@@ -137,17 +148,38 @@ func uploadError(w http.ResponseWriter, err error) {
 	apierr.WriteText(w, code, msg)
 }
 
+// utf8Charsets are the charsets of a body stored byte for byte, which must
+// be UTF-8: its names and US-ASCII's (a subset).
+var utf8Charsets = map[string]bool{
+	"utf-8": true, "utf8": true,
+	"us-ascii": true, "ascii": true, "iso646-us": true, "ansi_x3.4-1968": true, "us": true, "csascii": true,
+}
+
+// latin1Charsets are ISO-8859-1's names. The connector's HTTP client labels
+// the upload statistics it sends as a string text/plain; charset=ISO-8859-1,
+// and the upload service transcodes them (keep its stats package's list and
+// this one alike).
+var latin1Charsets = map[string]bool{
+	"iso-8859-1": true, "iso8859-1": true, "iso_8859-1": true, "latin1": true, "l1": true,
+	"iso-ir-100": true, "cp819": true, "ibm819": true, "csisolatin1": true, "iso_8859-1:1987": true,
+}
+
 // xmlBody reads a request body that must be XML (patients) or, with
 // anyText, any text type (upload statistics). A missing Content-Type is
-// taken as XML, as old connectors send none; a charset other than UTF-8
-// is refused because the stored document must be UTF-8.
+// taken as XML, as old connectors send none. A patient must be UTF-8,
+// because it is stored as sent; upload statistics may be ISO-8859-1 too.
 func xmlBody(w http.ResponseWriter, r *http.Request, anyText bool) ([]byte, bool) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, params, err := mime.ParseMediaType(ct)
 		ok := err == nil && (mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml") ||
 			(anyText && strings.HasPrefix(mt, "text/")))
-		if cs := strings.ToLower(params["charset"]); ok && cs != "" && cs != "utf-8" && cs != "utf8" && cs != "us-ascii" {
-			apierr.WriteText(w, http.StatusUnsupportedMediaType, "charset "+cs+" is not supported: send UTF-8")
+		cs := strings.ToLower(strings.TrimSpace(params["charset"]))
+		if ok && cs != "" && !utf8Charsets[cs] && !(anyText && latin1Charsets[cs]) {
+			want := "UTF-8"
+			if anyText {
+				want += " or ISO-8859-1"
+			}
+			apierr.WriteText(w, http.StatusUnsupportedMediaType, "charset "+strconv.Quote(cs[:min(len(cs), 40)])+" is not supported: send "+want)
 			return nil, false
 		}
 		if !ok {

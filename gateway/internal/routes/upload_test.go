@@ -1,6 +1,8 @@
 package routes
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,6 +19,12 @@ func TestParseUploadPath(t *testing.T) {
 		{"charite_teiler/teiler1/pats/abc%3D%3D", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "abc=="}, true},
 		{"charite/teiler/teiler1/pats/abc==", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "abc=="}, true},
 		{"charite/teiler/teiler1/patsPrefix/TEST", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatientPrefix, Arg: "TEST"}, true},
+		// java.net.URLEncoder's output: '+' is a space, %2B a '+'.
+		{"charite/teiler/teiler1/pats/a+b%2Bc%3D%3D", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "a b+c=="}, true},
+		{"charite_teiler/teiler1/pats/a%20b", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatient, Arg: "a b"}, true},
+		{"charite/teiler/teiler1/patsPrefix/TEST+RUN%2B", UploadPath{Site: "charite", Teiler: "teiler1", Op: OpPatientPrefix, Arg: "TEST RUN+"}, true},
+		// '+' stays itself in the site and teiler.
+		{"a+b/teiler/c+d/uploadStats", UploadPath{Site: "a+b", Teiler: "c+d", Op: OpUploadStats}, true},
 		// An encoded slash stays inside the id.
 		{"charite_teiler/t/pats/a%2Fb", UploadPath{Site: "charite", Teiler: "t", Op: OpPatient, Arg: "a/b"}, true},
 		// A site id ending in _teiler, in the connector's form.
@@ -43,7 +51,7 @@ func TestParseUploadPath(t *testing.T) {
 }
 
 func FuzzParseUploadPath(f *testing.F) {
-	for _, s := range []string{"charite_teiler/teiler1/uploadStats", "a/teiler/b/pats/c%3D", "a_teiler/b/patsPrefix/x", "%", "//"} {
+	for _, s := range []string{"charite_teiler/teiler1/uploadStats", "a/teiler/b/pats/c%3D", "a_teiler/b/patsPrefix/x", "%", "//", "s/teiler/t/pats/a+b%2B%3D%3D", "s_teiler/t/patsPrefix/+"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -66,13 +74,57 @@ func FuzzParseUploadPath(f *testing.F) {
 		default:
 			t.Fatalf("%q: unknown op %q", s, p.Op)
 		}
-		// Rebuilding the connector's form from the parts parses back to them.
+		// Rebuilding the connector's form from the parts parses back to
+		// them; it encodes the id as java.net.URLEncoder does.
 		parts := []string{url.PathEscape(p.Site), "teiler", url.PathEscape(p.Teiler), p.Op}
 		if p.Arg != "" {
-			parts = append(parts, url.PathEscape(p.Arg))
+			parts = append(parts, url.QueryEscape(p.Arg))
 		}
 		if again, ok := ParseUploadPath(strings.Join(parts, "/")); !ok || again != p {
 			t.Fatalf("%q -> %+v does not round-trip: %+v %v", s, p, again, ok)
 		}
 	})
+}
+
+func TestXMLBodyContentTypes(t *testing.T) {
+	for _, tc := range []struct {
+		ct      string
+		anyText bool
+		ok      bool
+	}{
+		{"", false, true},
+		{"application/xml", false, true},
+		{"text/xml; charset=UTF-8", false, true},
+		{"application/xml; charset=us-ascii", false, true},
+		// A patient is stored as sent, so it must be UTF-8.
+		{"application/xml; charset=iso-8859-1", false, false},
+		{"text/plain", false, false},
+		{"application/json", false, false},
+		// The connector's upload statistics.
+		{"text/plain; charset=ISO-8859-1", true, true},
+		{"text/plain; charset=latin1", true, true},
+		{"text/plain; charset=US-ASCII", true, true},
+		{"application/xml; charset=\"iso-8859-1\"", true, true},
+		{"text/html", true, true},
+		{"text/plain; charset=koi8-r", true, false},
+		{"text/plain; charset=utf-16", true, false},
+		{"application/json", true, false},
+	} {
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPut, "/x", strings.NewReader("<Uploadstats/>"))
+		if tc.ct != "" {
+			r.Header.Set("Content-Type", tc.ct)
+		}
+		body, ok := xmlBody(rec, r, tc.anyText)
+		if ok != tc.ok {
+			t.Errorf("%q (anyText %v): ok = %v, want %v (%d %s)", tc.ct, tc.anyText, ok, tc.ok, rec.Code, rec.Body)
+			continue
+		}
+		if ok && string(body) != "<Uploadstats/>" {
+			t.Errorf("%q: body %q", tc.ct, body)
+		}
+		if !ok && (rec.Code != http.StatusUnsupportedMediaType || !strings.Contains(rec.Body.String(), "not supported")) {
+			t.Errorf("%q: %d %s, want a 415 with a reason", tc.ct, rec.Code, rec.Body)
+		}
+	}
 }

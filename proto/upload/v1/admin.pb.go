@@ -495,14 +495,18 @@ func (x *ListCredentialsResponse) GetCredentials() []*Credential {
 
 // PatientSummary describes one stored document.
 type PatientSummary struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Teiler        *Teiler                `protobuf:"bytes,1,opt,name=teiler,proto3" json:"teiler,omitempty"`
-	PatientId     string                 `protobuf:"bytes,2,opt,name=patient_id,json=patientId,proto3" json:"patient_id,omitempty"`
-	Stored        *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=stored,proto3" json:"stored,omitempty"`
-	SizeBytes     int32                  `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
-	Cases         int32                  `protobuf:"varint,5,opt,name=cases,proto3" json:"cases,omitempty"`
-	Samples       int32                  `protobuf:"varint,6,opt,name=samples,proto3" json:"samples,omitempty"`
-	Attributes    int32                  `protobuf:"varint,7,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Teiler     *Teiler                `protobuf:"bytes,1,opt,name=teiler,proto3" json:"teiler,omitempty"`
+	PatientId  string                 `protobuf:"bytes,2,opt,name=patient_id,json=patientId,proto3" json:"patient_id,omitempty"`
+	Stored     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=stored,proto3" json:"stored,omitempty"`
+	SizeBytes  int32                  `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	Cases      int32                  `protobuf:"varint,5,opt,name=cases,proto3" json:"cases,omitempty"`
+	Samples    int32                  `protobuf:"varint,6,opt,name=samples,proto3" json:"samples,omitempty"`
+	Attributes int32                  `protobuf:"varint,7,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	// containers counts Container elements at any depth; refs counts Ref
+	// elements (links between entities).
+	Containers    int32 `protobuf:"varint,8,opt,name=containers,proto3" json:"containers,omitempty"`
+	Refs          int32 `protobuf:"varint,9,opt,name=refs,proto3" json:"refs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -582,6 +586,20 @@ func (x *PatientSummary) GetSamples() int32 {
 func (x *PatientSummary) GetAttributes() int32 {
 	if x != nil {
 		return x.Attributes
+	}
+	return 0
+}
+
+func (x *PatientSummary) GetContainers() int32 {
+	if x != nil {
+		return x.Containers
+	}
+	return 0
+}
+
+func (x *PatientSummary) GetRefs() int32 {
+	if x != nil {
+		return x.Refs
 	}
 	return 0
 }
@@ -935,7 +953,7 @@ const file_upload_v1_admin_proto_rawDesc = "" +
 	"\x1dSetCredentialDisabledResponse\"\x18\n" +
 	"\x16ListCredentialsRequest\"W\n" +
 	"\x17ListCredentialsResponse\x12<\n" +
-	"\vcredentials\x18\x01 \x03(\v2\x1a.fris.upload.v1.CredentialR\vcredentials\"\x82\x02\n" +
+	"\vcredentials\x18\x01 \x03(\v2\x1a.fris.upload.v1.CredentialR\vcredentials\"\xb6\x02\n" +
 	"\x0ePatientSummary\x12.\n" +
 	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12\x1d\n" +
 	"\n" +
@@ -947,7 +965,11 @@ const file_upload_v1_admin_proto_rawDesc = "" +
 	"\asamples\x18\x06 \x01(\x05R\asamples\x12\x1e\n" +
 	"\n" +
 	"attributes\x18\a \x01(\x05R\n" +
-	"attributes\"\x99\x01\n" +
+	"attributes\x12\x1e\n" +
+	"\n" +
+	"containers\x18\b \x01(\x05R\n" +
+	"containers\x12\x12\n" +
+	"\x04refs\x18\t \x01(\x05R\x04refs\"\x99\x01\n" +
 	"\x13ListPatientsRequest\x12.\n" +
 	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1b\n" +

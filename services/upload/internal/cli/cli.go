@@ -155,7 +155,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PATIENT\tSTORED\tBYTES\tCASES\tSAMPLES\tATTRIBUTES")
+			fmt.Fprintln(tw, "PATIENT\tSTORED\tBYTES\tCASES\tSAMPLES\tATTRIBUTES\tCONTAINERS\tREFS")
 			tok, n := "", 0
 			for {
 				res, err := admin(cc).ListPatients(ctx, &uploadv1.ListPatientsRequest{Teiler: tl, Prefix: lPrefix, PageToken: tok})
@@ -167,7 +167,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 						return tw.Flush()
 					}
 					n++
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", p.GetPatientId(), p.GetStored().AsTime().UTC().Format(time.RFC3339), p.GetSizeBytes(), p.GetCases(), p.GetSamples(), p.GetAttributes())
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", p.GetPatientId(), p.GetStored().AsTime().UTC().Format(time.RFC3339), p.GetSizeBytes(), p.GetCases(), p.GetSamples(), p.GetAttributes(), p.GetContainers(), p.GetRefs())
 				}
 				if tok = res.GetNextPageToken(); tok == "" {
 					return tw.Flush()

@@ -1,9 +1,11 @@
-// Package patient reads the patient document a site uploads: Patient (or
-// patient) with Attributes, Cases and Samples; Cases with Attributes and
-// Samples; Samples with Attributes and Containers; Containers (nested, with
-// a designation) with Attributes and Containers; an Attribute is one MdrKey
-// with a Value or a LowerBound and/or UpperBound. Every element lives in
-// the namespace http://schema.samply.de/ccp/<its name>.
+// Package patient reads the patient document a site uploads, in the CCP
+// patient model the connectors marshal with JAXB: every entity (Patient,
+// Case, Sample, Container) has an id and holds Attributes, Containers and
+// Refs; a Patient also holds Cases and Samples (a Case holds no Sample);
+// Containers nest. An Attribute is one MdrKey with a Value (possibly empty
+// or xsi:nil) or a LowerBound and/or UpperBound; a Ref lists EntityIds.
+// Elements live in http://schema.samply.de/ccp/<their name>, except Ref
+// and EntityId, which have no namespace.
 //
 // The reader streams tokens instead of unmarshalling, so that a byte limit
 // and a depth limit hold before anything is built, and so that every
@@ -42,37 +44,45 @@ type Attribute struct {
 	MdrKey string
 	Value  string
 	// HasValue tells an empty Value from none (bounds only).
-	HasValue               bool
+	HasValue bool
+	// Nil is a Value marked xsi:nil="true": the source had no value.
+	Nil                    bool
 	LowerBound, UpperBound *string
 }
 
-// Container holds samples' parts (a box, a tube) and may nest.
-type Container struct {
-	ID, Designation string
-	Attributes      []Attribute
-	Containers      []Container
+// Ref links an entity to others by their ids.
+type Ref struct {
+	EntityIDs []string
 }
 
-// Sample is one biosample.
-type Sample struct {
+// Entity is what every element of the model has: Patient, Case, Sample and
+// Container.
+type Entity struct {
 	ID         string
 	Attributes []Attribute
 	Containers []Container
+	Refs       []Ref
 }
 
-// Case is one episode of care.
-type Case struct {
-	ID         string
-	Attributes []Attribute
-	Samples    []Sample
+// Container groups data inside an entity (a tumour, a therapy, a box of
+// tubes) and may nest.
+type Container struct {
+	Entity
+	Designation string
 }
+
+// Sample is one biosample.
+type Sample struct{ Entity }
+
+// Case is one episode of care.
+type Case struct{ Entity }
 
 // Patient is a parsed document.
 type Patient struct {
-	ID         string
-	Attributes []Attribute
-	Cases      []Case
-	Samples    []Sample
+	Entity
+	DKTKID, CentraxxID, IDType string
+	Cases                      []Case
+	Samples                    []Sample
 }
 
 // Parse reads one document from r.
@@ -206,16 +216,15 @@ func (p *parser) document() (*Patient, error) {
 			if (t.Name.Local != "Patient" && t.Name.Local != "patient") || t.Name.Space != NSBase+"Patient" {
 				return nil, invalid("root element must be Patient in namespace %sPatient, got %s", NSBase, name(t.Name))
 			}
-			pat := &Patient{ID: attr(t, "id")}
+			pat := &Patient{
+				Entity: Entity{ID: attr(t, "id")},
+				DKTKID: attr(t, "dktk_id"), CentraxxID: attr(t, "centraxx_id"), IDType: attr(t, "idType"),
+			}
 			if pat.ID == "" {
 				return nil, invalid("Patient without id")
 			}
-			if err := p.children("Patient "+quote(pat.ID), func(c xml.StartElement, where string) error {
+			if err := p.entity(&pat.Entity, "Patient "+quote(pat.ID), func(c xml.StartElement, where string) error {
 				switch c.Name.Local {
-				case "Attribute":
-					a, err := p.attribute(where)
-					pat.Attributes = append(pat.Attributes, a)
-					return err
 				case "Case":
 					cs, err := p.caseElem(c)
 					pat.Cases = append(pat.Cases, cs)
@@ -269,9 +278,33 @@ func attr(t xml.StartElement, local string) string {
 	return ""
 }
 
+// xsiNS is the namespace of xsi:nil.
+const xsiNS = "http://www.w3.org/2001/XMLSchema-instance"
+
+// inNamespace tells whether a child element is where the model puts it:
+// in NSBase+<its name>, except Ref and EntityId, which JAXB writes without
+// a namespace, and the bounds, which JAXB declares in Value's namespace
+// (their own NSBase+<name> is accepted too, as earlier uploads used it).
+func inNamespace(n xml.Name) bool {
+	switch n.Local {
+	case "Ref", "EntityId":
+		return n.Space == ""
+	case "LowerBound", "UpperBound":
+		return n.Space == NSBase+"Value" || n.Space == NSBase+n.Local
+	}
+	return n.Space == NSBase+n.Local
+}
+
+func wantNamespace(local string) string {
+	if local == "Ref" || local == "EntityId" {
+		return "must have no namespace"
+	}
+	return "is not in namespace " + NSBase + clip(local)
+}
+
 // children reads the content of the element just opened up to its end tag:
-// only whitespace and child elements, each in its own ccp namespace and
-// handled by fn (errUnexpected for a name fn does not take).
+// only whitespace and child elements, each in its namespace (inNamespace)
+// and handled by fn (errUnexpected for a name fn does not take).
 func (p *parser) children(where string, fn func(c xml.StartElement, where string) error) error {
 	for {
 		tok, err := p.next()
@@ -289,8 +322,8 @@ func (p *parser) children(where string, fn func(c xml.StartElement, where string
 				return invalid("unexpected text in %s", where)
 			}
 		case xml.StartElement:
-			if t.Name.Space != NSBase+t.Name.Local {
-				return invalid("element %s in %s is not in namespace %s%s", name(t.Name), where, NSBase, clip(t.Name.Local))
+			if !inNamespace(t.Name) {
+				return invalid("element %s in %s %s", name(t.Name), where, wantNamespace(t.Name.Local))
 			}
 			if err := fn(t, where); err != nil {
 				if errors.Is(err, errUnexpected) {
@@ -302,21 +335,43 @@ func (p *parser) children(where string, fn func(c xml.StartElement, where string
 	}
 }
 
+// entity reads what every entity holds (Attribute, Container, Ref) and
+// hands any other child to more. The model orders them (Attribute*,
+// Container*, Ref*, then a Patient's Case* and Sample*); JAXB always
+// writes them in that order, so any order is taken rather than checked.
+func (p *parser) entity(e *Entity, where string, more func(c xml.StartElement, where string) error) error {
+	return p.children(where, func(c xml.StartElement, where string) error {
+		switch c.Name.Local {
+		case "Attribute":
+			a, err := p.attribute(where)
+			e.Attributes = append(e.Attributes, a)
+			return err
+		case "Container":
+			cc, err := p.container(c)
+			e.Containers = append(e.Containers, cc)
+			return err
+		case "Ref":
+			r, err := p.ref(where)
+			e.Refs = append(e.Refs, r)
+			return err
+		}
+		if more == nil {
+			return errUnexpected
+		}
+		return more(c, where)
+	})
+}
+
 func (p *parser) caseElem(t xml.StartElement) (Case, error) {
-	c := Case{ID: attr(t, "id")}
+	c := Case{Entity{ID: attr(t, "id")}}
 	if c.ID == "" {
 		return c, invalid("Case without id")
 	}
-	err := p.children("Case "+quote(c.ID), func(ch xml.StartElement, where string) error {
-		switch ch.Name.Local {
-		case "Attribute":
-			a, err := p.attribute(where)
-			c.Attributes = append(c.Attributes, a)
-			return err
-		case "Sample":
-			s, err := p.sample(ch)
-			c.Samples = append(c.Samples, s)
-			return err
+	err := p.entity(&c.Entity, "Case "+quote(c.ID), func(ch xml.StartElement, where string) error {
+		if ch.Name.Local == "Sample" {
+			// The model has no Sample in a Case; saying where it belongs
+			// helps the site more than "unexpected".
+			return invalid("unexpected element Sample in %s: a Sample belongs directly in the Patient", where)
 		}
 		return errUnexpected
 	})
@@ -324,48 +379,56 @@ func (p *parser) caseElem(t xml.StartElement) (Case, error) {
 }
 
 func (p *parser) sample(t xml.StartElement) (Sample, error) {
-	s := Sample{ID: attr(t, "id")}
+	s := Sample{Entity{ID: attr(t, "id")}}
 	if s.ID == "" {
 		return s, invalid("Sample without id")
 	}
-	err := p.children("Sample "+quote(s.ID), func(ch xml.StartElement, where string) error {
-		switch ch.Name.Local {
-		case "Attribute":
-			a, err := p.attribute(where)
-			s.Attributes = append(s.Attributes, a)
-			return err
-		case "Container":
-			c, err := p.container(ch)
-			s.Containers = append(s.Containers, c)
-			return err
-		}
-		return errUnexpected
-	})
+	err := p.entity(&s.Entity, "Sample "+quote(s.ID), nil)
 	return s, err
 }
 
+// container reads a Container. The schema requires id and designation,
+// but JAXB writes whatever the site's data has, so a container without
+// them is kept rather than costing the whole patient.
 func (p *parser) container(t xml.StartElement) (Container, error) {
-	c := Container{ID: attr(t, "id"), Designation: attr(t, "designation")}
-	where := "Container"
-	if c.ID != "" {
-		where += " " + quote(c.ID)
-	} else if c.Designation != "" {
-		where += " " + quote(c.Designation)
-	}
-	err := p.children(where, func(ch xml.StartElement, where string) error {
-		switch ch.Name.Local {
-		case "Attribute":
-			a, err := p.attribute(where)
-			c.Attributes = append(c.Attributes, a)
-			return err
-		case "Container":
-			cc, err := p.container(ch)
-			c.Containers = append(c.Containers, cc)
-			return err
-		}
-		return errUnexpected
-	})
+	c := Container{Entity: Entity{ID: attr(t, "id")}, Designation: attr(t, "designation")}
+	err := p.entity(&c.Entity, "Container"+c.label(), nil)
 	return c, err
+}
+
+func (c Container) label() string {
+	switch {
+	case c.ID != "":
+		return " " + quote(c.ID)
+	case c.Designation != "":
+		return " " + quote(c.Designation)
+	}
+	return ""
+}
+
+// ref reads a Ref: EntityId elements, each the id of another entity.
+func (p *parser) ref(where string) (Ref, error) {
+	var r Ref
+	err := p.children("Ref in "+where, func(ch xml.StartElement, where string) error {
+		if ch.Name.Local != "EntityId" {
+			return errUnexpected
+		}
+		id, err := p.text("EntityId in " + where)
+		r.EntityIDs = append(r.EntityIDs, id)
+		return err
+	})
+	return r, err
+}
+
+func isNil(t xml.StartElement) bool {
+	for _, a := range t.Attr {
+		// An undeclared xsi prefix keeps its name as the space.
+		if a.Name.Local == "nil" && (a.Name.Space == xsiNS || a.Name.Space == "xsi") {
+			v := strings.TrimSpace(a.Value)
+			return v == "true" || v == "1"
+		}
+	}
+	return false
 }
 
 func (p *parser) attribute(where string) (Attribute, error) {
@@ -383,7 +446,7 @@ func (p *parser) attribute(where string) (Attribute, error) {
 			if a.HasValue {
 				return invalid("Attribute with more than one Value in %s", where)
 			}
-			a.HasValue, into = true, &a.Value
+			a.HasValue, a.Nil, into = true, isNil(ch), &a.Value
 		case "LowerBound":
 			if a.LowerBound != nil {
 				return invalid("Attribute with more than one LowerBound in %s", where)
@@ -416,6 +479,9 @@ func (p *parser) attribute(where string) (Attribute, error) {
 	if a.HasValue && (a.LowerBound != nil || a.UpperBound != nil) {
 		return a, invalid("Attribute %s with both a Value and bounds in %s", clip(a.MdrKey), where)
 	}
+	if a.Nil && a.Value != "" {
+		return a, invalid("Attribute %s has a Value marked xsi:nil with text in %s", clip(a.MdrKey), where)
+	}
 	return a, nil
 }
 
@@ -441,34 +507,32 @@ func (p *parser) text(where string) (string, error) {
 	}
 }
 
-// Counts are the numbers of cases, samples and attributes anywhere.
-func (p *Patient) Counts() (cases, samples, attributes int) {
-	cases = len(p.Cases)
-	attributes = len(p.Attributes)
-	var container func(c Container)
-	container = func(c Container) {
-		attributes += len(c.Attributes)
-		for _, cc := range c.Containers {
-			container(cc)
+// Counts are the numbers of elements of each kind anywhere in a document.
+type Counts struct {
+	Cases, Samples, Containers, Attributes, Refs int
+}
+
+// Counts counts the patient's elements.
+func (p *Patient) Counts() Counts {
+	var n Counts
+	var entity func(e *Entity)
+	entity = func(e *Entity) {
+		n.Attributes += len(e.Attributes)
+		n.Refs += len(e.Refs)
+		n.Containers += len(e.Containers)
+		for i := range e.Containers {
+			entity(&e.Containers[i].Entity)
 		}
 	}
-	sample := func(s Sample) {
-		samples++
-		attributes += len(s.Attributes)
-		for _, c := range s.Containers {
-			container(c)
-		}
+	entity(&p.Entity)
+	n.Cases, n.Samples = len(p.Cases), len(p.Samples)
+	for i := range p.Cases {
+		entity(&p.Cases[i].Entity)
 	}
-	for _, c := range p.Cases {
-		attributes += len(c.Attributes)
-		for _, s := range c.Samples {
-			sample(s)
-		}
+	for i := range p.Samples {
+		entity(&p.Samples[i].Entity)
 	}
-	for _, s := range p.Samples {
-		sample(s)
-	}
-	return cases, samples, attributes
+	return n
 }
 
 // Value is one value to check against the registry. Where names its
@@ -477,51 +541,41 @@ type Value struct {
 	Where, MdrKey, Kind, Text string
 }
 
-// Values lists every value and bound in document order (Patient's own
-// attributes, then its cases with their samples, then its samples).
+// Values lists every value and bound to check, in document order: each
+// entity's own attributes, then its containers', depth first; the
+// Patient, then its cases, then its samples. A nil or empty value is left
+// out: it says the source has no value, which is not a wrong one, and a
+// registry would refuse "" for most types and so refuse real data.
 func (p *Patient) Values() []Value {
 	var out []Value
-	add := func(where string, as []Attribute) {
-		for _, a := range as {
-			if a.HasValue {
-				out = append(out, Value{Where: where, MdrKey: a.MdrKey, Kind: "Value", Text: a.Value})
+	add := func(where, key, kind, text string) {
+		if text != "" {
+			out = append(out, Value{Where: where, MdrKey: key, Kind: kind, Text: text})
+		}
+	}
+	var entity func(where string, e *Entity)
+	entity = func(where string, e *Entity) {
+		for _, a := range e.Attributes {
+			if a.HasValue && !a.Nil {
+				add(where, a.MdrKey, "Value", a.Value)
 			}
 			if a.LowerBound != nil {
-				out = append(out, Value{Where: where, MdrKey: a.MdrKey, Kind: "LowerBound", Text: *a.LowerBound})
+				add(where, a.MdrKey, "LowerBound", *a.LowerBound)
 			}
 			if a.UpperBound != nil {
-				out = append(out, Value{Where: where, MdrKey: a.MdrKey, Kind: "UpperBound", Text: *a.UpperBound})
+				add(where, a.MdrKey, "UpperBound", *a.UpperBound)
 			}
 		}
-	}
-	var container func(c Container)
-	container = func(c Container) {
-		where := "container"
-		if c.ID != "" {
-			where += " " + quote(c.ID)
-		} else if c.Designation != "" {
-			where += " " + quote(c.Designation)
-		}
-		add(where, c.Attributes)
-		for _, cc := range c.Containers {
-			container(cc)
+		for i := range e.Containers {
+			entity("container"+e.Containers[i].label(), &e.Containers[i].Entity)
 		}
 	}
-	sample := func(s Sample) {
-		add("sample "+quote(s.ID), s.Attributes)
-		for _, c := range s.Containers {
-			container(c)
-		}
+	entity("patient "+quote(p.ID), &p.Entity)
+	for i := range p.Cases {
+		entity("case "+quote(p.Cases[i].ID), &p.Cases[i].Entity)
 	}
-	add("patient "+quote(p.ID), p.Attributes)
-	for _, c := range p.Cases {
-		add("case "+quote(c.ID), c.Attributes)
-		for _, s := range c.Samples {
-			sample(s)
-		}
-	}
-	for _, s := range p.Samples {
-		sample(s)
+	for i := range p.Samples {
+		entity("sample "+quote(p.Samples[i].ID), &p.Samples[i].Entity)
 	}
 	return out
 }

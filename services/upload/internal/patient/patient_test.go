@@ -23,12 +23,17 @@ func str(s string) *string { return &s }
 
 // fullDoc has every kind of element; the fuzz target starts from it too.
 var fullDoc = doc(attrXML("urn:x:dataelement:1:1", "female") +
+	`<t:Container id="pc" designation="History">` + attrXML("urn:x:dataelement:6:1", "x") + `</t:Container>` +
+	`<Ref><EntityId>c1</EntityId></Ref>` +
 	`<c:Case id="c1">` + attrXML("urn:x:dataelement:2:1", " 42 ") +
 	`<a:Attribute><k:MdrKey>urn:x:dataelement:3:1</k:MdrKey><lo:LowerBound>1</lo:LowerBound><hi:UpperBound>2</hi:UpperBound></a:Attribute>` +
+	`<t:Container designation="Tumour"/><Ref><EntityId>s1</EntityId><EntityId> s2 </EntityId></Ref><Ref/>` +
+	`</c:Case><!-- a comment --><c:Case id="c2"/>` +
 	`<s:Sample id="s1">` + attrXML("urn:x:dataelement:4:1", "serum") +
-	`<t:Container id="box" designation="Box 1"><t:Container designation="Tube">` + attrXML("urn:x:dataelement:5:1", "") + `</t:Container></t:Container>` +
-	`</s:Sample></c:Case><!-- a comment --><c:Case id="c2"/>` +
-	`<s:Sample id="s2"/>`)
+	`<t:Container id="box" designation="Box 1"><t:Container designation="Tube">` + attrXML("urn:x:dataelement:5:1", "") +
+	`<a:Attribute><k:MdrKey>urn:x:dataelement:7:1</k:MdrKey><v:Value xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:nil="true"/></a:Attribute>` +
+	`</t:Container></t:Container>` +
+	`</s:Sample><s:Sample id="s2"/>`)
 
 func TestParseFull(t *testing.T) {
 	got, err := Parse(strings.NewReader(fullDoc), Limits{})
@@ -36,41 +41,162 @@ func TestParseFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Patient{
-		ID:         "p1",
-		Attributes: []Attribute{{MdrKey: "urn:x:dataelement:1:1", Value: "female", HasValue: true}},
-		Cases: []Case{{
+		Entity: Entity{
+			ID:         "p1",
+			Attributes: []Attribute{{MdrKey: "urn:x:dataelement:1:1", Value: "female", HasValue: true}},
+			Containers: []Container{{Entity: Entity{ID: "pc", Attributes: []Attribute{{MdrKey: "urn:x:dataelement:6:1", Value: "x", HasValue: true}}}, Designation: "History"}},
+			Refs:       []Ref{{EntityIDs: []string{"c1"}}},
+		},
+		Cases: []Case{{Entity{
 			ID: "c1",
 			Attributes: []Attribute{
 				{MdrKey: "urn:x:dataelement:2:1", Value: "42", HasValue: true},
 				{MdrKey: "urn:x:dataelement:3:1", LowerBound: str("1"), UpperBound: str("2")},
 			},
-			Samples: []Sample{{
-				ID:         "s1",
-				Attributes: []Attribute{{MdrKey: "urn:x:dataelement:4:1", Value: "serum", HasValue: true}},
-				Containers: []Container{{ID: "box", Designation: "Box 1", Containers: []Container{{
-					Designation: "Tube", Attributes: []Attribute{{MdrKey: "urn:x:dataelement:5:1", HasValue: true}},
-				}}}},
-			}},
-		}, {ID: "c2"}},
-		Samples: []Sample{{ID: "s2"}},
+			Containers: []Container{{Designation: "Tumour"}},
+			Refs:       []Ref{{EntityIDs: []string{"s1", "s2"}}, {}},
+		}}, {Entity{ID: "c2"}}},
+		Samples: []Sample{{Entity{
+			ID:         "s1",
+			Attributes: []Attribute{{MdrKey: "urn:x:dataelement:4:1", Value: "serum", HasValue: true}},
+			Containers: []Container{{Entity: Entity{ID: "box", Containers: []Container{{
+				Designation: "Tube", Entity: Entity{Attributes: []Attribute{
+					{MdrKey: "urn:x:dataelement:5:1", HasValue: true},
+					{MdrKey: "urn:x:dataelement:7:1", HasValue: true, Nil: true},
+				}},
+			}}}, Designation: "Box 1"}},
+		}}, {Entity{ID: "s2"}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
-	if c, s, a := got.Counts(); c != 2 || s != 2 || a != 5 {
-		t.Fatalf("Counts = %d %d %d", c, s, a)
+	if n, want := got.Counts(), (Counts{Cases: 2, Samples: 2, Containers: 4, Attributes: 7, Refs: 3}); n != want {
+		t.Fatalf("Counts = %+v, want %+v", n, want)
 	}
+	// Nil and empty values are not sent to the registry.
 	vals := got.Values()
 	wantVals := []Value{
 		{`patient "p1"`, "urn:x:dataelement:1:1", "Value", "female"},
+		{`container "pc"`, "urn:x:dataelement:6:1", "Value", "x"},
 		{`case "c1"`, "urn:x:dataelement:2:1", "Value", "42"},
 		{`case "c1"`, "urn:x:dataelement:3:1", "LowerBound", "1"},
 		{`case "c1"`, "urn:x:dataelement:3:1", "UpperBound", "2"},
 		{`sample "s1"`, "urn:x:dataelement:4:1", "Value", "serum"},
-		{`container "Tube"`, "urn:x:dataelement:5:1", "Value", ""},
 	}
 	if !reflect.DeepEqual(vals, wantVals) {
 		t.Fatalf("Values = %+v", vals)
+	}
+}
+
+// jaxbDoc is what the connector's JAXB marshaller writes: a prefix per
+// namespace in the order it met them (ns2..ns17 in real uploads), the
+// schemaLocation on the root, Ref and EntityId unqualified, nil values,
+// containers directly in Patient, Case and Sample, nested ones, and the
+// bounds in Value's namespace.
+const jaxbDoc = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<ns17:Patient xmlns:ns2="http://schema.samply.de/ccp/Inquiry" xmlns:ns3="http://schema.samply.de/ccp/QueryResult" xmlns:ns9="http://schema.samply.de/ccp/Attribute" xmlns:ns10="http://schema.samply.de/ccp/MdrKey" xmlns:ns11="http://schema.samply.de/ccp/Value" xmlns:ns12="http://schema.samply.de/ccp/Container" xmlns:ns13="http://schema.samply.de/ccp/Entity" xmlns:ns14="http://schema.samply.de/ccp/Case" xmlns:ns15="http://schema.samply.de/ccp/Sample" xmlns:ns17="http://schema.samply.de/ccp/Patient" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://schema.samply.de/ccp/Patient http://schema.samply.de/ccp/Patient.xsd" id="QmFzZTY0SWQ==" dktk_id="DKTK-1" centraxx_id="1001" idType="BK">
+    <ns9:Attribute>
+        <ns10:MdrKey>urn:dktk:dataelement:1:3</ns10:MdrKey>
+        <ns11:Value>W</ns11:Value>
+    </ns9:Attribute>
+    <ns9:Attribute>
+        <ns10:MdrKey>urn:dktk:dataelement:53:3</ns10:MdrKey>
+        <ns11:Value xsi:nil="true"/>
+    </ns9:Attribute>
+    <ns12:Container id="PROGRESS-1" designation="Progress">
+        <ns9:Attribute>
+            <ns10:MdrKey>urn:dktk:dataelement:25:4</ns10:MdrKey>
+            <ns11:Value>01.02.2020</ns11:Value>
+        </ns9:Attribute>
+        <ns12:Container id="THERAPY-1" designation="SystemTherapy">
+            <ns9:Attribute>
+                <ns10:MdrKey>urn:dktk:dataelement:38:2</ns10:MdrKey>
+                <ns11:Value></ns11:Value>
+            </ns9:Attribute>
+        </ns12:Container>
+        <Ref>
+            <EntityId>CASE-1</EntityId>
+        </Ref>
+    </ns12:Container>
+    <ns14:Case id="CASE-1">
+        <ns9:Attribute>
+            <ns10:MdrKey>urn:dktk:dataelement:29:2</ns10:MdrKey>
+            <ns11:Value>C61</ns11:Value>
+        </ns9:Attribute>
+        <ns12:Container id="TUMOUR-1" designation="Tumour">
+            <ns9:Attribute>
+                <ns10:MdrKey>urn:dktk:dataelement:7:2</ns10:MdrKey>
+                <ns11:Value>8140/3</ns11:Value>
+            </ns9:Attribute>
+            <ns12:Container id="HISTOLOGY-1" designation="Histology">
+                <ns9:Attribute>
+                    <ns10:MdrKey>urn:dktk:dataelement:9:2</ns10:MdrKey>
+                    <ns11:LowerBound>2</ns11:LowerBound>
+                </ns9:Attribute>
+            </ns12:Container>
+        </ns12:Container>
+        <Ref>
+            <EntityId>SAMPLE-1</EntityId>
+            <EntityId>PROGRESS-1</EntityId>
+        </Ref>
+    </ns14:Case>
+    <ns15:Sample id="SAMPLE-1">
+        <ns9:Attribute>
+            <ns10:MdrKey>urn:dktk:dataelement:97:1</ns10:MdrKey>
+            <ns11:Value>Serum</ns11:Value>
+        </ns9:Attribute>
+        <ns12:Container id="ALIQUOT-1" designation="Aliquot"/>
+        <Ref/>
+    </ns15:Sample>
+</ns17:Patient>
+`
+
+func TestParseJAXB(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"as marshalled", jaxbDoc},
+		// A marshaller that makes one namespace the default must undeclare
+		// it for the unqualified Ref and EntityId.
+		{"default namespace", strings.NewReplacer("ns11:", "", "xmlns:ns11=", "xmlns=", "<Ref>", `<Ref xmlns="">`, "<Ref/>", `<Ref xmlns=""/>`).Replace(jaxbDoc)},
+		// Other prefixes, and children in another order than JAXB's.
+		{"other prefixes and order", strings.NewReplacer("ns9:", "a:", "xmlns:ns9=", "xmlns:a=", "ns12:", "ns4:", "xmlns:ns12=", "xmlns:ns4=").Replace(
+			strings.Replace(jaxbDoc, "<ns14:Case", `<ns15:Sample id="S-0"/><Ref><EntityId>x</EntityId></Ref><ns14:Case`, 1))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse(strings.NewReader(tc.in), Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.ID != "QmFzZTY0SWQ==" || p.DKTKID != "DKTK-1" || p.CentraxxID != "1001" || p.IDType != "BK" {
+				t.Fatalf("patient attributes: %+v", p)
+			}
+			n := p.Counts()
+			if n.Cases != 1 || n.Containers != 5 || n.Attributes != 8 || n.Samples < 1 || n.Refs < 3 {
+				t.Fatalf("Counts = %+v", n)
+			}
+			if a := p.Attributes[1]; !a.Nil || !a.HasValue || a.Value != "" {
+				t.Fatalf("nil value: %+v", a)
+			}
+			if r := p.Cases[0].Refs[0].EntityIDs; !reflect.DeepEqual(r, []string{"SAMPLE-1", "PROGRESS-1"}) {
+				t.Fatalf("case refs: %q", r)
+			}
+			// Attributes in containers at any depth are validated; nil and
+			// empty values are not.
+			var keys []string
+			for _, v := range p.Values() {
+				keys = append(keys, v.Where+" "+v.MdrKey)
+			}
+			want := []string{
+				`patient "QmFzZTY0SWQ==" urn:dktk:dataelement:1:3`,
+				`container "PROGRESS-1" urn:dktk:dataelement:25:4`,
+				`case "CASE-1" urn:dktk:dataelement:29:2`,
+				`container "TUMOUR-1" urn:dktk:dataelement:7:2`,
+				`container "HISTOLOGY-1" urn:dktk:dataelement:9:2`,
+				`sample "SAMPLE-1" urn:dktk:dataelement:97:1`,
+			}
+			if !reflect.DeepEqual(keys, want) {
+				t.Fatalf("Values at %q", keys)
+			}
+		})
 	}
 }
 
@@ -83,13 +209,20 @@ func TestParseDemoAndSpellings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, s, a := p.Counts(); p.ID != "DEMO-0001" || c != 2 || s != 2 || a != 25 {
-		t.Fatalf("demo: id %q counts %d %d %d", p.ID, c, s, a)
+	if n := p.Counts(); p.ID != "DEMO-0001" || n != (Counts{Cases: 2, Samples: 2, Containers: 7, Attributes: 27, Refs: 4}) {
+		t.Fatalf("demo: id %q counts %+v", p.ID, n)
 	}
 	// Lower-case root in a default namespace; children with their own.
 	lower := `<patient xmlns="http://schema.samply.de/ccp/Patient" id="x"><Case xmlns="http://schema.samply.de/ccp/Case" id="c"/></patient>`
 	if p, err := Parse(strings.NewReader(lower), Limits{}); err != nil || p.ID != "x" || len(p.Cases) != 1 {
 		t.Fatalf("lower-case root: %+v %v", p, err)
+	}
+	// An undeclared xsi prefix still marks nil; "1" is true in XML Schema.
+	for _, v := range []string{`<v:Value xsi:nil="true"/>`, `<v:Value xmlns:i="http://www.w3.org/2001/XMLSchema-instance" i:nil="1"></v:Value>`} {
+		p, err := Parse(strings.NewReader(doc(`<a:Attribute><k:MdrKey>urn:a</k:MdrKey>`+v+`</a:Attribute>`)), Limits{})
+		if err != nil || !p.Attributes[0].Nil {
+			t.Fatalf("%s: %+v %v", v, p, err)
+		}
 	}
 }
 
@@ -106,7 +239,15 @@ var errorCases = []struct{ name, in, reason string }{
 	{"sample without id", doc(`<s:Sample/>`), "Sample without id"},
 	{"child in wrong namespace", doc(`<v:Case id="c"/>`), "is not in namespace"},
 	{"unknown element", doc(`<Foo xmlns="http://schema.samply.de/ccp/Foo"/>`), "unexpected element Foo"},
-	{"sample in container order", doc(`<c:Case id="c"><t:Container/></c:Case>`), `unexpected element Container in Case "c"`},
+	{"sample in case", doc(`<c:Case id="c"><s:Sample id="s"/></c:Case>`), `unexpected element Sample in Case "c": a Sample belongs directly in the Patient`},
+	{"case in case", doc(`<c:Case id="c"><c:Case id="d"/></c:Case>`), `unexpected element Case in Case "c"`},
+	{"ref in a namespace", doc(`<c:Ref/>`), `element {http://schema.samply.de/ccp/Case}Ref in Patient "p1" must have no namespace`},
+	{"entity id in a namespace", doc(`<Ref><v:EntityId>x</v:EntityId></Ref>`), "must have no namespace"},
+	{"other element in ref", doc(`<Ref><Id>x</Id></Ref>`), "is not in namespace"},
+	{"element in entity id", doc(`<Ref><EntityId><EntityId/></EntityId></Ref>`), "unexpected element EntityId in EntityId"},
+	{"text in ref", doc(`<Ref>x</Ref>`), `unexpected text in Ref in Patient "p1"`},
+	{"nil value with text", doc(`<a:Attribute><k:MdrKey>urn:a</k:MdrKey><v:Value xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:nil="true">1</v:Value></a:Attribute>`), "marked xsi:nil with text"},
+	{"bound in attribute namespace", doc(`<a:Attribute><k:MdrKey>urn:a</k:MdrKey><a:LowerBound>1</a:LowerBound></a:Attribute>`), "is not in namespace"},
 	{"attribute without key", doc(`<c:Case id="c1"><a:Attribute><v:Value>1</v:Value></a:Attribute></c:Case>`), `Attribute without MdrKey in Case "c1"`},
 	{"attribute with empty key", doc(`<a:Attribute><k:MdrKey> </k:MdrKey><v:Value>1</v:Value></a:Attribute>`), "without MdrKey"},
 	{"attribute without value", doc(`<a:Attribute><k:MdrKey>urn:a</k:MdrKey></a:Attribute>`), "Attribute without Value (MdrKey urn:a) in Patient \"p1\""},
@@ -115,7 +256,7 @@ var errorCases = []struct{ name, in, reason string }{
 	{"two keys", doc(`<a:Attribute><k:MdrKey>urn:a</k:MdrKey><k:MdrKey>urn:b</k:MdrKey><v:Value>1</v:Value></a:Attribute>`), "more than one MdrKey"},
 	{"text in attribute", doc(`<a:Attribute>x<k:MdrKey>urn:a</k:MdrKey><v:Value>1</v:Value></a:Attribute>`), "unexpected text in Attribute"},
 	{"key in wrong namespace", doc(`<a:Attribute><v:MdrKey>urn:a</v:MdrKey><v:Value>1</v:Value></a:Attribute>`), "is not in namespace"},
-	{"container in patient", doc(`<t:Container/>`), `unexpected element Container in Patient "p1"`},
+	{"sample in container", doc(`<t:Container id="t"><s:Sample id="s"/></t:Container>`), `unexpected element Sample in Container "t"`},
 	{"case in sample", doc(`<s:Sample id="s"><c:Case id="c"/></s:Sample>`), `unexpected element Case in Sample "s"`},
 	{"entity", doc(`<c:Case id="&x;"/>`), "malformed XML"},
 	{"text before root", `x` + doc(``), "text before the root element"},

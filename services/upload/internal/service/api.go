@@ -81,7 +81,7 @@ func (p Public) GetUploadStats(ctx context.Context, r *uploadv1.GetUploadStatsRe
 }
 
 func (p Public) PutUploadStats(ctx context.Context, r *uploadv1.PutUploadStatsRequest) (*uploadv1.PutUploadStatsResponse, error) {
-	at, fromDoc, err := p.SetLastUpload(ctx, teiler(r.GetTeiler()), r.GetDocument())
+	at, fromDoc, err := p.SetLastUpload(ctx, teiler(r.GetTeiler()), r.GetDocument(), r.GetContentType())
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
@@ -137,6 +137,7 @@ func pbSummary(s storage.Summary) *uploadv1.PatientSummary {
 	return &uploadv1.PatientSummary{
 		Teiler: pbTeiler(s.Teiler), PatientId: s.PatientID, Stored: timestamppb.New(time.Unix(0, s.Stored)),
 		SizeBytes: int32(s.Size), Cases: int32(s.Cases), Samples: int32(s.Samples), Attributes: int32(s.Attributes),
+		Containers: int32(s.Containers), Refs: int32(s.Refs),
 	}
 }
 

@@ -216,10 +216,10 @@ func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, d
 		s.count.Upload("rejected")
 		return Rejected, problems, nil
 	}
-	cases, samples, attrs := p.Counts()
+	n := p.Counts()
 	replaced, err := s.store.PutPatient(ctx, storage.Summary{
 		Teiler: t, PatientID: id, Stored: s.now().UnixNano(), Size: len(doc),
-		Cases: cases, Samples: samples, Attributes: attrs,
+		Cases: n.Cases, Samples: n.Samples, Attributes: n.Attributes, Containers: n.Containers, Refs: n.Refs,
 	}, doc)
 	if err != nil {
 		return 0, nil, err
@@ -314,15 +314,16 @@ func (s *Service) LastUpload(ctx context.Context, t storage.Teiler) (time.Time, 
 }
 
 // SetLastUpload stores the document's timestamp when it holds a parseable
-// one that is not in the future, else the current time.
-func (s *Service) SetLastUpload(ctx context.Context, t storage.Teiler, doc []byte) (time.Time, bool, error) {
+// one that is not in the future, else the current time (an empty document
+// too). contentType's charset says how doc is encoded.
+func (s *Service) SetLastUpload(ctx context.Context, t storage.Teiler, doc []byte, contentType string) (time.Time, bool, error) {
 	if err := checkTeiler(t); err != nil {
 		return time.Time{}, false, err
 	}
 	if err := s.authorize(ctx, t); err != nil {
 		return time.Time{}, false, err
 	}
-	at, ok, err := stats.Parse(bytes.NewReader(doc))
+	at, ok, err := stats.ParseCharset(bytes.NewReader(doc), stats.Charset(contentType))
 	if err != nil {
 		return time.Time{}, false, rpcerr.New(rpcerr.ErrInvalid, "%s", err.Error())
 	}

@@ -233,22 +233,30 @@ func TestUploadStats(t *testing.T) {
 		t.Fatal("a fresh teiler has a timestamp")
 	}
 	for _, tc := range []struct {
-		body    string
-		want    time.Time
-		fromDoc bool
+		body, contentType string
+		want              time.Time
+		fromDoc           bool
 	}{
-		{`<Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 CET</LastUploadTimestamp></Uploadstats>`, time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), true},
-		{`<Uploadstats/>`, f.now, false},
+		{`<Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 CET</LastUploadTimestamp></Uploadstats>`, "application/xml", time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), true},
+		{`<Uploadstats/>`, "", f.now, false},
 		// An hour ahead of the server: the server's clock wins.
-		{`<Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 13:00:00 GMT</LastUploadTimestamp></Uploadstats>`, f.now, false},
+		{`<Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 13:00:00 GMT</LastUploadTimestamp></Uploadstats>`, "", f.now, false},
+		// The connector's exact request, and ISO-8859-1 beyond ASCII.
+		{`<UploadStats><LastUploadTimestamp>Mon, 23 Nov 2026 08:19:46 CET</LastUploadTimestamp></UploadStats>`, "text/plain; charset=ISO-8859-1", time.Date(2026, 11, 23, 7, 19, 46, 0, time.UTC), true},
+		{"<UploadStats><!-- M\xfcnchen --><LastUploadTimestamp>Mon, 23 Nov 2026 08:00:00 GMT</LastUploadTimestamp></UploadStats>", "text/plain; charset=latin1", time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC), true},
+		{`<Uploadstats><LastUploadTimestamp>Mon, 23 Nov 2026 07:00:00 UTC</LastUploadTimestamp></Uploadstats>`, "text/xml; charset=US-ASCII", time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC), true},
+		// An empty body: now.
+		{``, "text/plain; charset=ISO-8859-1", f.now, false},
 	} {
-		res, err := f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(tc.body)})
+		res, err := f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(tc.body), ContentType: tc.contentType})
 		if err != nil || res.GetFromDocument() != tc.fromDoc || !res.GetStored().AsTime().Equal(tc.want) || !get().Equal(tc.want) {
 			t.Fatalf("%s: %v, %v; stored %v", tc.body, res, err, get())
 		}
 	}
 	_, err := f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(`<x/>`)})
 	wantCode(t, err, codes.InvalidArgument, "Uploadstats")
+	_, err = f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(`<Uploadstats/>`), ContentType: "text/plain; charset=koi8-r"})
+	wantCode(t, err, codes.InvalidArgument, "charset")
 }
 
 func TestListPatientsPaging(t *testing.T) {
@@ -320,5 +328,32 @@ func TestIDsAtTheKeyLimit(t *testing.T) {
 	got, err := f.admin.GetPatient(admin, &uploadv1.GetPatientRequest{Teiler: long, PatientId: id})
 	if err != nil || string(got.GetDocument()) != string(doc(id, "1")) {
 		t.Fatalf("GetPatient = %v, %v", got, err)
+	}
+}
+
+// TestValidationInContainers: reject mode finds a bad value however deep
+// its container sits, and nil or empty values are stored, not refused.
+func TestValidationInContainers(t *testing.T) {
+	f, ctx := seeded(t, ValidateReject)
+	ccp := func(id, inner string) []byte {
+		return []byte(`<ns2:Patient xmlns:ns2="http://schema.samply.de/ccp/Patient" xmlns:ns3="http://schema.samply.de/ccp/Attribute" xmlns:ns4="http://schema.samply.de/ccp/MdrKey" xmlns:ns5="http://schema.samply.de/ccp/Value" xmlns:ns6="http://schema.samply.de/ccp/Container" xmlns:ns7="http://schema.samply.de/ccp/Case" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" id="` + id + `">` +
+			`<ns6:Container id="t1" designation="Tumour"><ns6:Container id="h1" designation="Histology">` + inner + `</ns6:Container></ns6:Container>` +
+			`<ns7:Case id="c1"><ns6:Container id="p1" designation="Progress"><ns3:Attribute><ns4:MdrKey>urn:x:dataelement:2:1</ns4:MdrKey><ns5:Value xsi:nil="true"/></ns3:Attribute></ns6:Container><Ref><EntityId>t1</EntityId></Ref></ns7:Case>` +
+			`</ns2:Patient>`)
+	}
+	attr := func(v string) string {
+		return `<ns3:Attribute><ns4:MdrKey>urn:x:dataelement:1:1</ns4:MdrKey>` + v + `</ns3:Attribute>`
+	}
+	res, err := f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "deep", Document: ccp("deep", attr(`<ns5:Value>bad</ns5:Value>`))})
+	if err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_REJECTED || len(res.GetProblems()) != 1 || res.GetProblems()[0].GetWhere() != `container "h1"` {
+		t.Fatalf("bad value in a nested container = %v, %v", res, err)
+	}
+	res, err = f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "deep", Document: ccp("deep", attr(`<ns5:Value/>`)+attr(`<ns5:Value xsi:nil="true"/>`))})
+	if err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_CREATED || len(res.GetProblems()) != 0 {
+		t.Fatalf("empty and nil values = %v, %v", res, err)
+	}
+	got, err := f.admin.GetPatient(context.Background(), &uploadv1.GetPatientRequest{Teiler: t1, PatientId: "deep"})
+	if s := got.GetSummary(); err != nil || s.GetCases() != 1 || s.GetContainers() != 3 || s.GetRefs() != 1 || s.GetAttributes() != 3 {
+		t.Fatalf("summary = %v, %v", s, err)
 	}
 }

@@ -24,34 +24,44 @@ func FuzzParse(f *testing.F) {
 	f.Add(`<Uploadstats><LastUploadTimestamp>Thu, 23 Jul 2026 10:00:00 -0130</LastUploadTimestamp></Uploadstats>`)
 	f.Add(string(render(time.Unix(0, 0))))
 	f.Add(`<Uploadstats/>`)
+	f.Add(``)
+	f.Add(`<UploadStats><LastUploadTimestamp>Mon, 23 Nov 2026 16:19:46 CET</LastUploadTimestamp></UploadStats>`)
+	f.Add("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><Uploadstats><!-- \xe4 --><LastUploadTimestamp>Sun, 01 Mar 2026 01:00:00 UTC</LastUploadTimestamp></Uploadstats>")
 	f.Add(`<!DOCTYPE x><Uploadstats/>`)
 	// The decoder's message echoes an unbounded entity name with invalid UTF-8.
 	f.Add("&000000000000" + strings.Repeat("\x9b", 35) + " ")
 	f.Fuzz(func(t *testing.T, in string) {
-		at, ok, err := Parse(strings.NewReader(in))
-		if err != nil {
-			var ie *InvalidError
-			if !errors.As(err, &ie) {
-				t.Fatalf("error of an unexpected kind: %T %v", err, err)
-			}
-			if ie.Reason == "" || len(ie.Reason) > 200 || strings.ContainsAny(ie.Reason, "\r\n") {
-				t.Fatalf("reason is not one short line: %q", ie.Reason)
-			}
-			return
-		}
-		if !ok {
-			return
-		}
-		if at.Location() != time.UTC {
-			t.Fatalf("time not in UTC: %v", at)
-		}
-		// An HTTP-date has four-digit years only.
-		if at.Year() < 0 || at.Year() > 9999 {
-			return
-		}
-		again, ok, err := Parse(bytes.NewReader(render(at)))
-		if err != nil || !ok || !again.Equal(at.Truncate(time.Second)) {
-			t.Fatalf("%v -> %s -> %v %v %v", at, render(at), again, ok, err)
+		// The connector's charset too: every byte is a character in it.
+		for _, cs := range []string{"", "iso-8859-1"} {
+			check(t, in, cs)
 		}
 	})
+}
+
+func check(t *testing.T, in, charset string) {
+	at, ok, err := ParseCharset(strings.NewReader(in), charset)
+	if err != nil {
+		var ie *InvalidError
+		if !errors.As(err, &ie) {
+			t.Fatalf("error of an unexpected kind: %T %v", err, err)
+		}
+		if ie.Reason == "" || len(ie.Reason) > 200 || strings.ContainsAny(ie.Reason, "\r\n") {
+			t.Fatalf("reason is not one short line: %q", ie.Reason)
+		}
+		return
+	}
+	if !ok {
+		return
+	}
+	if at.Location() != time.UTC {
+		t.Fatalf("time not in UTC: %v", at)
+	}
+	// An HTTP-date has four-digit years only.
+	if at.Year() < 0 || at.Year() > 9999 {
+		return
+	}
+	again, ok, err := Parse(bytes.NewReader(render(at)))
+	if err != nil || !ok || !again.Equal(at.Truncate(time.Second)) {
+		t.Fatalf("%v -> %s -> %v %v %v", at, render(at), again, ok, err)
+	}
 }

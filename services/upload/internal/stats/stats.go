@@ -1,18 +1,23 @@
 // Package stats reads the upload statistics document a site's connector
 // sends: root Uploadstats (or UploadStats) with one LastUploadTimestamp
-// holding an HTTP-date. Time zone abbreviations are mapped to offsets from
+// holding an HTTP-date, in UTF-8, US-ASCII or ISO-8859-1 (the connector's
+// HTTP client labels its string body text/plain; charset=ISO-8859-1). Time zone abbreviations are mapped to offsets from
 // an explicit table, because time.Parse silently reads an abbreviation it
 // does not know as UTC, which would shift a CET timestamp by an hour.
 package stats
 
 import (
+	"bufio"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"strings"
 	"time"
 	"unicode"
+
+	"golang.org/x/text/encoding/charmap"
 )
 
 // MaxBytes bounds the document; a real one is about 150 bytes.
@@ -25,14 +30,81 @@ func (e *InvalidError) Error() string { return e.Reason }
 
 func invalid(format string, a ...any) error { return &InvalidError{Reason: fmt.Sprintf(format, a...)} }
 
-// Parse reads a document. ok is false (with a nil error) when the document
-// is well-formed with the right root but holds no parseable timestamp.
-func Parse(r io.Reader) (t time.Time, ok bool, err error) {
+// ErrCharset is a charset the service does not read.
+var ErrCharset = errors.New("unsupported charset")
+
+// charsets are the names (IANA's and its aliases, lower case) of the
+// charsets read, and how to read each as UTF-8; US-ASCII is a subset of
+// UTF-8, so it is read as is.
+var charsets = map[string]func(io.Reader) io.Reader{
+	"utf-8": nil, "utf8": nil,
+	"us-ascii": nil, "ascii": nil, "iso646-us": nil, "ansi_x3.4-1968": nil, "us": nil, "csascii": nil,
+	"iso-8859-1": latin1, "iso8859-1": latin1, "iso_8859-1": latin1, "latin1": latin1, "l1": latin1,
+	"iso-ir-100": latin1, "cp819": latin1, "ibm819": latin1, "csisolatin1": latin1, "iso_8859-1:1987": latin1,
+}
+
+func latin1(r io.Reader) io.Reader { return charmap.ISO8859_1.NewDecoder().Reader(r) }
+
+// Charset is the charset of a Content-Type, lower case; "" when it names
+// none or cannot be parsed (the body is then read as the XML declaration
+// says, UTF-8 by default).
+func Charset(contentType string) string {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimSpace(params["charset"]))
+}
+
+// Parse reads a UTF-8 document; see ParseCharset.
+func Parse(r io.Reader) (t time.Time, ok bool, err error) { return ParseCharset(r, "") }
+
+// ParseCharset reads a document in charset, the Content-Type's (the XML
+// declaration's encoding when ""). ok is false (with a nil error) when the
+// document is empty or well-formed with the right root but holds no
+// parseable timestamp. A charset it does not read is ErrCharset.
+func ParseCharset(r io.Reader, charset string) (t time.Time, ok bool, err error) {
+	charset = strings.ToLower(charset)
+	decode, known := charsets[charset]
+	if !known && charset != "" {
+		return time.Time{}, false, fmt.Errorf("%w: %s", ErrCharset, clip(charset, 40))
+	}
 	// One byte beyond the limit tells an over-long document from one of
 	// exactly the limit.
 	lr := &io.LimitedReader{R: r, N: MaxBytes + 1}
 	tooLarge := invalid("the document is larger than %d bytes", MaxBytes)
-	d := xml.NewDecoder(lr)
+	br := bufio.NewReader(lr)
+	// An empty body is the connector saying "now", as a document without
+	// a timestamp does.
+	empty, err := blank(br)
+	switch {
+	case lr.N <= 0:
+		return time.Time{}, false, tooLarge
+	case err != nil:
+		return time.Time{}, false, err
+	case empty:
+		return time.Time{}, false, nil
+	}
+	var src io.Reader = br
+	if decode != nil {
+		src = decode(src)
+	}
+	d := xml.NewDecoder(src)
+	d.CharsetReader = func(declared string, in io.Reader) (io.Reader, error) {
+		if charset != "" {
+			// The Content-Type's charset wins over the declaration, and the
+			// body is already UTF-8 by now.
+			return in, nil
+		}
+		dec, ok := charsets[strings.ToLower(declared)]
+		if !ok {
+			return nil, fmt.Errorf("encoding %q is not supported: send UTF-8 or ISO-8859-1", clip(declared, 40))
+		}
+		if dec == nil {
+			return in, nil
+		}
+		return dec(in), nil
+	}
 	var text strings.Builder
 	depth, inStamp, sawRoot, sawStamp := 0, false, false, false
 	for {
@@ -80,10 +152,27 @@ func Parse(r io.Reader) (t time.Time, ok bool, err error) {
 		return time.Time{}, false, tooLarge
 	}
 	if !sawRoot {
-		return time.Time{}, false, invalid("the document is empty")
+		return time.Time{}, false, invalid("the document has no root element")
 	}
 	t, ok = ParseTime(text.String())
 	return t, ok, nil
+}
+
+// blank reads past leading white space and tells whether nothing else
+// follows.
+func blank(br *bufio.Reader) (bool, error) {
+	for {
+		c, err := br.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false, br.UnreadByte()
+		}
+	}
 }
 
 // zones are the abbreviations connectors were seen to send, and their

@@ -77,7 +77,10 @@ func TestParse(t *testing.T) {
 		{"bad timestamp", `<Uploadstats><LastUploadTimestamp>soon</LastUploadTimestamp></Uploadstats>`, false, ""},
 		{"wrong root", `<Stats/>`, false, "root element must be Uploadstats"},
 		{"malformed", `<Uploadstats><LastUploadTimestamp>`, false, "malformed XML"},
-		{"empty", ``, false, "empty"},
+		// An empty body means "now", like a document without a time.
+		{"empty", ``, false, ""},
+		{"blank", " \r\n\t", false, ""},
+		{"comment only", `<!-- x -->`, false, "no root element"},
 		{"doctype", `<!DOCTYPE x><Uploadstats/>`, false, "DOCTYPE"},
 		{"too large", `<Uploadstats>` + strings.Repeat(" ", MaxBytes) + `</Uploadstats>`, false, "larger than"},
 		{"one byte over", `<Uploadstats>` + strings.Repeat(" ", MaxBytes-len(`<Uploadstats></Uploadstats>`)+1) + `</Uploadstats>`, false, "larger than"},
@@ -100,6 +103,51 @@ func TestParse(t *testing.T) {
 			}
 			if err != nil || ok != tc.ok {
 				t.Fatalf("Parse = %v, %v, %v", got, ok, err)
+			}
+			if ok && !got.Equal(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)) {
+				t.Fatalf("time = %v", got)
+			}
+		})
+	}
+}
+
+func TestParseCharset(t *testing.T) {
+	connector := `<UploadStats><LastUploadTimestamp>Mon, 23 Nov 2026 11:00:00 CET</LastUploadTimestamp></UploadStats>`
+	latin := "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><UploadStats><!-- Stra\xdfe --><LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 GMT</LastUploadTimestamp></UploadStats>"
+	for _, tc := range []struct {
+		name, in, contentType string
+		ok                    bool
+		err                   string
+	}{
+		{"connector", connector, "text/plain; charset=ISO-8859-1", true, ""},
+		{"alias", connector, "text/plain; charset=latin1", true, ""},
+		{"ascii", connector, "application/xml; charset=US-ASCII", true, ""},
+		{"utf-8", connector, "text/xml; charset=utf-8", true, ""},
+		{"no charset", connector, "text/plain", true, ""},
+		{"no content type", connector, "", true, ""},
+		{"latin1 byte by header", latin, "text/plain; charset=iso-8859-1", true, ""},
+		// Without a charset the declaration says how to read the body.
+		{"latin1 byte by declaration", latin, "application/xml", true, ""},
+		{"header wins", strings.Replace(latin, "ISO-8859-1", "KOI8-R", 1), "text/plain; charset=ISO-8859-1", true, ""},
+		{"unknown declaration", strings.Replace(latin, "ISO-8859-1", "KOI8-R", 1), "", false, "not supported"},
+		{"empty", "", "text/plain; charset=ISO-8859-1", false, ""},
+		{"unknown charset", connector, "text/plain; charset=koi8-r", false, "unsupported charset"},
+		{"utf-16", connector, "text/plain; charset=utf-16", false, "unsupported charset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := Charset(tc.contentType)
+			got, ok, err := ParseCharset(strings.NewReader(tc.in), cs)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				if strings.Contains(tc.err, "charset") != errors.Is(err, ErrCharset) {
+					t.Fatalf("%q: ErrCharset or not: %v", cs, err)
+				}
+				return
+			}
+			if err != nil || ok != tc.ok {
+				t.Fatalf("ParseCharset = %v, %v, %v", got, ok, err)
 			}
 			if ok && !got.Equal(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)) {
 				t.Fatalf("time = %v", got)

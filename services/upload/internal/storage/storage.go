@@ -59,6 +59,8 @@ type Summary struct {
 	Cases      int   `json:"cases"`
 	Samples    int   `json:"samples"`
 	Attributes int   `json:"attributes"`
+	Containers int   `json:"containers,omitempty"`
+	Refs       int   `json:"refs,omitempty"`
 }
 
 // Store is the upload service's data.

@@ -60,7 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	t.Run("Patients", func(t *testing.T) {
 		s := open(t)
 		doc := []byte("<Patient id=\"p1\"/>\n")
-		sum := storage.Summary{Teiler: charite, PatientID: "p1", Stored: 10, Size: len(doc), Cases: 2, Samples: 1, Attributes: 5}
+		sum := storage.Summary{Teiler: charite, PatientID: "p1", Stored: 10, Size: len(doc), Cases: 2, Samples: 1, Attributes: 5, Containers: 3, Refs: 1}
 		replaced, err := s.PutPatient(ctx, sum, doc)
 		if err != nil || replaced {
 			t.Fatalf("first PutPatient = %v, %v", replaced, err)
