@@ -52,6 +52,10 @@ run: build ## start every service and the gateway on the embedded store, with de
 test: ## run every test of every module with -race (starts a throwaway Redis unless REDIS_URL is set)
 	deploy/local/test.sh
 
+.PHONY: compat
+compat: ## run only the client compatibility suite (the deployed clients' exact requests, real OIDC libraries; Redis variants need REDIS_URL)
+	go test -count=1 -run '^TestCompat' -v ./gateway/e2e
+
 .PHONY: bench
 bench: build ## run the load benchmarks (see BENCHMARKS.md)
 	deploy/local/bench.sh

@@ -19,22 +19,22 @@ import (
 // connector speaks as the deployed client does. Its HTTP client sends no
 // credentials until a request of a kind was answered with a Basic
 // challenge, and then repeats that request with them.
-type connector struct {
+type uploadConnector struct {
 	s          *Stack
 	c          site
 	challenged map[string]bool // method + operation
 }
 
-func newConnector(s *Stack, c site) *connector {
-	return &connector{s: s, c: c, challenged: map[string]bool{}}
+func newConnector(s *Stack, c site) *uploadConnector {
+	return &uploadConnector{s: s, c: c, challenged: map[string]bool{}}
 }
 
 // base is the connector's path form.
-func (k *connector) base() string { return k.c.connector() }
+func (k *uploadConnector) base() string { return k.c.connector() }
 
 // do sends one request the way the connector does and returns the final
 // answer; a first request of its kind must be a 401 with the challenge.
-func (k *connector) do(t *testing.T, method, op, path, contentType string, body []byte) (*http.Response, string) {
+func (k *uploadConnector) do(t *testing.T, method, op, path, contentType string, body []byte) (*http.Response, string) {
 	t.Helper()
 	kind := method + " " + op
 	if !k.challenged[kind] {
@@ -50,7 +50,7 @@ func (k *connector) do(t *testing.T, method, op, path, contentType string, body 
 	return k.send(t, method, path, contentType, body, true)
 }
 
-func (k *connector) send(t *testing.T, method, path, contentType string, body []byte, withAuth bool) (*http.Response, string) {
+func (k *uploadConnector) send(t *testing.T, method, path, contentType string, body []byte, withAuth bool) (*http.Response, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
