@@ -95,7 +95,7 @@ func (f fakeAuth) Token(ctx context.Context, in *authv1.TokenRequest) (*authv1.T
 	if proto.Equal(in, &authv1.TokenRequest{}) {
 		return nil, status.Error(codes.InvalidArgument, "no payload")
 	}
-	return &authv1.TokenResponse{AccessToken: "at", IdToken: "it", RefreshToken: "rt"}, nil
+	return &authv1.TokenResponse{AccessToken: "at", IdToken: proto.String("it"), RefreshToken: proto.String("rt")}, nil
 }
 
 func (f fakeAuth) SignRequest(ctx context.Context, in *authv1.SignRequestRequest) (*authv1.SignRequestResponse, error) {
