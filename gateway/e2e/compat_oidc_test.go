@@ -395,6 +395,30 @@ func TestCompatSamplyAuthClientSecretFlow(t *testing.T) {
 	if sc, ok := field(t, JSON(t, b), "scope").([]any); !ok || len(sc) != 2 {
 		t.Fatalf("tokeninfo scope = %s", b)
 	}
+
+	// getNewAccessToken with a refresh token: JSON {refresh_token}; all
+	// three new tokens must be valid, the id token for the configured
+	// client.
+	res, v = postJSON(t, s, oauth+"/access_token", fmt.Sprintf(`{"refresh_token":%q}`, tr.RefreshToken))
+	wantStatus(t, res, v, 200)
+	remarshal(t, v, &tr)
+	samplyVerify(t, hostKey, tr.AccessToken, "ACCESS_TOKEN")
+	if id := samplyVerify(t, hostKey, tr.IDToken, "ID_TOKEN"); len(id.Audience) != 1 || id.Audience[0] != demoClient {
+		t.Fatalf("refreshed id token aud %v", id.Audience)
+	}
+	samplyVerify(t, hostKey, tr.RefreshToken, "REFRESH_TOKEN")
+
+	// getRestAccessToken: a form grant_type=client_credentials with the
+	// client's id and secret; only the access token is read.
+	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {demoClient}, "client_secret": {demoSecret}}
+	res, b = s.Do(t, http.MethodPost, oauth+"/access_token", strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+	if res.StatusCode != 200 {
+		t.Fatalf("rest access token = %d %s", res.StatusCode, b)
+	}
+	remarshal(t, JSON(t, b), &tr)
+	if rest := samplyVerify(t, hostKey, tr.AccessToken, "ACCESS_TOKEN"); rest.Subject != "client:"+demoClient {
+		t.Fatalf("rest token sub = %q", rest.Subject)
+	}
 }
 
 type samplyTokens struct {
