@@ -129,11 +129,17 @@ func login(t *testing.T, s *Stack, query string) string {
 	return loc.Query().Get("code")
 }
 
+// tokens reads a sign-in's token response: the spec's three tokens and,
+// beside them, what OAuth 2.0 clients need (token_type, expires_in as a
+// JSON number of seconds).
 func tokens(t *testing.T, v any) (access, id, refresh string) {
 	t.Helper()
 	m := v.(map[string]any)
-	if len(m) != 3 {
-		t.Fatalf("token response fields = %v, want exactly access_token, id_token, refresh_token", keys(m))
+	if len(m) != 5 || m["token_type"] != "Bearer" {
+		t.Fatalf("token response = %v, want access_token, id_token, refresh_token, token_type Bearer, expires_in", m)
+	}
+	if exp, ok := m["expires_in"].(float64); !ok || exp <= 0 || exp > 3600 {
+		t.Fatalf("expires_in = %#v, want a number of seconds", m["expires_in"])
 	}
 	return m["access_token"].(string), m["id_token"].(string), m["refresh_token"].(string)
 }
@@ -208,8 +214,10 @@ func TestAuth(t *testing.T) {
 		if field(t, cl, "type") != "ACCESS_TOKEN" || field(t, cl, "iss") != Issuer || field(t, cl, "nonce") != "n-1" {
 			t.Fatalf("access claims = %v", cl)
 		}
-		if _, ok := field(t, cl, "scope").([]any); !ok {
-			t.Fatalf("scope is not an array: %v", cl)
+		// One space-separated string (RFC 9068), as the Samply auth client
+		// reads it; /tokeninfo lists the same scopes as an array.
+		if sc, ok := field(t, cl, "scope").(string); !ok || sc != "openid mdr:secret" {
+			t.Fatalf("scope is not the string %q: %v", "openid mdr:secret", cl)
 		}
 		_, b := s.Get(t, oauth+"/certs", 200)
 		if field(t, hdr, "kid") != field(t, JSON(t, b), 0, "keyId") {

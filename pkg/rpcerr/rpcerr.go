@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -40,6 +41,43 @@ func New(kind error, format string, a ...any) error {
 	return &kindError{kind: kind, msg: fmt.Sprintf(format, a...)}
 }
 
+// ReasonDomain is the ErrorInfo domain of the reasons WithReason attaches.
+const ReasonDomain = "fris.dev"
+
+// reasonError carries a machine-readable reason for the caller beside the
+// error's kind: OAuth 2.0 clients branch on the `error` code of RFC 6749
+// 5.2 (invalid_client, unsupported_grant_type), which the status code alone
+// does not tell apart.
+type reasonError struct {
+	error
+	reason string
+}
+
+func (e *reasonError) Unwrap() error { return e.error }
+
+// WithReason attaches reason to err; From sends it as an ErrorInfo detail,
+// which the gateway writes as the error body's `error`.
+func WithReason(err error, reason string) error {
+	if err == nil {
+		return nil
+	}
+	return &reasonError{error: err, reason: reason}
+}
+
+// Reason is the reason a status error carries, "" when none.
+func Reason(err error) string {
+	st, ok := status.FromError(err)
+	if !ok {
+		return ""
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ReasonDomain {
+			return info.GetReason()
+		}
+	}
+	return ""
+}
+
 // From converts err into a gRPC status error. Errors that already carry a
 // status pass through; storage sentinels map to their codes; anything else is
 // a server fault, logged here and hidden from the caller.
@@ -50,6 +88,17 @@ func From(ctx context.Context, log *slog.Logger, err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	out := from(ctx, log, err)
+	var r *reasonError
+	if errors.As(err, &r) {
+		if st, derr := status.Convert(out).WithDetails(&errdetails.ErrorInfo{Reason: r.reason, Domain: ReasonDomain}); derr == nil {
+			return st.Err()
+		}
+	}
+	return out
+}
+
+func from(ctx context.Context, log *slog.Logger, err error) error {
 	switch {
 	case errors.Is(err, kv.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())

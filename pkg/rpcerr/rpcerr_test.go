@@ -44,3 +44,25 @@ func TestFrom(t *testing.T) {
 		t.Error("From(nil) != nil")
 	}
 }
+
+func TestWithReason(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	for _, tc := range []struct {
+		name   string
+		err    error
+		code   codes.Code
+		reason string
+	}{
+		{"reason kept", WithReason(New(ErrInvalid, "grant_type %q is not supported", "magic"), "unsupported_grant_type"), codes.InvalidArgument, "unsupported_grant_type"},
+		{"wrapped reason", fmt.Errorf("token: %w", WithReason(New(ErrUnauthenticated, "client authentication failed"), "invalid_client")), codes.Unauthenticated, "invalid_client"},
+		{"no reason", New(ErrInvalid, "bad"), codes.InvalidArgument, ""},
+		{"nil", WithReason(nil, "x"), codes.OK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := From(context.Background(), log, tc.err)
+			if status.Code(got) != tc.code || Reason(got) != tc.reason {
+				t.Fatalf("From = %v (%v), reason %q; want %v, %q", got, status.Code(got), Reason(got), tc.code, tc.reason)
+			}
+		})
+	}
+}

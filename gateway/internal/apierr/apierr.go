@@ -11,6 +11,8 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"fris.dev/pkg/rpcerr"
 )
 
 // HTTPStatus is the HTTP status for a gRPC code.
@@ -80,14 +82,42 @@ type Body struct {
 // WriteJSON writes a JSON error. 5xx descriptions never carry internals:
 // services already replace them with "internal error".
 func WriteJSON(w http.ResponseWriter, httpStatus int, description string) {
+	WriteOAuth(w, httpStatus, "", description)
+}
+
+// WriteOAuth is WriteJSON with the body's `error` given: an RFC 6749 5.2
+// code such as invalid_client or unsupported_grant_type ("" derives it from
+// the status). invalid_client on 401 carries the Basic challenge RFC 6749
+// 5.2 asks for, since clients may authenticate with HTTP Basic.
+func WriteOAuth(w http.ResponseWriter, httpStatus int, code, description string) {
+	if !validCode(code) {
+		code = errorCode(httpStatus)
+	}
 	h := w.Header()
+	if code == "invalid_client" && httpStatus == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Basic realm="fris"`)
+	}
 	h.Del("Content-Length")
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(httpStatus)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(Body{Error: errorCode(httpStatus), Description: description})
+	_ = enc.Encode(Body{Error: code, Description: description})
+}
+
+// validCode admits what an error code may be (RFC 6749 5.2: a few printable
+// characters; ours are lower case words joined by _).
+func validCode(c string) bool {
+	if c == "" || len(c) > 64 {
+		return false
+	}
+	for _, r := range c {
+		if (r < 'a' || r > 'z') && r != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // WriteText writes a plain-text error, for the XML and text groups.
@@ -114,8 +144,9 @@ func FromGRPC(err error) (int, string) {
 	return code, msg
 }
 
-// GatewayErrorHandler plugs the mapping into grpc-gateway.
+// GatewayErrorHandler plugs the mapping into grpc-gateway. A reason the
+// service attached (rpcerr.WithReason) becomes the body's `error`.
 func GatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
 	code, msg := FromGRPC(err)
-	WriteJSON(w, code, msg)
+	WriteOAuth(w, code, rpcerr.Reason(err), msg)
 }

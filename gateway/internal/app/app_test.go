@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -26,6 +27,7 @@ import (
 
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/rpcclient"
+	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
@@ -95,12 +97,18 @@ func (f fakeAuth) Token(ctx context.Context, in *authv1.TokenRequest) (*authv1.T
 	if proto.Equal(in, &authv1.TokenRequest{}) {
 		return nil, status.Error(codes.InvalidArgument, "no payload")
 	}
-	return &authv1.TokenResponse{AccessToken: "at", IdToken: "it", RefreshToken: "rt"}, nil
+	if in.GetGrantType() == "magic" {
+		return nil, rpcerr.From(ctx, slog.New(slog.DiscardHandler), rpcerr.WithReason(rpcerr.New(rpcerr.ErrInvalid, "grant_type is not supported"), "unsupported_grant_type"))
+	}
+	if in.GetClientSecret() == "wrong" {
+		return nil, rpcerr.From(ctx, slog.New(slog.DiscardHandler), rpcerr.WithReason(rpcerr.New(rpcerr.ErrUnauthenticated, "client authentication failed"), "invalid_client"))
+	}
+	return &authv1.TokenResponse{AccessToken: "at", IdToken: proto.String("it"), RefreshToken: proto.String("rt"), TokenType: "Bearer", ExpiresIn: 3600}, nil
 }
 
 func (f fakeAuth) SignRequest(ctx context.Context, in *authv1.SignRequestRequest) (*authv1.SignRequestResponse, error) {
 	f.record(ctx, "SignRequest", in)
-	return &authv1.SignRequestResponse{Code: "c", ExpirationDate: 1700000000, Algoritm: "SHA512withRSA"}, nil
+	return &authv1.SignRequestResponse{Code: "c", ExpirationDate: 1700000000, Algoritm: "SHA512withRSA", Algorithm: "SHA512withRSA", Exp: 1700000000}, nil
 }
 
 func (f fakeAuth) GetTokenInfo(ctx context.Context, in *authv1.GetTokenInfoRequest) (*authv1.TokenInfo, error) {
@@ -110,7 +118,7 @@ func (f fakeAuth) GetTokenInfo(ctx context.Context, in *authv1.GetTokenInfoReque
 
 func (f fakeAuth) GetUserInfo(ctx context.Context, in *authv1.GetUserInfoRequest) (*authv1.UserInfo, error) {
 	f.record(ctx, "GetUserInfo", in)
-	return &authv1.UserInfo{RealName: "Ada", Email: "ada@example.org"}, nil
+	return &authv1.UserInfo{RealName: "Ada", Email: "ada@example.org", Sub: "42", Name: "Ada"}, nil
 }
 
 func (f fakeAuth) SearchUsers(ctx context.Context, in *authv1.SearchUsersRequest) (*authv1.SearchUsersResponse, error) {
@@ -281,6 +289,8 @@ func TestGroupAPublicRoutes(t *testing.T) {
 		{"/oauth2/certs", "ListCerts", `[{"keyType":"RSA","use":"","keyId":"k1","n":"","e":"","derFormat":"","base64DerFormat":""}]`},
 		{"/oauth2/jwks", "GetJWKS", `{"keys":[{"kty":"RSA","use":"","kid":"k1","alg":"RS256","n":"","e":""}]}`},
 		{"/.well-known/openid-configuration", "GetDiscovery", ""},
+		// Where the Samply auth client looks for it.
+		{"/oauth2/.well-known/openid-configuration", "GetDiscovery", ""},
 	} {
 		// A token, even a valid one, is ignored: not verified, not forwarded.
 		rec := e.do(t, "GET", tc.path, "", "Authorization", "Bearer good", "X-Fris-Subject", "1", "Grpc-Metadata-Authorization", "Bearer x")
@@ -314,6 +324,12 @@ func TestGroupAPublicRoutes(t *testing.T) {
 	if rec.Header().Get("Access-Control-Allow-Origin") != "https://app.example" {
 		t.Fatalf("CORS: %v", rec.Header())
 	}
+}
+
+// basicCred is client_secret_basic's credential: each part form-urlencoded
+// (RFC 6749 2.3.1), then base64.
+func basicCred(id, secret string) string {
+	return base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id) + ":" + url.QueryEscape(secret)))
 }
 
 func jsonEqual(t *testing.T, got, want string) {
@@ -392,17 +408,28 @@ func TestTokenBodies(t *testing.T) {
 		{"no content type", "/oauth2/token", "", `{"refresh_token":"r"}`, &authv1.TokenRequest{RefreshToken: "r"}},
 		{"form", "/oauth2/token", "application/x-www-form-urlencoded", form, full},
 		{"form alias", "/oauth2/access_token", "application/x-www-form-urlencoded; charset=UTF-8", "refresh_token=r&grant_type=refresh_token", &authv1.TokenRequest{RefreshToken: "r", GrantType: "refresh_token"}},
+		// client_secret_basic: id and secret form-urlencoded inside Basic
+		// (RFC 6749 2.3.1), moved into the request the service reads.
+		{"basic with form", "/oauth2/token", "application/x-www-form-urlencoded", "grant_type=refresh_token&refresh_token=r",
+			&authv1.TokenRequest{RefreshToken: "r", GrantType: "refresh_token", ClientId: "c id", ClientSecret: "s+/=:x"}},
+		{"basic with json", "/oauth2/access_token", "application/json", `{"code":"c","client_id":"c id"}`,
+			&authv1.TokenRequest{Code: "c", ClientId: "c id", ClientSecret: "s+/=:x"}},
+		{"basic alone", "/oauth2/token", "application/x-www-form-urlencoded", "grant_type=client_credentials",
+			&authv1.TokenRequest{GrantType: "client_credentials", ClientId: "c id", ClientSecret: "s+/=:x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h []string
 			if tc.ct != "" {
 				h = []string{"Content-Type", tc.ct}
 			}
+			if strings.HasPrefix(tc.name, "basic") {
+				h = append(h, "Authorization", "Basic "+basicCred("c id", "s+/=:x"))
+			}
 			rec := e.do(t, "POST", tc.path, tc.body, h...)
 			if rec.Code != 200 {
 				t.Fatalf("%d %s", rec.Code, rec.Body)
 			}
-			jsonEqual(t, rec.Body.String(), `{"access_token":"at","id_token":"it","refresh_token":"rt"}`)
+			jsonEqual(t, rec.Body.String(), `{"access_token":"at","id_token":"it","refresh_token":"rt","token_type":"Bearer","expires_in":3600}`)
 			if rec.Header().Get("Cache-Control") != "no-store" || rec.Header().Get("Pragma") != "no-cache" {
 				t.Fatalf("cache headers: %v", rec.Header())
 			}
@@ -414,6 +441,24 @@ func TestTokenBodies(t *testing.T) {
 
 	// Errors.
 	n := e.auth.count()
+	for _, tc := range []struct {
+		name, authz, body string
+		code              int
+		errCode           string
+	}{
+		{"basic not base64", "Basic %%%", `{"code":"c"}`, 401, "invalid_client"},
+		{"basic without colon", "Basic " + base64.StdEncoding.EncodeToString([]byte("cid")), `{"code":"c"}`, 401, "invalid_client"},
+		{"basic bad escape", "Basic " + base64.StdEncoding.EncodeToString([]byte("c%zz:s")), `{"code":"c"}`, 401, "invalid_client"},
+		{"basic empty id", "Basic " + base64.StdEncoding.EncodeToString([]byte(":s")), `{"code":"c"}`, 401, "invalid_client"},
+		{"basic and body disagree", "Basic " + basicCred("cid", "s"), `{"code":"c","client_id":"other"}`, 400, "invalid_request"},
+		{"basic and body secrets disagree", "Basic " + basicCred("cid", "s"), `{"code":"c","client_secret":"t"}`, 400, "invalid_request"},
+	} {
+		rec := e.do(t, "POST", "/oauth2/token", tc.body, "Content-Type", "application/json", "Authorization", tc.authz)
+		jsonErr(t, rec, tc.code, tc.errCode)
+		if tc.code == 401 && rec.Header().Get("WWW-Authenticate") != `Basic realm="fris"` {
+			t.Fatalf("%s: WWW-Authenticate %q", tc.name, rec.Header().Get("WWW-Authenticate"))
+		}
+	}
 	jsonErr(t, e.do(t, "POST", "/oauth2/token", `{"code":`, "Content-Type", "application/json"), 400, "invalid_request")
 	jsonErr(t, e.do(t, "POST", "/oauth2/token", `code=x`, "Content-Type", "text/plain"), 415, "unsupported_media_type")
 	jsonErr(t, e.do(t, "POST", "/oauth2/token", `code=x`, "Content-Type", "multipart/form-data; boundary=x"), 415, "unsupported_media_type")
@@ -424,6 +469,13 @@ func TestTokenBodies(t *testing.T) {
 	jsonErr(t, e.do(t, "POST", "/oauth2/token", `code=%zz`, "Content-Type", "application/x-www-form-urlencoded"), 400, "invalid_request")
 	if e.auth.count() != n {
 		t.Fatal("a refused body reached the service")
+	}
+	// The service's OAuth error codes reach the body.
+	jsonErr(t, e.do(t, "POST", "/oauth2/token", `grant_type=magic`, "Content-Type", "application/x-www-form-urlencoded"), 400, "unsupported_grant_type")
+	rec401 := e.do(t, "POST", "/oauth2/token", `grant_type=client_credentials`, "Content-Type", "application/x-www-form-urlencoded", "Authorization", "Basic "+basicCred("cid", "wrong"))
+	jsonErr(t, rec401, 401, "invalid_client")
+	if rec401.Header().Get("WWW-Authenticate") != `Basic realm="fris"` {
+		t.Fatalf("invalid_client without a Basic challenge: %v", rec401.Header())
 	}
 	// Too large, without a Content-Length (chunked).
 	req := httptest.NewRequest("POST", "/oauth2/token", io.MultiReader(strings.NewReader(`{"code":"`), strings.NewReader(strings.Repeat("x", 2048)+`"}`)))
@@ -451,7 +503,7 @@ func TestOtherPostRoutes(t *testing.T) {
 		if rec.Code != 200 || rec.Header().Get("Cache-Control") != "no-store" {
 			t.Fatalf("%s: %d %v %s", path, rec.Code, rec.Header(), rec.Body)
 		}
-		jsonEqual(t, rec.Body.String(), `{"code":"c","expirationDate":1700000000,"algoritm":"SHA512withRSA"}`)
+		jsonEqual(t, rec.Body.String(), `{"code":"c","expirationDate":1700000000,"algoritm":"SHA512withRSA","algorithm":"SHA512withRSA","exp":1700000000}`)
 		if got := e.auth.last(t).req.(*authv1.SignRequestRequest); got.GetKeyIdAlias() != 7 || got.GetSha512Hash() != "ab" {
 			t.Fatalf("service got %v", got)
 		}
@@ -521,7 +573,7 @@ func TestBearerRoutes(t *testing.T) {
 		t.Fatalf("query %q", got)
 	}
 	rec := e.do(t, "GET", "/oauth2/userinfo", "", "Authorization", "Bearer good")
-	jsonEqual(t, rec.Body.String(), `{"real_name":"Ada","contact_information":"","locality":null,"email":"ada@example.org","email_verified":false}`)
+	jsonEqual(t, rec.Body.String(), `{"real_name":"Ada","contact_information":"","locality":null,"email":"ada@example.org","email_verified":false,"sub":"42","name":"Ada"}`)
 }
 
 // Group B: a verified token's scopes reach the registry (private

@@ -390,8 +390,9 @@ func (v *JWT) verify(ctx context.Context, token string) (identity.Identity, veri
 	return id, verifiedToken{id: id, kid: kid, key: k.key, nbf: tok.NotBefore(), exp: tok.Expiration()}, nil
 }
 
-// scopes reads the scope claim: a JSON array of strings (what the auth
-// service writes) or one space-separated string (RFC 8693 style).
+// scopes reads the scope claim: one space-separated string (RFC 9068, what
+// the auth service writes) or a JSON array of strings (what it wrote
+// before, and some other issuers write).
 func scopes(v any) []string {
 	var out []string
 	switch s := v.(type) {

@@ -3,6 +3,7 @@ package routes
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"mime"
@@ -35,7 +36,9 @@ type bodyKind int
 
 const (
 	jsonOnly bodyKind = iota
-	jsonOrForm
+	// tokenBody is the token endpoint's: JSON or an HTML form, and the
+	// client may authenticate with HTTP Basic instead of in the body.
+	tokenBody
 )
 
 // authRoute is one group A path below the prefix.
@@ -53,8 +56,8 @@ var authRoutes = []authRoute{
 	{method: http.MethodGet, path: "/tokeninfo", bearer: true, noStore: true},
 	{method: http.MethodGet, path: "/userinfo", bearer: true, noStore: true},
 	{method: http.MethodGet, path: "/users/search", bearer: true, noStore: true},
-	{method: http.MethodPost, path: "/token", noStore: true, body: jsonOrForm},
-	{method: http.MethodPost, path: "/access_token", noStore: true, body: jsonOrForm},
+	{method: http.MethodPost, path: "/token", noStore: true, body: tokenBody},
+	{method: http.MethodPost, path: "/access_token", noStore: true, body: tokenBody},
 	{method: http.MethodPost, path: "/sign_request", noStore: true},
 	{method: http.MethodPost, path: "/signRequest", noStore: true},
 	{method: http.MethodPost, path: "/register", noStore: true},
@@ -76,6 +79,7 @@ func Auth(mux *http.ServeMux, prefix string, gw http.Handler, v authn.Verifier, 
 		mux.Handle("GET "+prefix+AuthorizePath, off)
 		mux.Handle("POST "+prefix+AuthorizePath, off)
 		mux.Handle("GET "+DiscoveryPath, off)
+		mux.Handle("GET "+prefix+DiscoveryPath, off)
 		return
 	}
 	h := gw
@@ -100,7 +104,11 @@ func Auth(mux *http.ServeMux, prefix string, gw http.Handler, v authn.Verifier, 
 	}
 	mux.Handle("GET "+prefix+AuthorizePath, login)
 	mux.Handle("POST "+prefix+AuthorizePath, login)
-	mux.Handle("GET "+DiscoveryPath, asGET(withAuthPrefix(prefix, gw)))
+	discovery := asGET(withAuthPrefix(prefix, gw))
+	mux.Handle("GET "+DiscoveryPath, discovery)
+	// Also below the prefix, where the Samply auth client looks for it
+	// (<host>/oauth2/.well-known/openid-configuration).
+	mux.Handle("GET "+prefix+DiscoveryPath, http.StripPrefix(prefix, discovery))
 }
 
 type authPrefixKey struct{}
@@ -137,7 +145,7 @@ func noStore(next http.Handler) http.Handler {
 // empty for the service to refuse.
 func requestBody(kind bodyKind, next http.Handler) http.Handler {
 	want := "application/json"
-	if kind == jsonOrForm {
+	if kind == tokenBody {
 		want += " or application/x-www-form-urlencoded"
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -149,7 +157,7 @@ func requestBody(kind bodyKind, next http.Handler) http.Handler {
 				apierr.WriteJSON(w, http.StatusUnsupportedMediaType, "Content-Type must be "+want)
 				return
 			case mt == "application/json":
-			case mt == "application/x-www-form-urlencoded" && kind == jsonOrForm:
+			case mt == "application/x-www-form-urlencoded" && kind == tokenBody:
 				form = true
 			default:
 				apierr.WriteJSON(w, http.StatusUnsupportedMediaType, "Content-Type must be "+want)
@@ -172,12 +180,67 @@ func requestBody(kind bodyKind, next http.Handler) http.Handler {
 				return
 			}
 		}
+		if kind == tokenBody {
+			if b, err = basicClient(r.Header.Get("Authorization"), b); err != nil {
+				var ce clientAuthError
+				if errors.As(err, &ce) {
+					apierr.WriteOAuth(w, http.StatusUnauthorized, "invalid_client", err.Error())
+				} else {
+					apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
+				}
+				return
+			}
+		}
 		r2 := r.Clone(r.Context())
 		r2.Header.Set("Content-Type", "application/json")
 		r2.Body = io.NopCloser(bytes.NewReader(b))
 		r2.ContentLength = int64(len(b))
 		next.ServeHTTP(w, r2)
 	})
+}
+
+// clientAuthError is a malformed Basic header: 401 invalid_client.
+type clientAuthError string
+
+func (e clientAuthError) Error() string { return string(e) }
+
+// basicClient moves client_secret_basic credentials (RFC 6749 2.3.1) into
+// the token request's JSON body b, where the service reads client_id and
+// client_secret whichever way they came. The user and password of the
+// Basic header are each form-urlencoded, as RFC 6749 2.3.1 asks (most
+// libraries encode; a secret with '%' or '+' sent raw is not ours to
+// guess). A request without a Basic header is left untouched, so the
+// spec's JSON clients pay nothing for it. Credentials in both places are
+// refused unless they agree: a client uses one method (RFC 6749 2.3).
+func basicClient(authz string, b []byte) ([]byte, error) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(authz), " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
+		return b, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+	if err != nil {
+		return nil, clientAuthError("the Basic credentials are not base64")
+	}
+	user, pass, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return nil, clientAuthError("the Basic credentials have no ':' between client ID and secret")
+	}
+	id, err1 := url.QueryUnescape(user)
+	secret, err2 := url.QueryUnescape(pass)
+	if err1 != nil || err2 != nil || id == "" {
+		return nil, clientAuthError("the Basic credentials are not a form-urlencoded client ID and secret")
+	}
+	var req authv1.TokenRequest
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, &req); err != nil {
+			return nil, errors.New("the body is not a token request")
+		}
+	}
+	if (req.GetClientId() != "" && req.GetClientId() != id) || (req.GetClientSecret() != "" && req.GetClientSecret() != secret) {
+		return nil, errors.New("client credentials both in the Authorization header and in the body, and they differ")
+	}
+	req.ClientId, req.ClientSecret = id, secret
+	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(&req)
 }
 
 // formToJSON fills msg's string fields from an urlencoded form, by each

@@ -1,7 +1,9 @@
 package routes
 
 import (
+	"encoding/base64"
 	"net/url"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -51,6 +53,72 @@ func FuzzFormToJSON(f *testing.F) {
 				}
 			}
 			t.Fatalf("form %q became JSON %s that does not read back: %v", body, b, err)
+		}
+	})
+}
+
+func TestBasicClient(t *testing.T) {
+	enc := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
+	for _, tc := range []struct {
+		name, authz, body string
+		id, secret        string
+		wantErr           bool
+	}{
+		{"no header", "", `{"code":"c"}`, "", "", false},
+		{"bearer ignored", "Bearer x", `{"code":"c"}`, "", "", false},
+		{"plain", enc("cid:sec"), `{"code":"c"}`, "cid", "sec", false},
+		{"scheme case", "basic " + base64.StdEncoding.EncodeToString([]byte("cid:sec")), ``, "cid", "sec", false},
+		// RFC 6749 2.3.1: both parts are form-urlencoded; the secret may hold ':'.
+		{"encoded", enc("c+id%3A1:s%2B%2F%3D:x"), ``, "c id:1", "s+/=:x", false},
+		{"same in body", enc("cid:sec"), `{"client_id":"cid","client_secret":"sec"}`, "cid", "sec", false},
+		{"other id in body", enc("cid:sec"), `{"client_id":"x"}`, "", "", true},
+		{"not base64", "Basic !!", ``, "", "", true},
+		{"no colon", enc("cid"), ``, "", "", true},
+		{"bad escape", enc("cid:%zz"), ``, "", "", true},
+		{"body not a token request", enc("cid:sec"), `[1]`, "", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := basicClient(tc.authz, []byte(tc.body))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if err != nil {
+				return
+			}
+			var got authv1.TokenRequest
+			if len(b) > 0 {
+				if err := protojson.Unmarshal(b, &got); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got.GetClientId() != tc.id || got.GetClientSecret() != tc.secret {
+				t.Fatalf("got %v", &got)
+			}
+		})
+	}
+}
+
+// FuzzBasicClient: any Authorization header and body is refused or yields a
+// token request carrying exactly the header's credentials.
+func FuzzBasicClient(f *testing.F) {
+	f.Add("Basic Y2lkOnNlYw==", `{"code":"c"}`)
+	f.Add("Basic %%%", ``)
+	f.Add("basic OnNlYw==", `{"client_id":"a"}`)
+	f.Fuzz(func(t *testing.T, authz, body string) {
+		b, err := basicClient(authz, []byte(body))
+		if err != nil {
+			return
+		}
+		scheme, _, ok := strings.Cut(strings.TrimSpace(authz), " ")
+		if !ok || !strings.EqualFold(scheme, "Basic") {
+			if string(b) != body {
+				t.Fatal("a request without Basic credentials was changed")
+			}
+			return
+		}
+		var got authv1.TokenRequest
+		if err := protojson.Unmarshal(b, &got); err != nil || got.GetClientId() == "" {
+			t.Fatalf("Basic %q with %q became %s (%v)", authz, body, b, err)
 		}
 	})
 }

@@ -528,8 +528,10 @@ type TokenRequest struct {
 	Signature    string                 `protobuf:"bytes,4,opt,name=signature,proto3" json:"signature,omitempty"`
 	RefreshToken string                 `protobuf:"bytes,5,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
 	// PKCE verifier for codes from an authorization request with a challenge.
-	CodeVerifier  string `protobuf:"bytes,6,opt,name=code_verifier,json=codeVerifier,proto3" json:"code_verifier,omitempty"`
-	RedirectUri   string `protobuf:"bytes,7,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	CodeVerifier string `protobuf:"bytes,6,opt,name=code_verifier,json=codeVerifier,proto3" json:"code_verifier,omitempty"`
+	RedirectUri  string `protobuf:"bytes,7,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	// authorization_code, refresh_token or client_credentials; absent: the
+	// flow follows from the other fields, as the spec's clients send them.
 	GrantType     string `protobuf:"bytes,8,opt,name=grant_type,json=grantType,proto3" json:"grant_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -621,11 +623,19 @@ func (x *TokenRequest) GetGrantType() string {
 	return ""
 }
 
+// TokenResponse carries the spec's three tokens and, beside them, what
+// standard OAuth 2.0 clients need (RFC 6749 5.1). id_token and
+// refresh_token are optional so that a client_credentials response, which
+// has neither, leaves them out rather than sending empty strings.
 type TokenResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AccessToken   string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
-	IdToken       string                 `protobuf:"bytes,2,opt,name=id_token,json=idToken,proto3" json:"id_token,omitempty"`
-	RefreshToken  string                 `protobuf:"bytes,3,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken  string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	IdToken      *string                `protobuf:"bytes,2,opt,name=id_token,json=idToken,proto3,oneof" json:"id_token,omitempty"`
+	RefreshToken *string                `protobuf:"bytes,3,opt,name=refresh_token,json=refreshToken,proto3,oneof" json:"refresh_token,omitempty"`
+	// Always "Bearer".
+	TokenType string `protobuf:"bytes,4,opt,name=token_type,json=tokenType,proto3" json:"token_type,omitempty"`
+	// Lifetime of the access token in seconds.
+	ExpiresIn     uint32 `protobuf:"varint,5,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -668,17 +678,31 @@ func (x *TokenResponse) GetAccessToken() string {
 }
 
 func (x *TokenResponse) GetIdToken() string {
-	if x != nil {
-		return x.IdToken
+	if x != nil && x.IdToken != nil {
+		return *x.IdToken
 	}
 	return ""
 }
 
 func (x *TokenResponse) GetRefreshToken() string {
-	if x != nil {
-		return x.RefreshToken
+	if x != nil && x.RefreshToken != nil {
+		return *x.RefreshToken
 	}
 	return ""
+}
+
+func (x *TokenResponse) GetTokenType() string {
+	if x != nil {
+		return x.TokenType
+	}
+	return ""
+}
+
+func (x *TokenResponse) GetExpiresIn() uint32 {
+	if x != nil {
+		return x.ExpiresIn
+	}
+	return 0
 }
 
 type SignRequestRequest struct {
@@ -748,8 +772,12 @@ type SignRequestResponse struct {
 	Code           string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	ExpirationDate uint32                 `protobuf:"varint,2,opt,name=expirationDate,proto3" json:"expirationDate,omitempty"`
 	Algoritm       string                 `protobuf:"bytes,3,opt,name=algoritm,proto3" json:"algoritm,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The names the Samply auth client reads, with the same values as
+	// algoritm and expirationDate.
+	Algorithm     string `protobuf:"bytes,4,opt,name=algorithm,proto3" json:"algorithm,omitempty"`
+	Exp           uint32 `protobuf:"varint,5,opt,name=exp,proto3" json:"exp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SignRequestResponse) Reset() {
@@ -801,6 +829,20 @@ func (x *SignRequestResponse) GetAlgoritm() string {
 		return x.Algoritm
 	}
 	return ""
+}
+
+func (x *SignRequestResponse) GetAlgorithm() string {
+	if x != nil {
+		return x.Algorithm
+	}
+	return ""
+}
+
+func (x *SignRequestResponse) GetExp() uint32 {
+	if x != nil {
+		return x.Exp
+	}
+	return 0
 }
 
 type GetTokenInfoRequest struct {
@@ -990,8 +1032,12 @@ type UserInfo struct {
 	Locality           *Locality              `protobuf:"bytes,3,opt,name=locality,proto3" json:"locality,omitempty"`
 	Email              string                 `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
 	EmailVerified      bool                   `protobuf:"varint,5,opt,name=email_verified,json=emailVerified,proto3" json:"email_verified,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// OpenID Connect's names beside the spec's: sub equals the tokens' sub,
+	// name the real name.
+	Sub           string `protobuf:"bytes,6,opt,name=sub,proto3" json:"sub,omitempty"`
+	Name          string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UserInfo) Reset() {
@@ -1057,6 +1103,20 @@ func (x *UserInfo) GetEmailVerified() bool {
 		return x.EmailVerified
 	}
 	return false
+}
+
+func (x *UserInfo) GetSub() string {
+	if x != nil {
+		return x.Sub
+	}
+	return ""
+}
+
+func (x *UserInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 type GetUserInfoRequest struct {
@@ -1251,58 +1311,6 @@ func (x *RegisterRequest) GetBase64EncodedPublicKey() string {
 	return ""
 }
 
-type RegisterResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        int32                  `protobuf:"varint,1,opt,name=userId,proto3" json:"userId,omitempty"`
-	KeyId         int32                  `protobuf:"varint,2,opt,name=keyId,proto3" json:"keyId,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *RegisterResponse) Reset() {
-	*x = RegisterResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[21]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *RegisterResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*RegisterResponse) ProtoMessage() {}
-
-func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[21]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
-func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{21}
-}
-
-func (x *RegisterResponse) GetUserId() int32 {
-	if x != nil {
-		return x.UserId
-	}
-	return 0
-}
-
-func (x *RegisterResponse) GetKeyId() int32 {
-	if x != nil {
-		return x.KeyId
-	}
-	return 0
-}
-
 type GetDiscoveryRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1311,7 +1319,7 @@ type GetDiscoveryRequest struct {
 
 func (x *GetDiscoveryRequest) Reset() {
 	*x = GetDiscoveryRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[22]
+	mi := &file_auth_v1_auth_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1323,7 +1331,7 @@ func (x *GetDiscoveryRequest) String() string {
 func (*GetDiscoveryRequest) ProtoMessage() {}
 
 func (x *GetDiscoveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[22]
+	mi := &file_auth_v1_auth_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1336,7 +1344,7 @@ func (x *GetDiscoveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDiscoveryRequest.ProtoReflect.Descriptor instead.
 func (*GetDiscoveryRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{22}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{21}
 }
 
 // Discovery is the OpenID Provider metadata (OpenID Connect Discovery 1.0).
@@ -1361,7 +1369,7 @@ type Discovery struct {
 
 func (x *Discovery) Reset() {
 	*x = Discovery{}
-	mi := &file_auth_v1_auth_proto_msgTypes[23]
+	mi := &file_auth_v1_auth_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1373,7 +1381,7 @@ func (x *Discovery) String() string {
 func (*Discovery) ProtoMessage() {}
 
 func (x *Discovery) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[23]
+	mi := &file_auth_v1_auth_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1386,7 +1394,7 @@ func (x *Discovery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Discovery.ProtoReflect.Descriptor instead.
 func (*Discovery) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{23}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Discovery) GetIssuer() string {
@@ -1496,7 +1504,7 @@ type AuthorizeRequest struct {
 
 func (x *AuthorizeRequest) Reset() {
 	*x = AuthorizeRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[24]
+	mi := &file_auth_v1_auth_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1516,7 @@ func (x *AuthorizeRequest) String() string {
 func (*AuthorizeRequest) ProtoMessage() {}
 
 func (x *AuthorizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[24]
+	mi := &file_auth_v1_auth_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1529,7 @@ func (x *AuthorizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizeRequest.ProtoReflect.Descriptor instead.
 func (*AuthorizeRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{24}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AuthorizeRequest) GetClientId() string {
@@ -1577,7 +1585,7 @@ type AuthorizeResponse struct {
 
 func (x *AuthorizeResponse) Reset() {
 	*x = AuthorizeResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[25]
+	mi := &file_auth_v1_auth_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1597,7 @@ func (x *AuthorizeResponse) String() string {
 func (*AuthorizeResponse) ProtoMessage() {}
 
 func (x *AuthorizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[25]
+	mi := &file_auth_v1_auth_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1610,7 @@ func (x *AuthorizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizeResponse.ProtoReflect.Descriptor instead.
 func (*AuthorizeResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{25}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AuthorizeResponse) GetClientName() string {
@@ -1630,7 +1638,7 @@ type LoginRequest struct {
 
 func (x *LoginRequest) Reset() {
 	*x = LoginRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[26]
+	mi := &file_auth_v1_auth_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1650,7 @@ func (x *LoginRequest) String() string {
 func (*LoginRequest) ProtoMessage() {}
 
 func (x *LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[26]
+	mi := &file_auth_v1_auth_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1663,7 @@ func (x *LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRequest.ProtoReflect.Descriptor instead.
 func (*LoginRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{26}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LoginRequest) GetRequest() *AuthorizeRequest {
@@ -1689,7 +1697,7 @@ type LoginResponse struct {
 
 func (x *LoginResponse) Reset() {
 	*x = LoginResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[27]
+	mi := &file_auth_v1_auth_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +1709,7 @@ func (x *LoginResponse) String() string {
 func (*LoginResponse) ProtoMessage() {}
 
 func (x *LoginResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[27]
+	mi := &file_auth_v1_auth_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +1722,7 @@ func (x *LoginResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginResponse.ProtoReflect.Descriptor instead.
 func (*LoginResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{27}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *LoginResponse) GetCode() string {
@@ -1735,7 +1743,7 @@ var File_auth_v1_auth_proto protoreflect.FileDescriptor
 
 const file_auth_v1_auth_proto_rawDesc = "" +
 	"\n" +
-	"\x12auth/v1/auth.proto\x12\ffris.auth.v1\x1a\x1cgoogle/api/annotations.proto\"\x90\x01\n" +
+	"\x12auth/v1/auth.proto\x12\ffris.auth.v1\x1a\x16auth/v1/register.proto\x1a\x1cgoogle/api/annotations.proto\"\x90\x01\n" +
 	"\x06Client\x12\x1a\n" +
 	"\bclientId\x18\x01 \x01(\tR\bclientId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1775,21 +1783,29 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\rcode_verifier\x18\x06 \x01(\tR\fcodeVerifier\x12!\n" +
 	"\fredirect_uri\x18\a \x01(\tR\vredirectUri\x12\x1d\n" +
 	"\n" +
-	"grant_type\x18\b \x01(\tR\tgrantType\"r\n" +
+	"grant_type\x18\b \x01(\tR\tgrantType\"\xd9\x01\n" +
 	"\rTokenResponse\x12!\n" +
-	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x19\n" +
-	"\bid_token\x18\x02 \x01(\tR\aidToken\x12#\n" +
-	"\rrefresh_token\x18\x03 \x01(\tR\frefreshToken\"h\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1e\n" +
+	"\bid_token\x18\x02 \x01(\tH\x00R\aidToken\x88\x01\x01\x12(\n" +
+	"\rrefresh_token\x18\x03 \x01(\tH\x01R\frefreshToken\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"token_type\x18\x04 \x01(\tR\ttokenType\x12\x1d\n" +
+	"\n" +
+	"expires_in\x18\x05 \x01(\rR\texpiresInB\v\n" +
+	"\t_id_tokenB\x10\n" +
+	"\x0e_refresh_token\"h\n" +
 	"\x12SignRequestRequest\x12\x14\n" +
 	"\x05keyId\x18\x01 \x01(\x05R\x05keyId\x12\x1e\n" +
 	"\n" +
 	"sha512Hash\x18\x02 \x01(\tR\n" +
 	"sha512Hash\x12\x1c\n" +
-	"\fkey_id_alias\x18\x03 \x01(\x05R\x06key_id\"m\n" +
+	"\fkey_id_alias\x18\x03 \x01(\x05R\x06key_id\"\x9d\x01\n" +
 	"\x13SignRequestResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12&\n" +
 	"\x0eexpirationDate\x18\x02 \x01(\rR\x0eexpirationDate\x12\x1a\n" +
-	"\balgoritm\x18\x03 \x01(\tR\balgoritm\"\x15\n" +
+	"\balgoritm\x18\x03 \x01(\tR\balgoritm\x12\x1c\n" +
+	"\talgorithm\x18\x04 \x01(\tR\talgorithm\x12\x10\n" +
+	"\x03exp\x18\x05 \x01(\rR\x03exp\"\x15\n" +
 	"\x13GetTokenInfoRequest\"\xaf\x01\n" +
 	"\tTokenInfo\x12&\n" +
 	"\x0eexpirationDate\x18\x01 \x01(\rR\x0eexpirationDate\x12\x18\n" +
@@ -1801,13 +1817,15 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\bLocality\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xc9\x01\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xef\x01\n" +
 	"\bUserInfo\x12\x1b\n" +
 	"\treal_name\x18\x01 \x01(\tR\brealName\x12/\n" +
 	"\x13contact_information\x18\x02 \x01(\tR\x12contactInformation\x122\n" +
 	"\blocality\x18\x03 \x01(\v2\x16.fris.auth.v1.LocalityR\blocality\x12\x14\n" +
 	"\x05email\x18\x04 \x01(\tR\x05email\x12%\n" +
-	"\x0eemail_verified\x18\x05 \x01(\bR\remailVerified\"\x14\n" +
+	"\x0eemail_verified\x18\x05 \x01(\bR\remailVerified\x12\x10\n" +
+	"\x03sub\x18\x06 \x01(\tR\x03sub\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\"\x14\n" +
 	"\x12GetUserInfoRequest\"*\n" +
 	"\x12SearchUsersRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\"C\n" +
@@ -1817,10 +1835,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x126\n" +
-	"\x16base64EncodedPublicKey\x18\x04 \x01(\tR\x16base64EncodedPublicKey\"@\n" +
-	"\x10RegisterResponse\x12\x16\n" +
-	"\x06userId\x18\x01 \x01(\x05R\x06userId\x12\x14\n" +
-	"\x05keyId\x18\x02 \x01(\x05R\x05keyId\"\x15\n" +
+	"\x16base64EncodedPublicKey\x18\x04 \x01(\tR\x16base64EncodedPublicKey\"\x15\n" +
 	"\x13GetDiscoveryRequest\"\xb1\x05\n" +
 	"\tDiscovery\x12\x16\n" +
 	"\x06issuer\x18\x01 \x01(\tR\x06issuer\x125\n" +
@@ -1881,7 +1896,7 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_auth_v1_auth_proto_goTypes = []any{
 	(*Client)(nil),              // 0: fris.auth.v1.Client
 	(*ListClientsRequest)(nil),  // 1: fris.auth.v1.ListClientsRequest
@@ -1904,13 +1919,13 @@ var file_auth_v1_auth_proto_goTypes = []any{
 	(*SearchUsersRequest)(nil),  // 18: fris.auth.v1.SearchUsersRequest
 	(*SearchUsersResponse)(nil), // 19: fris.auth.v1.SearchUsersResponse
 	(*RegisterRequest)(nil),     // 20: fris.auth.v1.RegisterRequest
-	(*RegisterResponse)(nil),    // 21: fris.auth.v1.RegisterResponse
-	(*GetDiscoveryRequest)(nil), // 22: fris.auth.v1.GetDiscoveryRequest
-	(*Discovery)(nil),           // 23: fris.auth.v1.Discovery
-	(*AuthorizeRequest)(nil),    // 24: fris.auth.v1.AuthorizeRequest
-	(*AuthorizeResponse)(nil),   // 25: fris.auth.v1.AuthorizeResponse
-	(*LoginRequest)(nil),        // 26: fris.auth.v1.LoginRequest
-	(*LoginResponse)(nil),       // 27: fris.auth.v1.LoginResponse
+	(*GetDiscoveryRequest)(nil), // 21: fris.auth.v1.GetDiscoveryRequest
+	(*Discovery)(nil),           // 22: fris.auth.v1.Discovery
+	(*AuthorizeRequest)(nil),    // 23: fris.auth.v1.AuthorizeRequest
+	(*AuthorizeResponse)(nil),   // 24: fris.auth.v1.AuthorizeResponse
+	(*LoginRequest)(nil),        // 25: fris.auth.v1.LoginRequest
+	(*LoginResponse)(nil),       // 26: fris.auth.v1.LoginResponse
+	(*RegisterResponse)(nil),    // 27: fris.auth.v1.RegisterResponse
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.ListClientsResponse.clients:type_name -> fris.auth.v1.Client
@@ -1918,31 +1933,31 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	6,  // 2: fris.auth.v1.JWKS.keys:type_name -> fris.auth.v1.JWK
 	15, // 3: fris.auth.v1.UserInfo.locality:type_name -> fris.auth.v1.Locality
 	16, // 4: fris.auth.v1.SearchUsersResponse.users:type_name -> fris.auth.v1.UserInfo
-	24, // 5: fris.auth.v1.LoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
+	23, // 5: fris.auth.v1.LoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
 	1,  // 6: fris.auth.v1.AuthService.ListClients:input_type -> fris.auth.v1.ListClientsRequest
 	4,  // 7: fris.auth.v1.AuthService.ListCerts:input_type -> fris.auth.v1.ListCertsRequest
 	7,  // 8: fris.auth.v1.AuthService.GetJWKS:input_type -> fris.auth.v1.GetJWKSRequest
-	22, // 9: fris.auth.v1.AuthService.GetDiscovery:input_type -> fris.auth.v1.GetDiscoveryRequest
+	21, // 9: fris.auth.v1.AuthService.GetDiscovery:input_type -> fris.auth.v1.GetDiscoveryRequest
 	9,  // 10: fris.auth.v1.AuthService.Token:input_type -> fris.auth.v1.TokenRequest
 	11, // 11: fris.auth.v1.AuthService.SignRequest:input_type -> fris.auth.v1.SignRequestRequest
 	13, // 12: fris.auth.v1.AuthService.GetTokenInfo:input_type -> fris.auth.v1.GetTokenInfoRequest
 	17, // 13: fris.auth.v1.AuthService.GetUserInfo:input_type -> fris.auth.v1.GetUserInfoRequest
 	18, // 14: fris.auth.v1.AuthService.SearchUsers:input_type -> fris.auth.v1.SearchUsersRequest
 	20, // 15: fris.auth.v1.AuthService.Register:input_type -> fris.auth.v1.RegisterRequest
-	24, // 16: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
-	26, // 17: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
+	23, // 16: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
+	25, // 17: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
 	2,  // 18: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
 	5,  // 19: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
 	8,  // 20: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
-	23, // 21: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
+	22, // 21: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
 	10, // 22: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
 	12, // 23: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
 	14, // 24: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
 	16, // 25: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
 	19, // 26: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
-	21, // 27: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
-	25, // 28: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
-	27, // 29: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
+	27, // 27: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
+	24, // 28: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
+	26, // 29: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
 	18, // [18:30] is the sub-list for method output_type
 	6,  // [6:18] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
@@ -1955,13 +1970,15 @@ func file_auth_v1_auth_proto_init() {
 	if File_auth_v1_auth_proto != nil {
 		return
 	}
+	file_auth_v1_register_proto_init()
+	file_auth_v1_auth_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -62,7 +62,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "public base URL of the deployment: the tokens' iss, and the base of the discovery document's URLs")
 	fs.IntVar(&c.KeyBits, "key-bits", 2048, "RSA modulus size of new signing keys (>= 2048)")
 	fs.StringVar(&c.KeyAlg, "key-alg", "RS256", "JWT signing algorithm: RS256 or RS512")
-	fs.DurationVar(&c.KeyRotation, "key-rotation", 7*24*time.Hour, "age at which the signing key is replaced")
+	fs.DurationVar(&c.KeyRotation, "key-rotation", 7*24*time.Hour, "age at which the signing key is replaced (0: never automatically, for networks whose clients pin one public key; rotate-keys still works)")
 	fs.DurationVar(&c.AccessTTL, "access-ttl", time.Hour, "lifetime of access tokens")
 	fs.DurationVar(&c.IDTTL, "id-ttl", time.Hour, "lifetime of id tokens")
 	fs.DurationVar(&c.RefreshTTL, "refresh-ttl", 30*24*time.Hour, "lifetime of refresh tokens")
@@ -91,7 +91,10 @@ func (c *Config) Validate() error {
 	if c.KeyAlg != "RS256" && c.KeyAlg != "RS512" {
 		errs = append(errs, fmt.Errorf("-key-alg %q: want RS256 or RS512", c.KeyAlg))
 	}
-	for name, d := range map[string]time.Duration{"-key-rotation": c.KeyRotation, "-access-ttl": c.AccessTTL, "-id-ttl": c.IDTTL,
+	if c.KeyRotation < 0 {
+		errs = append(errs, errors.New("-key-rotation must not be negative (0: no automatic rotation)"))
+	}
+	for name, d := range map[string]time.Duration{"-access-ttl": c.AccessTTL, "-id-ttl": c.IDTTL,
 		"-refresh-ttl": c.RefreshTTL, "-sign-request-ttl": c.SignRequestTTL, "-code-ttl": c.CodeTTL} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive", name))
@@ -150,7 +153,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer cancel()
 	// Replicas pick up a rotation made elsewhere within seconds, so every
 	// replica's /jwks soon publishes the new key (a store read each time).
-	go km.Run(ctx, min(10*time.Second, cfg.KeyRotation/4))
+	maintain := 10 * time.Second
+	if cfg.KeyRotation > 0 {
+		maintain = min(maintain, cfg.KeyRotation/4)
+	}
+	go km.Run(ctx, maintain)
 
 	iss := tokens.New(km, strings.TrimRight(cfg.Issuer, "/"), tokens.Lifetimes{Access: cfg.AccessTTL, ID: cfg.IDTTL, Refresh: cfg.RefreshTTL, Skew: cfg.Skew})
 	params := password.Default

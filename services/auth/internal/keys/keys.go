@@ -29,7 +29,7 @@ import (
 type Options struct {
 	Bits        int                    // RSA modulus size, >= 2048
 	Alg         jwa.SignatureAlgorithm // RS256 or RS512
-	RotateEvery time.Duration          // age at which the active key is replaced
+	RotateEvery time.Duration          // age at which the active key is replaced; 0: never automatically
 	// PublishFor is how long a retired key stays published: the longest
 	// lifetime of a token it may have signed.
 	PublishFor time.Duration
@@ -127,7 +127,7 @@ func (m *Manager) Rotate(ctx context.Context) (storage.SigningKey, error) {
 
 func needsKey(ks []storage.SigningKey, now time.Time, every time.Duration) bool {
 	for _, k := range ks {
-		if k.Active() && now.Sub(time.Unix(0, k.Created)) < every {
+		if k.Active() && (every <= 0 || now.Sub(time.Unix(0, k.Created)) < every) {
 			return false
 		}
 	}

@@ -73,3 +73,27 @@ func TestRotationAndPruning(t *testing.T) {
 		}
 	}
 }
+
+// RotateEvery 0 keeps one key for good (clients that pin the server's key
+// never see another), while an operator's rotation still works.
+func TestNoAutomaticRotation(t *testing.T) {
+	ctx := context.Background()
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m, err := New(ctx, storage.New(db), Options{Bits: 2048, Alg: jwa.RS256, PublishFor: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := m.Signer().KID
+	for _, later := range []time.Duration{time.Hour, 24 * time.Hour, 10 * 365 * 24 * time.Hour} {
+		if err := m.Maintain(ctx, time.Now().Add(later)); err != nil || m.Signer().KID != first {
+			t.Fatalf("maintenance %v later: signer %s, want %s (%v)", later, m.Signer().KID, first, err)
+		}
+	}
+	if _, err := m.Rotate(ctx); err != nil || m.Signer().KID == first {
+		t.Fatalf("manual rotation: %v", err)
+	}
+}

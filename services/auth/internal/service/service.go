@@ -16,6 +16,7 @@ import (
 	"net/mail"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +94,7 @@ func apiClient(c storage.Client) *authv1.Client {
 func userInfo(u storage.User) *authv1.UserInfo {
 	return &authv1.UserInfo{
 		RealName: u.RealName, ContactInformation: u.Contact, Email: u.Email, EmailVerified: u.EmailVerified,
+		Sub: strconv.Itoa(int(u.ID)), Name: u.RealName,
 		Locality: &authv1.Locality{Id: u.Locality.ID, Name: u.Locality.Name, Description: u.Locality.Description},
 	}
 }
@@ -137,12 +139,12 @@ func (p Public) GetDiscovery(ctx context.Context, _ *authv1.GetDiscoveryRequest)
 		JwksUri:                           at + "/jwks",
 		UserinfoEndpoint:                  at + "/userinfo",
 		ResponseTypesSupported:            []string{"code"},
-		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
+		GrantTypesSupported:               []string{grantCode, grantRefresh, grantClient},
 		SubjectTypesSupported:             []string{"public"},
 		IdTokenSigningAlgValuesSupported:  []string{p.keys.Signer().Alg.String()},
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		ScopesSupported:                   append([]string{"openid"}, p.cfg.DefaultScopes...),
-		TokenEndpointAuthMethodsSupported: []string{"client_secret_post"},
+		TokenEndpointAuthMethodsSupported: []string{"client_secret_basic", "client_secret_post"},
 		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "nonce", "scope", "type", "email", "email_verified", "name"},
 	}, nil
 }
@@ -161,26 +163,90 @@ func publicPrefix(ctx context.Context) string {
 	return "/oauth2"
 }
 
-// Token issues tokens by one of the three flows.
+// Grant types of the token endpoint (RFC 6749). The spec's clients send
+// none: their flow follows from the fields they send.
+const (
+	grantCode    = "authorization_code"
+	grantRefresh = "refresh_token"
+	grantClient  = "client_credentials"
+)
+
+// OAuth 2.0 error codes (RFC 6749 5.2) the status code alone does not tell.
+const (
+	reasonUnsupportedGrant = "unsupported_grant_type"
+	reasonInvalidClient    = "invalid_client"
+)
+
+// Token issues tokens by one of the spec's three flows, or by
+// client_credentials.
 func (p Public) Token(ctx context.Context, r *authv1.TokenRequest) (*authv1.TokenResponse, error) {
 	var (
 		set tokens.Set
 		err error
 	)
+	gt := r.GetGrantType()
 	switch {
-	case r.GetRefreshToken() != "":
+	case gt == grantClient:
+		set, err = p.clientCredentials(ctx, r)
+	case gt != "" && gt != grantCode && gt != grantRefresh:
+		err = rpcerr.WithReason(invalid("grant_type is not supported: use authorization_code, refresh_token or client_credentials"), reasonUnsupportedGrant)
+	case r.GetRefreshToken() != "" && gt != grantCode:
 		set, err = p.refresh(ctx, r)
-	case r.GetCode() != "" && r.GetSignature() != "":
+	case r.GetCode() != "" && gt != grantRefresh && r.GetSignature() != "":
 		set, err = p.signedCode(ctx, r)
-	case r.GetCode() != "":
+	case r.GetCode() != "" && gt != grantRefresh:
 		set, err = p.clientCode(ctx, r)
 	default:
-		err = invalid("no payload: send code with client_id and client_secret, code with client_id and signature, or refresh_token")
+		err = invalid("no payload: send code with client_id and client_secret, code with signature, or refresh_token")
 	}
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	return &authv1.TokenResponse{AccessToken: set.Access, IdToken: set.ID, RefreshToken: set.Refresh}, nil
+	res := &authv1.TokenResponse{AccessToken: set.Access, TokenType: "Bearer", ExpiresIn: uint32(set.ExpiresIn / time.Second)}
+	if set.ID != "" {
+		res.IdToken = &set.ID
+	}
+	if set.Refresh != "" {
+		res.RefreshToken = &set.Refresh
+	}
+	return res, nil
+}
+
+// clientCredentials issues a client a token of its own (RFC 6749 4.4): the
+// client authenticates with its secret, and the token names the client, not
+// a user (tokens.IssueClient). It carries the deployment's default scopes.
+func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
+	failed := rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)
+	if r.GetClientId() == "" || r.GetClientSecret() == "" {
+		return tokens.Set{}, failed
+	}
+	c, err := p.store.GetClient(ctx, r.GetClientId())
+	if errors.Is(err, storage.ErrNotFound) {
+		// As long as a wrong secret takes: no telling which IDs exist.
+		p.hash.Burn(ctx, r.GetClientSecret())
+		return tokens.Set{}, failed
+	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	if err := p.checkSecret(ctx, c, r.GetClientSecret()); err != nil {
+		return tokens.Set{}, err
+	}
+	if c.Disabled {
+		return tokens.Set{}, rpcerr.WithReason(unauth("the client has been disabled"), reasonInvalidClient)
+	}
+	return p.tokens.IssueClient(c.ID, append([]string(nil), p.cfg.DefaultScopes...))
+}
+
+// checkSecret verifies a client's secret: 401 invalid_client when wrong.
+func (p Public) checkSecret(ctx context.Context, c storage.Client, secret string) error {
+	if err := p.hash.Check(ctx, c.SecretHash, secret); err != nil {
+		if ctx.Err() != nil {
+			// Gave up waiting for a hashing slot: not the client's mistake.
+			return ctx.Err()
+		}
+		return rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)
+	}
+	return nil
 }
 
 // clientCode is flow 1: a code from the browser login plus the client's
@@ -228,16 +294,22 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 }
 
 // signedCode is flow 2: a code from a sign request, signed with the user's
-// private key.
+// private key. client_id is optional: the sign request already names the key
+// and its user, and the Samply auth client sends none. Without it the tokens
+// are issued to no client (no aud).
 func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
-	c, err := p.store.GetClient(ctx, r.GetClientId())
-	if errors.Is(err, storage.ErrNotFound) {
-		return tokens.Set{}, notFound("client ID or sign request unknown")
-	} else if err != nil {
-		return tokens.Set{}, err
-	}
-	if c.Disabled {
-		return tokens.Set{}, unauth("the client has been disabled")
+	var c storage.Client
+	if id := r.GetClientId(); id != "" {
+		var err error
+		c, err = p.store.GetClient(ctx, id)
+		if errors.Is(err, storage.ErrNotFound) {
+			return tokens.Set{}, notFound("client ID or sign request unknown")
+		} else if err != nil {
+			return tokens.Set{}, err
+		}
+		if c.Disabled {
+			return tokens.Set{}, unauth("the client has been disabled")
+		}
 	}
 	g, err := p.store.TakeGrant(ctx, r.GetCode())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && g.Kind != storage.GrantSignRequest) {
@@ -285,7 +357,10 @@ func decodeSignature(s string) ([]byte, error) {
 	return base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
 }
 
-// refresh is flow 3, with rotation and reuse detection.
+// refresh is flow 3, with rotation and reuse detection. The refresh token
+// alone is enough (the spec's clients send nothing else); a client that
+// also authenticates, as standard libraries do, must be the token's client
+// and present its right secret.
 func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
 	t, err := p.tokens.Read(ctx, r.GetRefreshToken(), tokens.TypeRefresh)
 	switch {
@@ -294,14 +369,28 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 	case err != nil:
 		return tokens.Set{}, denied("the refresh token is expired or not a refresh token")
 	}
-	c, err := p.store.GetClient(ctx, t.ClientID())
-	if errors.Is(err, storage.ErrNotFound) {
-		return tokens.Set{}, denied("the refresh token's client no longer exists")
-	} else if err != nil {
-		return tokens.Set{}, err
+	if id := r.GetClientId(); id != "" && id != t.ClientID() {
+		return tokens.Set{}, denied("the refresh token was issued to another client")
 	}
-	if c.Disabled {
-		return tokens.Set{}, unauth("the client has been disabled")
+	var c storage.Client
+	if t.ClientID() != "" {
+		c, err = p.store.GetClient(ctx, t.ClientID())
+		if errors.Is(err, storage.ErrNotFound) {
+			return tokens.Set{}, denied("the refresh token's client no longer exists")
+		} else if err != nil {
+			return tokens.Set{}, err
+		}
+		if c.Disabled {
+			return tokens.Set{}, unauth("the client has been disabled")
+		}
+	}
+	if sec := r.GetClientSecret(); sec != "" {
+		if c.ID == "" {
+			return tokens.Set{}, rpcerr.WithReason(unauth("client authentication failed: the refresh token was issued to no client"), reasonInvalidClient)
+		}
+		if err := p.checkSecret(ctx, c, sec); err != nil {
+			return tokens.Set{}, err
+		}
 	}
 	u, err := p.activeUser(ctx, t.UserID())
 	if err != nil {
@@ -391,6 +480,10 @@ func (p Public) spend(ctx context.Context, r storage.Refresh, chainUntil time.Ti
 	return err
 }
 
+// signAlgorithm is the Java name (Signature.getInstance) of
+// RSASSA-PKCS1-v1_5 with SHA-512, the signature a signed code must carry.
+const signAlgorithm = "SHA512withRSA"
+
 // SignRequest hands out a code to be signed with the key named by id or by
 // the SHA-512 of its SPKI DER.
 func (p Public) SignRequest(ctx context.Context, r *authv1.SignRequestRequest) (*authv1.SignRequestResponse, error) {
@@ -424,11 +517,15 @@ func (p Public) SignRequest(ctx context.Context, r *authv1.SignRequestRequest) (
 	if err := p.store.PutGrant(ctx, code, storage.Grant{Kind: storage.GrantSignRequest, UserID: key.UserID, KeyID: key.ID, Expires: exp.Unix()}); err != nil {
 		return nil, p.err(ctx, err)
 	}
-	return &authv1.SignRequestResponse{Code: code, ExpirationDate: seconds(exp), Algoritm: "SHA512withRSA"}, nil
+	return &authv1.SignRequestResponse{
+		Code: code, ExpirationDate: seconds(exp), Algoritm: signAlgorithm,
+		Algorithm: signAlgorithm, Exp: seconds(exp),
+	}, nil
 }
 
 // bearer verifies the access token the gateway forwarded and returns it
-// with its user.
+// with its user; a client's own token (client_credentials) has none, and
+// the user is zero.
 func (p Public) bearer(ctx context.Context) (storage.User, *tokens.Claims, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	var raw string
@@ -443,6 +540,9 @@ func (p Public) bearer(ctx context.Context) (storage.User, *tokens.Claims, error
 	t, err := p.tokens.Read(ctx, raw, tokens.TypeAccess)
 	if err != nil {
 		return storage.User{}, nil, denied("the access token is not valid")
+	}
+	if t.IsClient() {
+		return storage.User{}, t, nil
 	}
 	u, err := p.store.GetUser(ctx, t.UserID())
 	if errors.Is(err, storage.ErrNotFound) {
@@ -467,9 +567,12 @@ func (p Public) GetTokenInfo(ctx context.Context, _ *authv1.GetTokenInfoRequest)
 }
 
 func (p Public) GetUserInfo(ctx context.Context, _ *authv1.GetUserInfoRequest) (*authv1.UserInfo, error) {
-	u, _, err := p.bearer(ctx)
+	u, t, err := p.bearer(ctx)
 	if err != nil {
 		return nil, p.err(ctx, err)
+	}
+	if t.IsClient() {
+		return nil, p.err(ctx, denied("the access token is a client's own: it has no user"))
 	}
 	return userInfo(u), nil
 }
@@ -550,7 +653,7 @@ func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (*authv
 		return nil, p.err(ctx, err)
 	}
 	p.log.InfoContext(ctx, "registered", "user", u.ID, "key", k.ID)
-	return &authv1.RegisterResponse{UserId: u.ID, KeyId: k.ID}, nil
+	return &authv1.RegisterResponse{UserId: u.ID, KeyId: k.ID, UserId_: u.ID, KeyId_: k.ID}, nil
 }
 
 // authorize checks an authorization request and picks the redirect URI.

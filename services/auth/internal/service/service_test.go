@@ -177,8 +177,13 @@ func TestClientSecretFlow(t *testing.T) {
 	if n, _ := a.Get("nonce"); n != "n-123" {
 		t.Fatalf("nonce = %v", n)
 	}
-	if sc, _ := a.Get("scope"); !strings.Contains(strings.Join(toStrings(sc), " "), "mdr:secret") {
-		t.Fatalf("scope = %v", sc)
+	// One space-separated string (RFC 9068), as the Samply auth client
+	// reads it; /tokeninfo still lists it as an array.
+	if sc, _ := a.Get("scope"); sc != "openid mdr:secret" {
+		t.Fatalf("scope = %#v, want the string \"openid mdr:secret\"", sc)
+	}
+	if res.GetTokenType() != "Bearer" || res.GetExpiresIn() != 3600 {
+		t.Fatalf("token_type %q expires_in %d", res.GetTokenType(), res.GetExpiresIn())
 	}
 	if !a.NotBefore().Before(time.Now()) || a.Expiration().Sub(time.Now()) < 59*time.Minute {
 		t.Fatalf("nbf %v exp %v", a.NotBefore(), a.Expiration())
@@ -192,6 +197,9 @@ func TestClientSecretFlow(t *testing.T) {
 	}
 	if nm, _ := id.Get("name"); nm != "Ada Lovelace" {
 		t.Fatalf("id name = %v", nm)
+	}
+	if n, _ := id.Get("nonce"); n != "n-123" {
+		t.Fatalf("id nonce = %v, want the authorization request's", n)
 	}
 	if typ, _ := claims(t, res.GetRefreshToken()).Get("type"); typ != "REFRESH_TOKEN" {
 		t.Fatalf("refresh type = %v", typ)

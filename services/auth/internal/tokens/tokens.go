@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jws"
@@ -64,6 +65,8 @@ type Set struct {
 	Access, ID, Refresh string
 	RefreshJTI          string
 	RefreshExpires      time.Time
+	// ExpiresIn is the access token's lifetime (the response's expires_in).
+	ExpiresIn time.Duration
 }
 
 // RandomString returns n random bytes, base64url: codes, jtis, nonces.
@@ -79,23 +82,39 @@ func RandomString(n int) string {
 // email, email_verified and name, the access token scope. A fixed struct,
 // encoded once per token, costs a fraction of a generic claims map.
 type Claims struct {
-	Issuer        string      `json:"iss"`
-	Subject       string      `json:"sub"`
-	Audience      audience    `json:"aud"`
-	ExpiresAt     numericDate `json:"exp"`
-	NotBefore     numericDate `json:"nbf"`
-	IssuedAt      numericDate `json:"iat"`
-	ID            string      `json:"jti"`
-	Type          string      `json:"type"`
-	Nonce         string      `json:"nonce,omitempty"`
-	Scope         []string    `json:"scope,omitempty"`
-	Email         string      `json:"email,omitempty"`
-	EmailVerified *bool       `json:"email_verified,omitempty"`
-	Name          string      `json:"name,omitempty"`
+	Issuer  string `json:"iss"`
+	Subject string `json:"sub"`
+	// Audience is the client; a token issued to no client (a signed code
+	// sent without client_id) has none.
+	Audience  audience    `json:"aud,omitempty"`
+	ExpiresAt numericDate `json:"exp"`
+	NotBefore numericDate `json:"nbf"`
+	IssuedAt  numericDate `json:"iat"`
+	ID        string      `json:"jti"`
+	Type      string      `json:"type"`
+	Nonce     string      `json:"nonce,omitempty"`
+	Scope     Scope       `json:"scope,omitempty"`
+	// Client (`client_id`) is on access tokens (RFC 9068): the client they
+	// were issued to, and for a client_credentials token also its subject.
+	Client        string `json:"client_id,omitempty"`
+	Email         string `json:"email,omitempty"`
+	EmailVerified *bool  `json:"email_verified,omitempty"`
+	Name          string `json:"name,omitempty"`
 	// Session (OpenID's `sid`) is on refresh tokens only: the chain that
 	// reuse detection revokes, carried by the token so that issuing one
 	// needs no write.
 	Session string `json:"sid,omitempty"`
+}
+
+// ClientSubjectPrefix starts the subject of a client_credentials token:
+// "client:" and the client ID. Client IDs may be all digits, and a bare one
+// would read as a user's subject everywhere tokens are consumed.
+const ClientSubjectPrefix = "client:"
+
+// IsClient reports whether the token is a client's own (client_credentials),
+// with no user behind it.
+func (c *Claims) IsClient() bool {
+	return c.Client != "" && c.Subject == ClientSubjectPrefix+c.Client
 }
 
 // UserID is the subject as the store numbers users (0 when it is not one).
@@ -137,6 +156,27 @@ func (a *audience) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Scope is the access token's `scope`: written as one space-separated
+// string (RFC 9068 2.2.3, RFC 8693 4.2), which the Samply auth client
+// requires; read from that or from the JSON array earlier tokens carried.
+type Scope []string
+
+func (s Scope) MarshalJSON() ([]byte, error) { return json.Marshal(strings.Join(s, " ")) }
+
+func (s *Scope) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*s = strings.Fields(one)
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*s = many
+	return nil
+}
+
 // numericDate is a JWT NumericDate: seconds since the epoch, written as an
 // integer, read from any JSON number.
 type numericDate int64
@@ -166,22 +206,29 @@ type Plan struct {
 // Plan fixes the claims of an access, an id and a refresh token for s.
 func (i *Issuer) Plan(s Subject) Plan {
 	now := i.now()
+	// The access and refresh tokens carry the request's nonce or a random
+	// one (/tokeninfo reports it); the id token carries exactly the one the
+	// authorization request sent, or none: an OpenID client that sent none
+	// rejects an id token with one (OpenID Connect Core 3.1.3.7).
 	nonce := s.Nonce
 	if nonce == "" {
 		nonce = RandomString(16)
 	}
+	var aud audience
+	if s.ClientID != "" {
+		aud = audience{s.ClientID}
+	}
 	base := func(typ string, life time.Duration) Claims {
 		return Claims{
-			Issuer: i.iss, Subject: strconv.Itoa(int(s.UserID)), Audience: audience{s.ClientID},
+			Issuer: i.iss, Subject: strconv.Itoa(int(s.UserID)), Audience: aud,
 			IssuedAt: numericDate(now.Unix()), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
 			ExpiresAt: numericDate(now.Add(life).Unix()), ID: RandomString(16), Type: typ, Nonce: nonce,
 		}
 	}
 	p := Plan{i: i, access: base(TypeAccess, i.life.Access), id: base(TypeID, i.life.ID), refresh: base(TypeRefresh, i.life.Refresh)}
 	p.access.Scope = s.Scopes
-	if p.access.Scope == nil {
-		p.access.Scope = []string{}
-	}
+	p.access.Client = s.ClientID
+	p.id.Nonce = s.Nonce
 	p.id.Email, p.id.EmailVerified, p.id.Name = s.Email, &s.EmailVerified, s.Name
 	p.refresh.Session = s.Session
 	p.RefreshJTI, p.RefreshExpires = p.refresh.ID, p.refresh.Expiration()
@@ -190,7 +237,7 @@ func (i *Issuer) Plan(s Subject) Plan {
 
 // Sign signs the planned tokens with the active key.
 func (p Plan) Sign() (Set, error) {
-	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires}
+	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires, ExpiresIn: p.i.life.Access}
 	sg := p.i.keys.Signer()
 	hdr := jws.NewHeaders()
 	for k, v := range map[string]any{jws.KeyIDKey: sg.KID, jws.TypeKey: "JWT"} {
@@ -218,6 +265,37 @@ func (p Plan) Sign() (Set, error) {
 
 // Issue signs an access, an id and a refresh token for s.
 func (i *Issuer) Issue(s Subject) (Set, error) { return i.Plan(s).Sign() }
+
+// IssueClient signs an access token for a client itself
+// (client_credentials): its subject is ClientSubjectPrefix and the client
+// ID; there is no user, so no id token, and no refresh token (RFC 6749
+// 4.4.3: the client can always ask again).
+func (i *Issuer) IssueClient(clientID string, scopes []string) (Set, error) {
+	now := i.now()
+	c := Claims{
+		Issuer: i.iss, Subject: ClientSubjectPrefix + clientID, Audience: audience{clientID},
+		IssuedAt: numericDate(now.Unix()), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
+		ExpiresAt: numericDate(now.Add(i.life.Access).Unix()), ID: RandomString(16), Type: TypeAccess,
+		Nonce: RandomString(16), Scope: scopes, Client: clientID,
+	}
+	sg := i.keys.Signer()
+	hdr := jws.NewHeaders()
+	if err := hdr.Set(jws.KeyIDKey, sg.KID); err != nil {
+		return Set{}, err
+	}
+	if err := hdr.Set(jws.TypeKey, "JWT"); err != nil {
+		return Set{}, err
+	}
+	payload, err := json.Marshal(&c)
+	if err != nil {
+		return Set{}, err
+	}
+	b, err := jws.Sign(payload, jws.WithKey(sg.Alg, sg.Key, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		return Set{}, err
+	}
+	return Set{Access: string(b), ExpiresIn: i.life.Access}, nil
+}
 
 // Errors of Read.
 var (

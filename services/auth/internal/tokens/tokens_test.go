@@ -55,7 +55,9 @@ func TestIssueAndRead(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		if got.UserID() != 7 || got.ClientID() != "c" || got.Nonce == "" || got.ID == "" {
+		// No nonce was sent: the id token carries none (OpenID clients
+		// refuse one they did not send); the others a random one.
+		if got.UserID() != 7 || got.ClientID() != "c" || (got.Nonce == "") != (typ == TypeID) || got.ID == "" {
 			t.Fatalf("%s claims: %+v", typ, got)
 		}
 		// Every token is refused as another type.
@@ -188,7 +190,7 @@ func TestTokenShape(t *testing.T) {
 		extra    []string
 		life     float64
 	}{
-		{set.Access, TypeAccess, []string{"scope"}, 3600},
+		{set.Access, TypeAccess, []string{"scope", "client_id"}, 3600},
 		{set.ID, TypeID, []string{"email", "email_verified", "name"}, 3600},
 		{set.Refresh, TypeRefresh, nil, 24 * 3600},
 	} {
@@ -230,8 +232,80 @@ func TestTokenShape(t *testing.T) {
 	if id["email"] != "a@b.c" || id["email_verified"] != false || id["name"] != "Ada" {
 		t.Errorf("id token claims: %v", id)
 	}
-	if sc := decode(t, strings.Split(set.Access, ".")[1])["scope"]; !reflect.DeepEqual(sc, []any{"openid"}) {
-		t.Errorf("scope = %v", sc)
+	// RFC 9068: one space-separated string (the Samply auth client fails on
+	// an array).
+	if sc := decode(t, strings.Split(set.Access, ".")[1])["scope"]; sc != "openid" {
+		t.Errorf("scope = %#v, want the string \"openid\"", sc)
+	}
+}
+
+func TestScopeClaim(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		want       Scope
+		wantErr    bool
+	}{
+		{"string", `"openid mdr:a"`, Scope{"openid", "mdr:a"}, false},
+		{"extra spaces", `"  openid   mdr:a "`, Scope{"openid", "mdr:a"}, false},
+		{"empty string", `""`, Scope{}, false},
+		// Tokens issued before the claim became a string.
+		{"array", `["openid","mdr:a"]`, Scope{"openid", "mdr:a"}, false},
+		{"number", `7`, nil, true},
+		{"array of numbers", `[7]`, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got Scope
+			err := json.Unmarshal([]byte(tc.json), &got)
+			if (err != nil) != tc.wantErr || (!tc.wantErr && strings.Join(got, " ") != strings.Join(tc.want, " ")) {
+				t.Fatalf("got %q, %v", got, err)
+			}
+		})
+	}
+	b, err := json.Marshal(Scope{"openid", "mdr:a"})
+	if err != nil || string(b) != `"openid mdr:a"` {
+		t.Fatalf("marshal = %s, %v", b, err)
+	}
+}
+
+func TestIssueClient(t *testing.T) {
+	i, km := newIssuer(t)
+	set, err := i.IssueClient("42", []string{"mdr:x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.ID != "" || set.Refresh != "" || set.ExpiresIn != time.Hour {
+		t.Fatalf("set = %+v", set)
+	}
+	c, err := i.Read(context.Background(), set.Access, TypeAccess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A numeric client ID must never read as user 42.
+	if !c.IsClient() || c.Subject != "client:42" || c.UserID() != 0 || c.ClientID() != "42" || c.Client != "42" || strings.Join(c.Scope, " ") != "mdr:x" {
+		t.Fatalf("claims = %+v", c)
+	}
+	if _, err := jwt.Parse([]byte(set.Access), jwt.WithKeySet(km.Public()), jwt.WithIssuer(iss)); err != nil {
+		t.Fatal(err)
+	}
+	user, _ := i.Issue(Subject{UserID: 42, ClientID: "42"})
+	if u, _ := i.Read(context.Background(), user.Access, TypeAccess); u.IsClient() {
+		t.Fatal("a user's token reads as a client's")
+	}
+}
+
+// Without a client (a signed code sent without client_id) the tokens have
+// no aud at all, not an empty one.
+func TestIssueWithoutClient(t *testing.T) {
+	i, _ := newIssuer(t)
+	set, err := i.Issue(Subject{UserID: 7, Scopes: []string{"openid"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{set.Access, set.ID, set.Refresh} {
+		b, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+		if strings.Contains(string(b), `"aud"`) || strings.Contains(string(b), `"client_id"`) {
+			t.Fatalf("claims %s name a client", b)
+		}
 	}
 }
 
