@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,13 +164,16 @@ func newUploadDoc(template []byte, size int) (*uploadDoc, error) {
 	}
 	d := &uploadDoc{head: template[:i+len(idAttr)], tail: template[i+len(idAttr)+end:]}
 	// Pad inside the last case's end with attributes until the size is met.
-	closeCase := bytes.LastIndex(d.tail, []byte("</ns5:Case>"))
-	if closeCase < 0 {
-		return nil, errors.New("template: no </ns5:Case> to pad before")
+	// The template's prefixes are the marshaller's choice, so the padding
+	// declares its namespaces itself.
+	ends := regexp.MustCompile(`</(?:[A-Za-z_][\w.-]*:)?Case>`).FindAllIndex(d.tail, -1)
+	if len(ends) == 0 {
+		return nil, errors.New("template: no </Case> to pad before")
 	}
+	closeCase := ends[len(ends)-1][0]
 	var pad bytes.Buffer
 	for n := 0; len(d.head)+len(d.tail)+pad.Len()+12 < size; n++ {
-		fmt.Fprintf(&pad, `        <ns3:Attribute><ns4:MdrKey>urn:mdr16:dataelement:25:1</ns4:MdrKey><ns1:Value>EV-%04d</ns1:Value></ns3:Attribute>`+"\n", n)
+		fmt.Fprintf(&pad, `        <Attribute xmlns="http://schema.samply.de/ccp/Attribute"><MdrKey xmlns="http://schema.samply.de/ccp/MdrKey">urn:mdr16:dataelement:25:1</MdrKey><Value xmlns="http://schema.samply.de/ccp/Value">EV-%04d</Value></Attribute>`+"\n", n)
 	}
 	d.tail = append(append(append([]byte{}, d.tail[:closeCase]...), pad.Bytes()...), d.tail[closeCase:]...)
 	return d, nil

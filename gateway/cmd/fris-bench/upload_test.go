@@ -14,10 +14,10 @@ import (
 	"testing"
 )
 
-const demoPatient = "../../../services/upload/demo/patient.xml"
+const benchPatient = "testdata/patient.xml"
 
 func TestUploadDoc(t *testing.T) {
-	template, err := os.ReadFile(demoPatient)
+	template, err := os.ReadFile(benchPatient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +45,9 @@ func TestUploadDoc(t *testing.T) {
 		if root.XMLName.Local != "Patient" || root.ID != id {
 			t.Errorf("root %s id %q, want Patient id %q", root.XMLName.Local, root.ID, id)
 		}
-		last := bytes.LastIndex(b, []byte("</ns5:Case>"))
-		if n := bytes.Count(b[:last], []byte("<ns1:Value>EV-")); n == 0 || n != bytes.Count(b, []byte("<ns1:Value>EV-")) {
+		last := bytes.LastIndex(b, []byte("</ns7:Case>"))
+		pad := []byte(`<Value xmlns="http://schema.samply.de/ccp/Value">EV-`)
+		if n := bytes.Count(b[:last], pad); n == 0 || n != bytes.Count(b, pad) {
 			t.Errorf("%d padding attributes, not all in the last case", n)
 		}
 		if len(root.Cases) == 0 {
@@ -98,7 +99,7 @@ func fakeUploads(t *testing.T, failAll bool) (*httptest.Server, func() int) {
 
 func uploadArgs(gw, dir string) []string {
 	return []string{"-gateway", gw, "-suites", "upload", "-upload-password", "pw-0123456789",
-		"-upload-template", demoPatient, "-upload-clients", "4", "-upload-duration", "300ms", "-warmup", "100ms",
+		"-upload-template", benchPatient, "-upload-clients", "4", "-upload-duration", "300ms", "-warmup", "100ms",
 		"-fsync-dir", dir, "-fsync-duration", "50ms", "-json", filepath.Join(dir, "out.json")}
 }
 
