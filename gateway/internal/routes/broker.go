@@ -489,22 +489,20 @@ func queryLanguage(r *http.Request) (brokerv1.QueryLanguage, bool) {
 }
 
 func (h *bankHandlers) testInquiry(w http.ResponseWriter, r *http.Request) {
-	lang, ok := queryLanguage(r)
-	if !ok {
-		apierr.WriteText(w, http.StatusBadRequest, "query-language must be QUERY or CQL")
-		return
-	}
-	ctx, cancel := h.ctx(r)
-	defer cancel()
-	d, err := h.client.GetTestInquiry(ctx, &brokerv1.GetTestInquiryRequest{Language: lang})
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeDoc(w, d)
+	h.queryDoc(w, r, func(ctx context.Context, lang brokerv1.QueryLanguage) (*brokerv1.Document, error) {
+		return h.client.GetTestInquiry(ctx, &brokerv1.GetTestInquiryRequest{Language: lang})
+	})
 }
 
 func (h *bankHandlers) referenceQuery(w http.ResponseWriter, r *http.Request) {
+	h.queryDoc(w, r, func(ctx context.Context, lang brokerv1.QueryLanguage) (*brokerv1.Document, error) {
+		return h.client.GetReferenceQuery(ctx, &brokerv1.GetReferenceQueryRequest{Language: lang})
+	})
+}
+
+// queryDoc answers with the document get returns in the query language
+// the request asks for.
+func (h *bankHandlers) queryDoc(w http.ResponseWriter, r *http.Request, get func(context.Context, brokerv1.QueryLanguage) (*brokerv1.Document, error)) {
 	lang, ok := queryLanguage(r)
 	if !ok {
 		apierr.WriteText(w, http.StatusBadRequest, "query-language must be QUERY or CQL")
@@ -512,7 +510,7 @@ func (h *bankHandlers) referenceQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	d, err := h.client.GetReferenceQuery(ctx, &brokerv1.GetReferenceQueryRequest{Language: lang})
+	d, err := get(ctx, lang)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -143,16 +143,22 @@ func (c *Claims) NotBeforeTime() time.Time { return time.Unix(int64(c.NotBefore)
 type audience []string
 
 func (a *audience) UnmarshalJSON(b []byte) error {
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		*a = audience{one}
+	return oneOrMany(b, (*[]string)(a), func(one string) []string { return []string{one} })
+}
+
+// oneOrMany reads a claim that is one string (split by one) or an array of
+// strings into dst.
+func oneOrMany(b []byte, dst *[]string, one func(string) []string) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*dst = one(s)
 		return nil
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
 		return err
 	}
-	*a = many
+	*dst = many
 	return nil
 }
 
@@ -164,17 +170,7 @@ type Scope []string
 func (s Scope) MarshalJSON() ([]byte, error) { return json.Marshal(strings.Join(s, " ")) }
 
 func (s *Scope) UnmarshalJSON(b []byte) error {
-	var one string
-	if err := json.Unmarshal(b, &one); err == nil {
-		*s = strings.Fields(one)
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return err
-	}
-	*s = many
-	return nil
+	return oneOrMany(b, (*[]string)(s), strings.Fields)
 }
 
 // numericDate is a JWT NumericDate: seconds since the epoch, written as an
