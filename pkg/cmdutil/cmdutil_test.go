@@ -33,6 +33,7 @@ func TestExplain(t *testing.T) {
 			"unavailable: the registry cannot validate values right now"},
 		{"not found", status.Error(codes.NotFound, "no such client"), true, "not found: no such client"},
 		{"code already in the message", status.Error(codes.NotFound, "not found: client x"), true, "not found: client x"},
+		{"code at the end of the message", status.Error(codes.NotFound, `namespace "x": not found`), true, `namespace "x": not found`},
 		{"two words", status.Error(codes.FailedPrecondition, "namespace in use"), true, "failed precondition: namespace in use"},
 		{"unknown code", status.Error(codes.Unknown, "boom"), true, "boom"},
 		{"wrapped", fmt.Errorf("delete x: %w", status.Error(codes.AlreadyExists, "")), true, "delete x: already exists"},

@@ -46,13 +46,13 @@ func (t Tool) explain(err error, addr string, reached bool) error {
 }
 
 // withCode prefixes msg with the code in words ("not found: no such client")
-// unless msg already starts with them.
+// unless msg already says them ("namespace x: not found").
 func withCode(c codes.Code, msg string) string {
 	if c == codes.Unknown {
 		return msg
 	}
 	words := codeWords(c)
-	if strings.HasPrefix(strings.ToLower(msg), words) {
+	if strings.Contains(strings.ToLower(msg), words) {
 		return msg
 	}
 	if msg == "" {
