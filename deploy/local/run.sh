@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: start every service and the gateway on the embedded store, seed
 # the demo data, write .fris/demo.env, and stop everything cleanly on Ctrl-C.
+# It refuses to start over another run's ports or data, and stops everything
+# when one service stops on its own.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -8,12 +10,75 @@ BIN=${BIN:-bin}
 DATA=${FRIS_DATA_DIR:-.fris/data}
 ADDR=${FRIS_GATEWAY_ADDR:-127.0.0.1:8080}
 LOGS=.fris/logs
+# The services' ports: gRPC at BASE+1..4, ops (readyz, metrics, jwks) at
+# BASE+101..104, in the order auth, mdr, upload, broker.
+BASE=${FRIS_PORT_BASE:-9100}
+if ! [[ "$BASE" =~ ^[0-9]+$ ]] || ((BASE < 1024 || BASE > 65000)); then
+  echo "run: FRIS_PORT_BASE=$BASE: want a number from 1024 to 65000" >&2
+  exit 2
+fi
+AUTH=127.0.0.1:$((BASE + 1)) MDR=127.0.0.1:$((BASE + 2))
+UPLOAD=127.0.0.1:$((BASE + 3)) BROKER=127.0.0.1:$((BASE + 4))
+AUTH_OPS=127.0.0.1:$((BASE + 101)) MDR_OPS=127.0.0.1:$((BASE + 102))
+UPLOAD_OPS=127.0.0.1:$((BASE + 103)) BROKER_OPS=127.0.0.1:$((BASE + 104))
+
+# Check everything before starting anything: a service that cannot bind, with
+# another run's service answering on its port, would look ready.
+in_use() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+# holder PORT: " (name, pid N)" when ss can tell who listens there.
+holder() {
+  command -v ss >/dev/null 2>&1 || return 0
+  ss -Hltnp "sport = :$1" 2>/dev/null |
+    sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/ (\1, pid \2)/p' | head -n 1
+}
+refuse=0
+for a in "$ADDR" "$AUTH" "$MDR" "$UPLOAD" "$BROKER" "$AUTH_OPS" "$MDR_OPS" "$UPLOAD_OPS" "$BROKER_OPS"; do
+  if in_use "$a"; then
+    if [[ "$a" == "$ADDR" ]]; then hint="FRIS_GATEWAY_ADDR=127.0.0.1:<port>"; else hint="FRIS_PORT_BASE (now $BASE)"; fi
+    echo "run: $a is in use$(holder "${a##*:}"): is another \`make run\` going? stop it, or set $hint" >&2
+    refuse=1
+  fi
+done
+# bbolt holds an exclusive flock on its file while open; without flock(1),
+# the service's own open fails after a few seconds and the watcher says so.
+if command -v flock >/dev/null 2>&1; then
+  for f in "$DATA"/*.db; do
+    [[ -e "$f" ]] || continue
+    if ! flock -n "$f" true 2>/dev/null; then
+      who=$(fuser "$f" 2>/dev/null | tr -s ' ' | sed 's/^ *//') || true
+      echo "run: $f is locked by another process${who:+ (pid $who)}: is another \`make run\` using $DATA? stop it, or set FRIS_DATA_DIR" >&2
+      refuse=1
+    fi
+  done
+fi
+if ((refuse)); then
+  echo "run: not starting" >&2
+  exit 1
+fi
 mkdir -p "$DATA" "$LOGS"
 
-pids=()
-stop() {
+pids=() names=()
+# stopped: report the first service that has exited on its own, with the end
+# of its log; false when every one is still running.
+stopped() {
+  local i rc
+  for i in "${!pids[@]}"; do
+    if ! kill -0 "${pids[$i]}" 2>/dev/null; then
+      rc=0
+      wait "${pids[$i]}" 2>/dev/null || rc=$?
+      echo "${names[$i]} stopped (exit $rc); see $LOGS/${names[$i]}.log" >&2
+      tail -n 5 "$LOGS/${names[$i]}.log" 2>/dev/null | sed 's/^/    /' >&2
+      unset 'pids[i]' 'names[i]' # reported once
+      return 0
+    fi
+  done
+  return 1
+}
+stop() { # stop [quiet]: quiet on Ctrl-C, when nothing went wrong
+  local rc=$?
   trap - INT TERM EXIT
   if ((${#pids[@]})); then
+    if [[ "${1:-}" != quiet ]] && ((rc != 0)); then stopped || true; fi
     echo
     echo "stopping..."
     kill -TERM "${pids[@]}" 2>/dev/null || true
@@ -22,13 +87,15 @@ stop() {
   echo "stopped"
 }
 # Ctrl-C is the normal way to stop: exit 0 then; other exits keep their status.
-trap 'stop; exit 0' INT TERM
+trap 'stop quiet; exit 0' INT TERM
 trap stop EXIT
 
-# wait_ready URL NAME: poll until the URL answers 200 (30 s at most).
+# wait_ready URL NAME: poll until the URL answers 200 (30 s at most); a
+# service that stops meanwhile ends the run at once.
 wait_ready() {
   for _ in $(seq 1 300); do
     if curl -fsS -o /dev/null "$1" 2>/dev/null; then return 0; fi
+    if stopped; then exit 1; fi
     sleep 0.1
   done
   echo "$2 did not become ready; see $LOGS/$2.log" >&2
@@ -40,6 +107,7 @@ start() { # start NAME ARGS...
   shift
   "$BIN/$name" "$@" 2>>"$LOGS/$name.log" &
   pids+=($!)
+  names+=("$name")
 }
 
 # Demo credentials are made once and kept with the data, so a second
@@ -68,32 +136,34 @@ FRIS_USER_EMAIL=researcher@fris.example
 FRIS_SITE_ID=charite FRIS_TEILER_ID=teiler1 FRIS_SITE_USER=charite-teiler1
 FRIS_SITE2_ID=dresden FRIS_TEILER2_ID=teiler1 FRIS_SITE2_USER=dresden-teiler1
 
-start auth serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9101 -ops-addr 127.0.0.1:9201 -issuer "http://$ADDR"
-start mdr serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9102 -ops-addr 127.0.0.1:9202
-start upload serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9103 -ops-addr 127.0.0.1:9203 \
-  -mdr-addr 127.0.0.1:9102 -validation warn
-start broker serve -data-dir "$DATA" -grpc-addr 127.0.0.1:9104 -ops-addr 127.0.0.1:9204 \
+start auth serve -data-dir "$DATA" -grpc-addr "$AUTH" -ops-addr "$AUTH_OPS" -issuer "http://$ADDR"
+start mdr serve -data-dir "$DATA" -grpc-addr "$MDR" -ops-addr "$MDR_OPS"
+start upload serve -data-dir "$DATA" -grpc-addr "$UPLOAD" -ops-addr "$UPLOAD_OPS" \
+  -mdr-addr "$MDR" -validation warn
+start broker serve -data-dir "$DATA" -grpc-addr "$BROKER" -ops-addr "$BROKER_OPS" \
   -registration activation-code -public-url "http://$ADDR/broker/rest/searchbroker"
-wait_ready http://127.0.0.1:9201/readyz auth
-wait_ready http://127.0.0.1:9202/readyz mdr
-"$BIN/mdr" import -addr 127.0.0.1:9102 services/mdr/demo/mdr16.json
-"$BIN/auth" create-client -addr 127.0.0.1:9101 -if-missing -client-id "$FRIS_CLIENT_ID" -secret "$FRIS_CLIENT_SECRET" \
+wait_ready http://$AUTH_OPS/readyz auth
+wait_ready http://$MDR_OPS/readyz mdr
+# The demo registry goes only into an empty one: an operator's registry in
+# $DATA is theirs, and a re-import would overwrite their edits to mdr16.
+"$BIN/mdr" import -addr "$MDR" -if-empty services/mdr/demo/mdr16.json
+"$BIN/auth" create-client -addr "$AUTH" -if-missing -client-id "$FRIS_CLIENT_ID" -secret "$FRIS_CLIENT_SECRET" \
   -name "FRIS demo client" -type MDR -redirect-url "$FRIS_CLIENT_REDIRECT" >/dev/null
-"$BIN/auth" create-user -addr 127.0.0.1:9101 -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
+"$BIN/auth" create-user -addr "$AUTH" -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
   -name "Demo Researcher" -email-verified >/dev/null
-wait_ready http://127.0.0.1:9203/readyz upload
-"$BIN/upload" create-credential -addr 127.0.0.1:9103 -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
+wait_ready http://$UPLOAD_OPS/readyz upload
+"$BIN/upload" create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
   -password "$FRIS_SITE_PASSWORD" "$FRIS_SITE_USER" >/dev/null
-"$BIN/upload" create-credential -addr 127.0.0.1:9103 -if-missing -site "$FRIS_SITE2_ID" -teiler "$FRIS_TEILER2_ID" \
+"$BIN/upload" create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE2_ID" -teiler "$FRIS_TEILER2_ID" \
   -password "$FRIS_SITE2_PASSWORD" "$FRIS_SITE2_USER" >/dev/null
 # The demo inquiry belongs to the demo researcher: its author is the user id
 # that is the subject of the researcher's access tokens.
-wait_ready http://127.0.0.1:9204/readyz broker
-FRIS_USER_ID=$("$BIN/auth" users -addr 127.0.0.1:9101 | awk -v e="$FRIS_USER_EMAIL" '$2 == e { print $1 }')
-FRIS_INQUIRY_ID=$("$BIN/broker" seed-demo -addr 127.0.0.1:9104 -author "$FRIS_USER_ID" -sites charite,dresden)
+wait_ready http://$BROKER_OPS/readyz broker
+FRIS_USER_ID=$("$BIN/auth" users -addr "$AUTH" | awk -v e="$FRIS_USER_EMAIL" '$2 == e { print $1 }')
+FRIS_INQUIRY_ID=$("$BIN/broker" seed-demo -addr "$BROKER" -author "$FRIS_USER_ID" -sites charite,dresden)
 
-start gateway -addr "$ADDR" -mdr-addr 127.0.0.1:9102 -auth-addr 127.0.0.1:9101 -broker-addr 127.0.0.1:9104 \
-  -upload-addr 127.0.0.1:9103 -jwks-url http://127.0.0.1:9201/jwks -issuer "http://$ADDR"
+start gateway -addr "$ADDR" -mdr-addr "$MDR" -auth-addr "$AUTH" -broker-addr "$BROKER" \
+  -upload-addr "$UPLOAD" -jwks-url http://$AUTH_OPS/jwks -issuer "http://$ADDR"
 wait_ready "http://$ADDR/readyz" gateway
 
 cat > .fris/demo.env <<ENV
@@ -135,4 +205,11 @@ FRIS is running at http://$ADDR   (logs: $LOGS/, data: $DATA/, demo credentials:
 
 Press Ctrl-C to stop.
 MSG
-wait
+# Half a FRIS answers wrongly rather than not at all: when one service stops,
+# say which and why, and stop the rest. (sleep in the background, so that
+# Ctrl-C's trap runs at once.)
+while ! stopped; do
+  sleep 1 &
+  wait $! || true
+done
+exit 1

@@ -17,6 +17,7 @@ import (
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 
 	"fris.dev/pkg/rpcclient"
 )
@@ -59,7 +60,10 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 			defer cc.Close()
 			ctx, cancel := context.WithTimeout(ctx, *timeout)
 			defer cancel()
-			return a.Run(ctx, cc, args)
+			err = a.Run(ctx, cc, args)
+			// A service that answered leaves the connection Ready; its own
+			// Unavailable (a dependency down) must not read as "not reachable".
+			return t.explain(err, *addr, cc.GetState() == connectivity.Ready)
 		},
 	}
 }
@@ -87,29 +91,55 @@ func (t Tool) Root(subs ...*ffcli.Command) *ffcli.Command {
 	}
 	return &ffcli.Command{
 		Name: t.Name, ShortUsage: t.Name + " <" + names + "> [flags]", FlagSet: fs, Subcommands: subs,
-		Exec: func(context.Context, []string) error { return flag.ErrHelp },
+		Exec: func(_ context.Context, args []string) error {
+			if len(args) > 0 {
+				return usageError("unknown subcommand " + args[0])
+			}
+			return usageError("a subcommand is needed")
+		},
 	}
+}
+
+// usageError is a command line without a subcommand: ffcli prints the usage
+// for it (it is a flag.ErrHelp), and it exits 2 (it is an ErrUsage), unlike
+// an asked-for -h.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+func (e usageError) Is(target error) bool {
+	return target == flag.ErrHelp || target == ErrUsage
 }
 
 // ErrUsage marks a command line the subcommand cannot use; it exits 2.
 var ErrUsage = errors.New("usage")
 
-// Main runs run with a context that ends on SIGINT or SIGTERM and exits:
-// 0 on success, 2 on a usage error, 1 otherwise.
+// Main runs run with a context that ends on SIGINT or SIGTERM and exits
+// with ExitCode, printing the error when there is one to print.
 func Main(name string, run func(ctx context.Context, args []string) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
 	stop()
+	code, msg := ExitCode(err)
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, name+":", msg)
+	}
+	if code != 0 {
+		os.Exit(code)
+	}
+}
+
+// ExitCode is how a command ends after err: 0 on success and on an asked-for
+// -h (the usage is already printed), 2 on a usage error, 1 otherwise; msg is
+// what to print, if anything.
+func ExitCode(err error) (code int, msg string) {
 	switch {
 	case err == nil:
-		return
-	case errors.Is(err, flag.ErrHelp), errors.Is(err, ErrUsage):
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, name+":", err)
-		}
-		os.Exit(2)
+		return 0, ""
+	case errors.Is(err, ErrUsage):
+		return 2, err.Error()
+	case errors.Is(err, flag.ErrHelp):
+		return 0, ""
 	default:
-		fmt.Fprintln(os.Stderr, name+":", err)
-		os.Exit(1)
+		return 1, err.Error()
 	}
 }

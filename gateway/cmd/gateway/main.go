@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -22,6 +23,9 @@ func main() {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	if err := config.Parse(fs, os.Args[1:], "FRIS_GATEWAY"); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // asked for: the usage is printed
+			os.Exit(0)
+		}
 		os.Exit(2)
 	}
 	log, err := logging.New(os.Stderr, cfg.LogLevel, "gateway")

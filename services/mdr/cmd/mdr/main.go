@@ -1,5 +1,5 @@
 // Command mdr is the FRIS metadata registry: `mdr serve` runs the service;
-// `mdr import`, `mdr namespaces` and `mdr delete-namespace` administer it.
+// `mdr import` (-if-empty for seeding), `mdr namespaces` and `mdr delete-namespace` administer it.
 package main
 
 import (

@@ -34,9 +34,13 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	})
 	admin := func(cc *grpc.ClientConn) mdrv1.MdrAdminClient { return mdrv1.NewMdrAdminClient(cc) }
 
+	var ifEmpty bool
 	imp := t.Command(cmdutil.Admin{
 		Name: "import", Usage: "import [flags] FILE",
 		Help: "import a Samply MDR XML export or a FRIS JSON registry (- reads stdin); all or nothing",
+		Flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&ifEmpty, "if-empty", false, "import only into a registry without namespaces (seeding demo data over an operator's registry would change it)")
+		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("%w: mdr import [flags] FILE", cmdutil.ErrUsage)
@@ -44,6 +48,16 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			reg, err := readRegistry(args[0], stdin)
 			if err != nil {
 				return err
+			}
+			if ifEmpty {
+				ls, err := admin(cc).ListNamespaces(ctx, &mdrv1.AdminListNamespacesRequest{})
+				if err != nil {
+					return err
+				}
+				if n := len(ls.GetNamespaces()); n > 0 {
+					fmt.Fprintf(stdout, "not importing %s: the registry already has %d namespace(s)\n", args[0], n)
+					return nil
+				}
 			}
 			res, err := admin(cc).Import(ctx, &mdrv1.ImportRequest{Registry: reg})
 			if err != nil {

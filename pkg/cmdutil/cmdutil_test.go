@@ -1,0 +1,120 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+func TestExplain(t *testing.T) {
+	tool := Tool{Name: "mdr", EnvPrefix: "FRIS_MDR"}
+	notReachable := "the mdr service is not reachable at 127.0.0.1:9102: is `make run` going? (or set -addr / FRIS_MDR_ADDR)"
+	for _, tc := range []struct {
+		name    string
+		err     error
+		reached bool
+		want    string
+	}{
+		{"nil", nil, false, ""},
+		{"not a status", errors.New("open x: no such file"), false, "open x: no such file"},
+		{"refused", status.Error(codes.Unavailable, "connection error: connection refused"), false, notReachable},
+		{"refused, wrapped", fmt.Errorf("import a.json: %w", status.Error(codes.Unavailable, "x")), false, "import a.json: " + notReachable},
+		{"the service's own unavailable", status.Error(codes.Unavailable, "the registry cannot validate values right now"), true,
+			"unavailable: the registry cannot validate values right now"},
+		{"not found", status.Error(codes.NotFound, "no such client"), true, "not found: no such client"},
+		{"code already in the message", status.Error(codes.NotFound, "not found: client x"), true, "not found: client x"},
+		{"code at the end of the message", status.Error(codes.NotFound, `namespace "x": not found`), true, `namespace "x": not found`},
+		{"two words", status.Error(codes.FailedPrecondition, "namespace in use"), true, "failed precondition: namespace in use"},
+		{"unknown code", status.Error(codes.Unknown, "boom"), true, "boom"},
+		{"wrapped", fmt.Errorf("delete x: %w", status.Error(codes.AlreadyExists, "")), true, "delete x: already exists"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tool.explain(tc.err, "127.0.0.1:9102", tc.reached)
+			if tc.err == nil {
+				if got != nil {
+					t.Fatalf("got %v, want nil", got)
+				}
+				return
+			}
+			if got.Error() != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+			if !errors.Is(got, tc.err) {
+				t.Errorf("the reworded error no longer wraps the original")
+			}
+		})
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		err      error
+		code     int
+		printErr bool
+	}{
+		{"success", nil, 0, false},
+		{"asked for help", flag.ErrHelp, 0, false},
+		{"asked for help, wrapped", fmt.Errorf("parse: %w", flag.ErrHelp), 0, false},
+		{"usage", fmt.Errorf("%w: mdr import FILE", ErrUsage), 2, true},
+		{"no subcommand", usageError("a subcommand is needed"), 2, true},
+		{"failure", errors.New("boom"), 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, msg := ExitCode(tc.err)
+			if code != tc.code || (msg != "") != tc.printErr {
+				t.Errorf("ExitCode(%v) = %d, %q; want %d, printed %t", tc.err, code, msg, tc.code, tc.printErr)
+			}
+		})
+	}
+}
+
+// TestCommandLines runs whole command lines through a tool's tree: what an
+// operator types, and how it exits.
+func TestCommandLines(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := lis.Addr().String()
+	lis.Close() // nothing listens here now
+
+	tool := Tool{Name: "mdr", EnvPrefix: "FRIS_MDR", DefaultAddr: closed, Stderr: io.Discard}
+	ping := func() *Admin {
+		return &Admin{Name: "ping", Usage: "ping [flags]", Help: "call the service",
+			Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+				return cc.Invoke(ctx, "/fris.Test/Ping", &emptypb.Empty{}, &emptypb.Empty{})
+			}}
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		msgPart string
+	}{
+		{"-h on the root", []string{"-h"}, 0, ""},
+		{"--help on the root", []string{"--help"}, 0, ""},
+		{"-h on a subcommand", []string{"ping", "-h"}, 0, ""},
+		{"no subcommand", nil, 2, "a subcommand is needed"},
+		{"unknown subcommand", []string{"pong"}, 2, "unknown subcommand pong"},
+		{"service down", []string{"ping"}, 1, "the mdr service is not reachable at " + closed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tool.Root(tool.Command(*ping()))
+			code, msg := ExitCode(root.ParseAndRun(context.Background(), tc.args))
+			if code != tc.code || !strings.Contains(msg, tc.msgPart) {
+				t.Errorf("%v: exit %d, %q; want %d, containing %q", tc.args, code, msg, tc.code, tc.msgPart)
+			}
+		})
+	}
+}
