@@ -34,11 +34,21 @@ func TestFrom(t *testing.T) {
 		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded"},
 		{errors.New("disk on fire at /var/lib"), codes.Internal, "internal error"},
 		{status.Error(codes.FailedPrecondition, "as is"), codes.FailedPrecondition, "as is"},
+		// A store that timed out is the store's failure, not the caller's.
+		{fmt.Errorf("%w: %w", kv.ErrUnavailable, context.DeadlineExceeded), codes.Unavailable, "storage temporarily unavailable"},
+		{fmt.Errorf("get: %w", fmt.Errorf("%w: dial tcp: connection refused", kv.ErrUnavailable)), codes.Unavailable, "storage temporarily unavailable"},
+		{fmt.Errorf("%w: write /data/upload.db: no space left on device", kv.ErrNoSpace), codes.ResourceExhausted, "insufficient storage"},
 	} {
 		st := status.Convert(From(ctx, log, tc.err))
 		if st.Code() != tc.code || st.Message() != tc.msg {
 			t.Errorf("%v: got %v %q, want %v %q", tc.err, st.Code(), st.Message(), tc.code, tc.msg)
 		}
+	}
+	if !InsufficientStorage(status.Convert(From(ctx, log, kv.ErrNoSpace))) {
+		t.Error("ErrNoSpace: no insufficient-storage detail")
+	}
+	if InsufficientStorage(status.Convert(From(ctx, log, ErrTooLarge))) {
+		t.Error("ErrTooLarge reads as insufficient storage")
 	}
 	if From(ctx, log, nil) != nil {
 		t.Error("From(nil) != nil")
