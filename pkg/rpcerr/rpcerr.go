@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/pkg/errinfo"
 	"fris.dev/pkg/kv"
 )
 
@@ -24,28 +24,6 @@ var (
 	ErrUnimplemented   = errors.New("not enabled")
 	ErrTooLarge        = errors.New("too large")
 )
-
-// Domain and ReasonInsufficientStorage name the ErrorInfo detail of a
-// ResourceExhausted status that means "the service's store is full", as
-// opposed to "the request is too large" (the same code without it): the
-// gateway answers 507 for the one and 413 for the other.
-const (
-	Domain                    = "fris.dev"
-	ReasonInsufficientStorage = "INSUFFICIENT_STORAGE"
-)
-
-// InsufficientStorage tells whether st is the store-is-full status.
-func InsufficientStorage(st *status.Status) bool {
-	if st.Code() != codes.ResourceExhausted {
-		return false
-	}
-	for _, d := range st.Details() {
-		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetDomain() == Domain && ei.GetReason() == ReasonInsufficientStorage {
-			return true
-		}
-	}
-	return false
-}
 
 // kindError carries a caller-facing message and the sentinel that decides
 // its code, without the sentinel's own text in the message.
@@ -97,12 +75,9 @@ func From(ctx context.Context, log *slog.Logger, err error) error {
 		return status.Error(codes.Unavailable, "storage temporarily unavailable")
 	case errors.Is(err, kv.ErrNoSpace):
 		log.ErrorContext(ctx, "store out of space", "err", err)
-		st, derr := status.New(codes.ResourceExhausted, "insufficient storage").WithDetails(
-			&errdetails.ErrorInfo{Domain: Domain, Reason: ReasonInsufficientStorage})
-		if derr != nil {
-			return status.Error(codes.ResourceExhausted, "insufficient storage")
-		}
-		return st.Err()
+		// ResourceExhausted is gRPC's code for a full file system; the
+		// reason tells it from a request that is too large.
+		return errinfo.New(codes.ResourceExhausted, "insufficient storage", errinfo.InsufficientStorage).Err()
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "canceled")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/pkg/errinfo"
 	"fris.dev/pkg/kv"
 )
 
@@ -44,10 +45,10 @@ func TestFrom(t *testing.T) {
 			t.Errorf("%v: got %v %q, want %v %q", tc.err, st.Code(), st.Message(), tc.code, tc.msg)
 		}
 	}
-	if !InsufficientStorage(status.Convert(From(ctx, log, kv.ErrNoSpace))) {
+	if !errinfo.Has(status.Convert(From(ctx, log, kv.ErrNoSpace)), errinfo.InsufficientStorage) {
 		t.Error("ErrNoSpace: no insufficient-storage detail")
 	}
-	if InsufficientStorage(status.Convert(From(ctx, log, ErrTooLarge))) {
+	if errinfo.Has(status.Convert(From(ctx, log, ErrTooLarge)), errinfo.InsufficientStorage) {
 		t.Error("ErrTooLarge reads as insufficient storage")
 	}
 	if From(ctx, log, nil) != nil {
