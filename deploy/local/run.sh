@@ -95,6 +95,9 @@ FRIS_INQUIRY_ID=$("$BIN/broker" seed-demo -addr 127.0.0.1:9104 -author "$FRIS_US
 start gateway -addr "$ADDR" -mdr-addr 127.0.0.1:9102 -auth-addr 127.0.0.1:9101 -broker-addr 127.0.0.1:9104 \
   -upload-addr 127.0.0.1:9103 -jwks-url http://127.0.0.1:9201/jwks -issuer "http://$ADDR"
 wait_ready "http://$ADDR/readyz" gateway
+# /readyz is the gateway alone; /health/groups answers 200 once every group
+# behind it can serve (and auth's signing keys are loaded).
+wait_ready "http://$ADDR/health/groups" gateway
 
 cat > .fris/demo.env <<ENV
 FRIS_GATEWAY_URL=http://$ADDR

@@ -227,21 +227,31 @@ func NewStack(t *testing.T, o Options) *Stack {
 	}
 	s.Gateway = start(t, "gateway", append(gw, o.GatewayArgs...)...)
 	s.URL = "http://" + s.Gateway.addrs["http"]
-	deadline := time.Now().Add(15 * time.Second)
+	// /readyz says the gateway serves; /health/groups that every service
+	// behind it does too (and auth's signing keys are loaded).
+	s.waitFor(t, "/readyz", 200, 15*time.Second)
+	s.waitFor(t, "/health/groups", 200, 15*time.Second)
+	return s
+}
+
+// waitFor polls the gateway path until it answers the status.
+func (s *Stack) waitFor(t *testing.T, path string, status int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
-		res, err := s.client.Get(s.URL + "/readyz")
+		res, err := s.client.Get(s.URL + path)
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode == 200 {
-				break
+			if res.StatusCode == status {
+				return
 			}
+			err = fmt.Errorf("status %d", res.StatusCode)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("gateway not ready: %v", err)
+			t.Fatalf("gateway %s never answered %d: %v", path, status, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return s
 }
 
 // MDRCLI runs an mdr admin subcommand against the stack and checks its exit
