@@ -180,7 +180,10 @@ type Stack struct {
 
 // Options choose the backend and extra flags.
 type Options struct {
-	Redis       bool
+	Redis bool
+	// RedisURL, with Redis, is the Redis the stack uses instead of
+	// REDIS_URL (a test's own server, which it may stop).
+	RedisURL    string
 	NoDemo      bool
 	GatewayArgs []string
 	AuthArgs    []string
@@ -193,7 +196,11 @@ func hasBinary(name string) bool { return exists(filepath.Join(binDir, name)) }
 
 func storeArgs(t *testing.T, o Options) []string {
 	if o.Redis {
-		return []string{"-store", "redis", "-redis-url", testredis.URL(t), "-redis-prefix", testredis.Prefix(t)}
+		url := o.RedisURL
+		if url == "" {
+			url = testredis.URL(t)
+		}
+		return []string{"-store", "redis", "-redis-url", url, "-redis-prefix", testredis.Prefix(t)}
 	}
 	return []string{"-data-dir", t.TempDir()}
 }
