@@ -199,7 +199,7 @@ run_pass() {
     -log-level warn "$@" 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
-  wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
+  wait_ready "http://127.0.0.1:$gw_port/health/groups" "$gw_pid" gateway
   echo >&2
   echo "bench: pass \"$label\" (suites $suites): gateway${*:+ $*} (pid $gw_pid), mdr pid $mdr_pid, auth pid $auth_pid" >&2
   echo
@@ -268,7 +268,7 @@ run_broker() {
     -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
-  wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
+  wait_ready "http://127.0.0.1:$gw_port/health/groups" "$gw_pid" gateway
   echo >&2
   echo "bench: pass \"$label\": broker $* (pid $b_pid), gateway (pid $gw_pid)" >&2
   echo
@@ -321,7 +321,7 @@ run_upload() {
     -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
-  wait_ready "http://127.0.0.1:$gw_port/readyz" "$gw_pid" gateway
+  wait_ready "http://127.0.0.1:$gw_port/health/groups" "$gw_pid" gateway
   [[ "$store" == bolt ]] && metrics="http://127.0.0.1:$u_ops/metrics"
   echo >&2
   echo "bench: pass \"$label\": upload $* (pid $u_pid), gateway (pid $gw_pid)" >&2

@@ -165,6 +165,9 @@ FRIS_INQUIRY_ID=$("$BIN/broker" seed-demo -addr "$BROKER" -author "$FRIS_USER_ID
 start gateway -addr "$ADDR" -mdr-addr "$MDR" -auth-addr "$AUTH" -broker-addr "$BROKER" \
   -upload-addr "$UPLOAD" -jwks-url http://$AUTH_OPS/jwks -issuer "http://$ADDR"
 wait_ready "http://$ADDR/readyz" gateway
+# /readyz is the gateway alone; /health/groups answers 200 once every group
+# behind it can serve (and auth's signing keys are loaded).
+wait_ready "http://$ADDR/health/groups" gateway
 
 cat > .fris/demo.env <<ENV
 FRIS_GATEWAY_URL=http://$ADDR

@@ -180,7 +180,10 @@ type Stack struct {
 
 // Options choose the backend and extra flags.
 type Options struct {
-	Redis       bool
+	Redis bool
+	// RedisURL, with Redis, is the Redis the stack uses instead of
+	// REDIS_URL (a test's own server, which it may stop).
+	RedisURL    string
 	NoDemo      bool
 	GatewayArgs []string
 	AuthArgs    []string
@@ -193,7 +196,11 @@ func hasBinary(name string) bool { return exists(filepath.Join(binDir, name)) }
 
 func storeArgs(t *testing.T, o Options) []string {
 	if o.Redis {
-		return []string{"-store", "redis", "-redis-url", testredis.URL(t), "-redis-prefix", testredis.Prefix(t)}
+		url := o.RedisURL
+		if url == "" {
+			url = testredis.URL(t)
+		}
+		return []string{"-store", "redis", "-redis-url", url, "-redis-prefix", testredis.Prefix(t)}
 	}
 	return []string{"-data-dir", t.TempDir()}
 }
@@ -227,21 +234,31 @@ func NewStack(t *testing.T, o Options) *Stack {
 	}
 	s.Gateway = start(t, "gateway", append(gw, o.GatewayArgs...)...)
 	s.URL = "http://" + s.Gateway.addrs["http"]
-	deadline := time.Now().Add(15 * time.Second)
+	// /readyz says the gateway serves; /health/groups that every service
+	// behind it does too (and auth's signing keys are loaded).
+	s.waitFor(t, "/readyz", 200, 15*time.Second)
+	s.waitFor(t, "/health/groups", 200, 15*time.Second)
+	return s
+}
+
+// waitFor polls the gateway path until it answers the status.
+func (s *Stack) waitFor(t *testing.T, path string, status int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
-		res, err := s.client.Get(s.URL + "/readyz")
+		res, err := s.client.Get(s.URL + path)
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode == 200 {
-				break
+			if res.StatusCode == status {
+				return
 			}
+			err = fmt.Errorf("status %d", res.StatusCode)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("gateway not ready: %v", err)
+			t.Fatalf("gateway %s never answered %d: %v", path, status, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return s
 }
 
 // MDRCLI runs an mdr admin subcommand against the stack and checks its exit

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -35,6 +36,8 @@ type BoltOptions struct {
 	Unbatched bool
 	Logger    *slog.Logger
 	now       clock
+	// fault, when set, fails commits with its error (tests of a full disk).
+	fault func() error
 }
 
 // Bolt is the embedded backend: one bbolt file, values prefixed by an 8-byte
@@ -46,7 +49,20 @@ type Bolt struct {
 	log   *slog.Logger
 	stop  chan struct{}
 	wg    sync.WaitGroup
+	fault func() error
+
+	// full is set when a commit failed for lack of space and cleared by the
+	// next commit that succeeds; while it is set Ping tries a write, so
+	// readiness follows what writes do, not what reads do.
+	full atomic.Bool
 }
+
+// probeBytes is the size of Ping's test write while the disk is full: big
+// enough to need new pages (a file that cannot grow fails it), small enough
+// to cost nothing when it succeeds.
+const probeBytes = 64 << 10
+
+var bucketProbe = []byte("probe")
 
 // OpenBolt opens (creating if needed) the store file at path.
 func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
@@ -67,7 +83,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("kv: init %s: %w", path, err)
 	}
-	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{})}
+	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{}), fault: o.fault}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -108,8 +124,55 @@ func (b *Bolt) Commits() uint64 {
 	return uint64(id)
 }
 
+// Ping answers whether the store can serve. Reads keep working on a full
+// disk, so after a commit failed for lack of space Ping writes (and then
+// removes) probeBytes, and reports ErrNoSpace until that succeeds.
 func (b *Bolt) Ping(context.Context) error {
+	if b.full.Load() {
+		return b.probe()
+	}
 	return b.db.View(func(*bolt.Tx) error { return nil })
+}
+
+func (b *Bolt) probe() error {
+	err := b.commit(func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists(bucketProbe)
+		if err != nil {
+			return err
+		}
+		return bk.Put([]byte("probe"), make([]byte, probeBytes))
+	})
+	if err == nil {
+		err = b.commit(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketProbe) })
+	}
+	return err
+}
+
+// commit runs one bbolt write transaction and keeps the full flag: a
+// failure for lack of space sets it (and becomes ErrNoSpace), a success
+// clears it.
+func (b *Bolt) commit(fn func(*bolt.Tx) error) error {
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if b.fault != nil {
+			return b.fault()
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		if b.full.CompareAndSwap(true, false) {
+			b.log.Info("kv: writes succeed again")
+		}
+	case noSpace(err):
+		if !b.full.Swap(true) {
+			b.log.Error("kv: a write failed for lack of disk space; not ready until one succeeds", "err", err)
+		}
+		return fmt.Errorf("%w: %w", ErrNoSpace, err)
+	}
+	return err
 }
 
 func (b *Bolt) Get(ctx context.Context, key string) ([]byte, error) {
@@ -146,7 +209,7 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 
 // update commits fn on its own.
 func (b *Bolt) update(_ context.Context, fn func(Tx) error) error {
-	return b.db.Update(func(tx *bolt.Tx) error {
+	return b.commit(func(tx *bolt.Tx) error {
 		return fn(&boltTx{tx: tx, now: b.now()})
 	})
 }
@@ -280,7 +343,7 @@ func (b *Bolt) sweepLoop(every time.Duration) {
 // sweep deletes expired keys so the file does not grow with dead TTL records.
 func (b *Bolt) sweep() (int, error) {
 	n := 0
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.commit(func(tx *bolt.Tx) error {
 		now := uint64(b.now().UnixNano())
 		exp := tx.Bucket(bucketExpires)
 		data := tx.Bucket(bucketData)

@@ -20,3 +20,10 @@ func Pending(s Store) int {
 	}
 	return len(g.pending.calls)
 }
+
+// WithFault makes every commit of a store opened with o fail with fault's
+// error while it returns one (a full disk, without filling one).
+func WithFault(o BoltOptions, fault func() error) BoltOptions {
+	o.fault = fault
+	return o
+}

@@ -22,6 +22,8 @@ type Config struct {
 	// several deployments (or tests) on one Redis.
 	RedisPrefix string
 	BatchDelay  time.Duration
+	// RedisTimeout bounds each Redis dial, read, write and pool wait.
+	RedisTimeout time.Duration
 }
 
 // RegisterFlags adds -store, -data-dir, -redis-url and -batch-delay to fs.
@@ -31,6 +33,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", ".fris/data", "directory of the embedded store's files")
 	fs.StringVar(&c.RedisURL, "redis-url", "redis://127.0.0.1:6379/0", "Redis URL (redis://, rediss://; h1,h2 for Cluster; ?master_name= for Sentinel)")
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "Redis key prefix (default fris:<service>)")
+	fs.DurationVar(&c.RedisTimeout, "redis-timeout", DefaultRedisTimeout, "bound of each Redis dial, read, write and wait for a connection (one retry): a Redis that does not answer fails requests with 503 within about twice this")
 	def := c.BatchDelay
 	if def == 0 {
 		def = time.Millisecond
@@ -52,6 +55,9 @@ func (c *Config) Validate() error {
 		if _, err := ParseRedisURL(c.RedisURL); err != nil {
 			return err
 		}
+		if c.RedisTimeout < 0 || c.RedisTimeout > time.Minute {
+			return fmt.Errorf("-redis-timeout must be between 0 (default %s) and 1m", DefaultRedisTimeout)
+		}
 	default:
 		return fmt.Errorf("unknown store %q (want bolt or redis)", c.Backend)
 	}
@@ -70,7 +76,7 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 		if prefix == "" {
 			prefix = "fris:" + name
 		}
-		return OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: prefix, Logger: log, BatchDelay: c.BatchDelay})
+		return OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: prefix, Logger: log, BatchDelay: c.BatchDelay, Timeout: c.RedisTimeout})
 	}
 	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log})
 }

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/pkg/errinfo"
 	"fris.dev/pkg/kv"
 )
 
@@ -41,9 +41,6 @@ func New(kind error, format string, a ...any) error {
 	return &kindError{kind: kind, msg: fmt.Sprintf(format, a...)}
 }
 
-// ReasonDomain is the ErrorInfo domain of the reasons WithReason attaches.
-const ReasonDomain = "fris.dev"
-
 // reasonError carries a machine-readable reason for the caller beside the
 // error's kind: OAuth 2.0 clients branch on the `error` code of RFC 6749
 // 5.2 (invalid_client, unsupported_grant_type), which the status code alone
@@ -55,27 +52,13 @@ type reasonError struct {
 
 func (e *reasonError) Unwrap() error { return e.error }
 
-// WithReason attaches reason to err; From sends it as an ErrorInfo detail,
-// which the gateway writes as the error body's `error`.
+// WithReason attaches reason to err; From sends it as an ErrorInfo detail
+// (pkg/errinfo), which the gateway writes as the error body's `error`.
 func WithReason(err error, reason string) error {
 	if err == nil {
 		return nil
 	}
 	return &reasonError{error: err, reason: reason}
-}
-
-// Reason is the reason a status error carries, "" when none.
-func Reason(err error) string {
-	st, ok := status.FromError(err)
-	if !ok {
-		return ""
-	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ReasonDomain {
-			return info.GetReason()
-		}
-	}
-	return ""
 }
 
 // From converts err into a gRPC status error. Errors that already carry a
@@ -91,9 +74,7 @@ func From(ctx context.Context, log *slog.Logger, err error) error {
 	out := from(ctx, log, err)
 	var r *reasonError
 	if errors.As(err, &r) {
-		if st, derr := status.Convert(out).WithDetails(&errdetails.ErrorInfo{Reason: r.reason, Domain: ReasonDomain}); derr == nil {
-			return st.Err()
-		}
+		return errinfo.With(status.Convert(out), r.reason).Err()
 	}
 	return out
 }
@@ -116,6 +97,16 @@ func from(ctx context.Context, log *slog.Logger, err error) error {
 		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, kv.ErrConflict):
 		return status.Error(codes.Aborted, "conflicting concurrent update, try again")
+	// Before the context errors: a store that timed out wraps
+	// DeadlineExceeded, and that is the store's failure, not the caller's.
+	case errors.Is(err, kv.ErrUnavailable):
+		log.WarnContext(ctx, "store unavailable", "err", err)
+		return status.Error(codes.Unavailable, "storage temporarily unavailable")
+	case errors.Is(err, kv.ErrNoSpace):
+		log.ErrorContext(ctx, "store out of space", "err", err)
+		// ResourceExhausted is gRPC's code for a full file system; the
+		// reason tells it from a request that is too large.
+		return errinfo.New(codes.ResourceExhausted, "insufficient storage", errinfo.InsufficientStorage).Err()
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "canceled")
 	case errors.Is(err, context.DeadlineExceeded):

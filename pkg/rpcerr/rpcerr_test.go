@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/pkg/errinfo"
 	"fris.dev/pkg/kv"
 )
 
@@ -34,11 +35,21 @@ func TestFrom(t *testing.T) {
 		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded"},
 		{errors.New("disk on fire at /var/lib"), codes.Internal, "internal error"},
 		{status.Error(codes.FailedPrecondition, "as is"), codes.FailedPrecondition, "as is"},
+		// A store that timed out is the store's failure, not the caller's.
+		{fmt.Errorf("%w: %w", kv.ErrUnavailable, context.DeadlineExceeded), codes.Unavailable, "storage temporarily unavailable"},
+		{fmt.Errorf("get: %w", fmt.Errorf("%w: dial tcp: connection refused", kv.ErrUnavailable)), codes.Unavailable, "storage temporarily unavailable"},
+		{fmt.Errorf("%w: write /data/upload.db: no space left on device", kv.ErrNoSpace), codes.ResourceExhausted, "insufficient storage"},
 	} {
 		st := status.Convert(From(ctx, log, tc.err))
 		if st.Code() != tc.code || st.Message() != tc.msg {
 			t.Errorf("%v: got %v %q, want %v %q", tc.err, st.Code(), st.Message(), tc.code, tc.msg)
 		}
+	}
+	if !errinfo.Has(status.Convert(From(ctx, log, kv.ErrNoSpace)), errinfo.InsufficientStorage) {
+		t.Error("ErrNoSpace: no insufficient-storage detail")
+	}
+	if errinfo.Has(status.Convert(From(ctx, log, ErrTooLarge)), errinfo.InsufficientStorage) {
+		t.Error("ErrTooLarge reads as insufficient storage")
 	}
 	if From(ctx, log, nil) != nil {
 		t.Error("From(nil) != nil")
@@ -60,8 +71,8 @@ func TestWithReason(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := From(context.Background(), log, tc.err)
-			if status.Code(got) != tc.code || Reason(got) != tc.reason {
-				t.Fatalf("From = %v (%v), reason %q; want %v, %q", got, status.Code(got), Reason(got), tc.code, tc.reason)
+			if status.Code(got) != tc.code || errinfo.Reason(status.Convert(got)) != tc.reason {
+				t.Fatalf("From = %v (%v), reason %q; want %v, %q", got, status.Code(got), errinfo.Reason(status.Convert(got)), tc.code, tc.reason)
 			}
 		})
 	}

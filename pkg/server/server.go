@@ -20,11 +20,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"golang.org/x/net/netutil"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 )
@@ -42,7 +44,46 @@ type Config struct {
 	// StreamWorkers serve RPCs on long-lived goroutines (0: a new goroutine
 	// per RPC).
 	StreamWorkers int
+	// MaxConns caps concurrent gRPC connections (0: no cap); more wait in
+	// the kernel's accept queue. MaxStreams caps concurrent RPCs on one
+	// connection (0: gRPC's default, no cap); more wait in the client.
+	MaxConns   int
+	MaxStreams int
+	// OpsMaxConns caps concurrent connections to the operations port (0: no
+	// cap), so a flood of probes or scrapes cannot exhaust the process.
+	OpsMaxConns int
 }
+
+// Limits of the operations port. Its answers are small and local (health,
+// readiness within 2 s, a metrics page, auth's JWK Set), so a client that
+// needs longer is stuck or hostile.
+const (
+	opsReadHeaderTimeout = 5 * time.Second
+	opsReadTimeout       = 10 * time.Second
+	opsWriteTimeout      = 30 * time.Second
+	opsIdleTimeout       = 30 * time.Second
+	opsMaxHeaderBytes    = 16 << 10
+)
+
+// Limits of the gRPC port. Its clients are the gateway, other services and
+// the admin CLIs, all inside the deployment; these only bound what a broken
+// or hostile peer can hold.
+const (
+	// grpcConnectionTimeout bounds a new connection's HTTP/2 handshake.
+	grpcConnectionTimeout = 10 * time.Second
+	// grpcMinPingInterval: a client pinging more often is sent GOAWAY
+	// (gRPC's default policy, 5 min, would also refuse clients that keep
+	// idle connections alive, hence the shorter bound).
+	grpcMinPingInterval = 10 * time.Second
+	// After grpcPingAfter without traffic the server pings the client and
+	// drops the connection when no answer comes within grpcPingTimeout:
+	// a peer that vanished (no FIN) stops holding a connection.
+	grpcPingAfter   = time.Minute
+	grpcPingTimeout = 20 * time.Second
+	// grpcMaxIdle closes connections without RPCs for this long; clients
+	// reconnect when they need to.
+	grpcMaxIdle = 5 * time.Minute
+)
 
 // RegisterFlags adds -grpc-addr, -ops-addr and -shutdown-timeout with the
 // given defaults.
@@ -53,6 +94,21 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
 	fs.IntVar(&c.MaxRecvBytes, "max-recv-bytes", 64<<20, "largest gRPC request message accepted")
 	fs.IntVar(&c.GCPercent, "gogc", DefaultGCPercent, "garbage collector target percentage, as GOGC (an explicit GOGC environment variable wins)")
 	fs.IntVar(&c.StreamWorkers, "stream-workers", 32, "goroutines kept to serve RPCs (0: one new goroutine per RPC)")
+	fs.IntVar(&c.MaxConns, "max-conns", 1024, "most concurrent gRPC connections (0: no cap)")
+	fs.IntVar(&c.MaxStreams, "max-streams", 1000, "most concurrent RPCs on one gRPC connection (0: no cap)")
+	fs.IntVar(&c.OpsMaxConns, "ops-max-conns", 64, "most concurrent connections to the operations port (0: no cap)")
+}
+
+// Validate reports configuration mistakes of the listening side.
+func (c Config) Validate() error {
+	var errs []error
+	if c.MaxConns < 0 || c.MaxStreams < 0 || c.OpsMaxConns < 0 {
+		errs = append(errs, errors.New("-max-conns, -max-streams and -ops-max-conns must not be negative"))
+	}
+	if c.ShutdownTimeout < 0 {
+		errs = append(errs, errors.New("-shutdown-timeout must not be negative"))
+	}
+	return errors.Join(errs...)
 }
 
 // DefaultGCPercent trades memory for CPU. The services' live heaps are small
@@ -87,6 +143,9 @@ type Service struct {
 
 // Run serves until ctx ends, then drains in-flight requests.
 func Run(ctx context.Context, cfg Config, svc Service) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	if svc.Log == nil {
 		svc.Log = slog.New(slog.DiscardHandler)
 	}
@@ -103,6 +162,12 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 		grpc.ChainUnaryInterceptor(m.unary, logUnary(svc.Log), recoverUnary(svc.Log)),
 		grpc.ChainStreamInterceptor(recoverStream(svc.Log)),
 		grpc.MaxRecvMsgSize(cfg.MaxRecvBytes),
+		grpc.ConnectionTimeout(grpcConnectionTimeout),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPingInterval, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: grpcPingAfter, Timeout: grpcPingTimeout, MaxConnectionIdle: grpcMaxIdle}),
+	}
+	if cfg.MaxStreams > 0 {
+		opts = append(opts, grpc.MaxConcurrentStreams(uint32(cfg.MaxStreams)))
 	}
 	if cfg.StreamWorkers > 0 {
 		// A worker keeps the stack it grew (RSA signing, XML parsing run
@@ -121,12 +186,14 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	if err != nil {
 		return fmt.Errorf("grpc listen %s: %w", cfg.GRPCAddr, err)
 	}
+	glis = Limit(glis, cfg.MaxConns)
 	var olis net.Listener
 	if cfg.OpsAddr != "" {
 		if olis, err = net.Listen("tcp", cfg.OpsAddr); err != nil {
 			_ = glis.Close()
 			return fmt.Errorf("ops listen %s: %w", cfg.OpsAddr, err)
 		}
+		olis = Limit(olis, cfg.OpsMaxConns)
 	}
 
 	ready := func(ctx context.Context) error {
@@ -155,7 +222,15 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	for pattern, h := range svc.Ops {
 		mux.Handle(pattern, h)
 	}
-	ops := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ops := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: opsReadHeaderTimeout,
+		ReadTimeout:       opsReadTimeout,
+		WriteTimeout:      opsWriteTimeout,
+		IdleTimeout:       opsIdleTimeout,
+		MaxHeaderBytes:    opsMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(svc.Log.Handler(), slog.LevelWarn),
+	}
 
 	attrs := []any{"grpc", glis.Addr().String()}
 	if olis != nil {
@@ -223,6 +298,16 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	err = g.Wait()
 	svc.Log.Info("stopped")
 	return err
+}
+
+// Limit caps the connections lis hands out at n at a time (n <= 0: no cap).
+// A connection beyond the cap waits in the kernel's accept queue until one
+// closes, rather than costing a goroutine and buffers here.
+func Limit(lis net.Listener, n int) net.Listener {
+	if n <= 0 {
+		return lis
+	}
+	return netutil.LimitListener(lis, n)
 }
 
 type rpcMetrics struct {

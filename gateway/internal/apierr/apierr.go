@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"fris.dev/pkg/rpcerr"
+	"fris.dev/pkg/errinfo"
 )
 
 // HTTPStatus is the HTTP status for a gRPC code.
@@ -36,6 +36,10 @@ func HTTPStatus(c codes.Code) int {
 		return http.StatusNotImplemented
 	case codes.Unavailable, codes.Canceled:
 		return http.StatusServiceUnavailable
+	// A service that cannot reach its store says Unavailable within its own
+	// bound (pkg/kv), so DeadlineExceeded is left for the gateway's own
+	// -upstream-timeout: the service did not answer in time, which is what
+	// 504 says.
 	case codes.DeadlineExceeded:
 		return http.StatusGatewayTimeout
 	}
@@ -66,6 +70,8 @@ func errorCode(httpStatus int) string {
 		return "not_implemented"
 	case http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return "temporarily_unavailable"
+	case http.StatusInsufficientStorage:
+		return "insufficient_storage"
 	}
 	if httpStatus >= 500 {
 		return "server_error"
@@ -133,6 +139,11 @@ func WriteText(w http.ResponseWriter, httpStatus int, description string) {
 // FromGRPC describes a gRPC error as HTTP status and description.
 func FromGRPC(err error) (int, string) {
 	st := status.Convert(err)
+	if errinfo.Has(st, errinfo.InsufficientStorage) {
+		// The service's disk (or Redis memory) is full: not the client's
+		// fault as 413 would say, and not over in a moment as 503 would.
+		return http.StatusInsufficientStorage, "insufficient storage: the service cannot store more data now"
+	}
 	code := HTTPStatus(st.Code())
 	msg := st.Message()
 	if code >= 500 && code != http.StatusNotImplemented && code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout {
@@ -145,8 +156,13 @@ func FromGRPC(err error) (int, string) {
 }
 
 // GatewayErrorHandler plugs the mapping into grpc-gateway. A reason the
-// service attached (rpcerr.WithReason) becomes the body's `error`.
+// service attached (rpcerr.WithReason) becomes the body's `error`; the full
+// store's reason has chosen the status already.
 func GatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
 	code, msg := FromGRPC(err)
-	WriteOAuth(w, code, rpcerr.Reason(err), msg)
+	reason := errinfo.Reason(status.Convert(err))
+	if reason == errinfo.InsufficientStorage {
+		reason = ""
+	}
+	WriteOAuth(w, code, reason, msg)
 }

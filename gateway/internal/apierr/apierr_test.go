@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"fris.dev/pkg/errinfo"
 )
 
 func TestFromGRPC(t *testing.T) {
@@ -27,6 +29,7 @@ func TestFromGRPC(t *testing.T) {
 		{codes.Internal, "secret stack", 500, "internal error"},
 		{codes.Unknown, "secret", 500, "internal error"},
 		{codes.DataLoss, "secret", 500, "internal error"},
+		{codes.DeadlineExceeded, "deadline exceeded", 504, "deadline exceeded"},
 	} {
 		st, desc := FromGRPC(status.Error(tc.code, tc.msg))
 		if st != tc.status || desc != tc.desc {
@@ -44,5 +47,22 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if rec.Code != 404 || b.Error != "not_found" || b.Description != "gone" || rec.Header().Get("Content-Type") != "application/json; charset=utf-8" {
 		t.Fatalf("%d %+v %q", rec.Code, b, rec.Header().Get("Content-Type"))
+	}
+}
+
+func TestInsufficientStorage(t *testing.T) {
+	full := errinfo.New(codes.ResourceExhausted, "insufficient storage", errinfo.InsufficientStorage).Err()
+	if st, desc := FromGRPC(full); st != 507 || desc == "" {
+		t.Fatalf("full store: %d %q, want 507", st, desc)
+	}
+	other := errinfo.New(codes.ResourceExhausted, "big", "SOMETHING_ELSE").Err()
+	if st, _ := FromGRPC(other); st != 413 {
+		t.Fatalf("another reason: %d, want 413", st)
+	}
+	rec := httptest.NewRecorder()
+	WriteJSON(rec, 507, "full")
+	var b Body
+	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil || b.Error != "insufficient_storage" {
+		t.Fatalf("body %s: %v", rec.Body.Bytes(), err)
 	}
 }

@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -66,6 +68,13 @@ type Config struct {
 	MDRCacheTTL     time.Duration
 	MDRCacheSize    int
 	GCPercent       int
+
+	// Connection limits of the public port (docs/security.md, "Limits").
+	MaxConns          int
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
 }
 
 // RegisterFlags adds the gateway's flags to fs.
@@ -92,6 +101,16 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.MDRCacheTTL, "mdr-cache-ttl", time.Second, "how long anonymous registry responses are reused (0: no cache)")
 	fs.IntVar(&c.MDRCacheSize, "mdr-cache-size", 4096, "most registry responses kept in the cache")
 	fs.IntVar(&c.GCPercent, "gogc", server.DefaultGCPercent, "garbage collector target percentage, as GOGC (an explicit GOGC environment variable wins)")
+	fs.IntVar(&c.MaxConns, "max-conns", 4096, "most concurrent client connections; more wait in the kernel's accept queue (0: no cap)")
+	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
+	// A whole request, body included: the largest body (-max-body, 10 MiB)
+	// needs 5 min at ~280 kbit/s, a slow site link.
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", 5*time.Minute, "how long a client may take to send a whole request, body included")
+	// Counted from the end of the headers, so it spans reading the body, the
+	// service call (-upstream-timeout) and writing the response (a 10 MiB
+	// expose PDF); hence one minute more than -read-timeout.
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", 6*time.Minute, "how long a request may take from the end of its headers to the last byte of its response (at least -read-timeout)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long a kept-alive connection may wait for its next request")
 }
 
 // Validate reports every configuration mistake at once.
@@ -143,6 +162,20 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBody <= 0 {
 		errs = append(errs, errors.New("-max-body must be positive"))
+	}
+	if c.MaxConns < 0 {
+		errs = append(errs, errors.New("-max-conns must not be negative (0: no cap)"))
+	}
+	if c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
+		errs = append(errs, errors.New("-read-header-timeout, -read-timeout, -write-timeout and -idle-timeout must be positive"))
+	}
+	if c.ReadHeaderTimeout > c.ReadTimeout {
+		errs = append(errs, errors.New("-read-header-timeout must not exceed -read-timeout"))
+	}
+	if c.WriteTimeout < c.ReadTimeout {
+		// The write deadline runs from the end of the headers: a shorter one
+		// would cut off a body the read timeout still allows.
+		errs = append(errs, errors.New("-write-timeout must be at least -read-timeout"))
 	}
 	return errors.Join(errs...)
 }
@@ -270,31 +303,19 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	checks := []readyCheck{{"mdr", healthCheck(up.MDR)}}
-	if up.Auth != nil {
-		checks = append(checks, readyCheck{"auth", healthCheck(up.Auth)})
-		if rc, ok := verifier.(ReadyChecker); ok {
-			checks = append(checks, readyCheck{"auth signing keys", rc.Ready})
-		}
-	}
-	if up.Upload != nil {
-		checks = append(checks, readyCheck{"upload", healthCheck(up.Upload)})
-	}
-	if up.Broker != nil {
-		checks = append(checks, readyCheck{"broker", healthCheck(up.Broker)})
-	}
+	// /readyz is about this process: it can serve (every group's routes
+	// answer, if only with 503) until shutdown begins. A service's outage is
+	// shared by every replica of the gateway, so taking replicas out of
+	// rotation for it would only turn 503s into refused connections.
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		c, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		for _, chk := range checks {
-			if err := chk.check(c); err != nil {
-				apierr.WriteText(w, http.StatusServiceUnavailable, chk.name+" is not ready")
-				return
-			}
+		if ctx.Err() != nil {
+			apierr.WriteText(w, http.StatusServiceUnavailable, "shutting down")
+			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ready\n"))
 	})
+	mux.Handle("GET "+GroupsPath, groupHealth(up, verifier))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
 	metrics := httpx.NewMetrics(reg)
@@ -367,22 +388,78 @@ func (p *headerOnly) Header() http.Header         { return p.h }
 func (p *headerOnly) WriteHeader(c int)           { p.status = c }
 func (p *headerOnly) Write(b []byte) (int, error) { return len(b), nil }
 
-type readyCheck struct {
-	name  string
-	check func(context.Context) error
+// GroupsPath shows each group's state: whether the service behind it (and
+// for group A the signing keys) can serve.
+const GroupsPath = "/health/groups"
+
+// GroupState is one group's line of GroupsPath.
+type GroupState struct {
+	Group   string `json:"group"`
+	Service string `json:"service"`
+	// State is "up", "down" or "off" (no service configured: the group
+	// answers 503 by configuration).
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
 }
 
-func healthCheck(cc *grpc.ClientConn) func(context.Context) error {
-	return func(ctx context.Context) error {
-		res, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
-		if err != nil {
-			return err
-		}
-		if res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-			return errors.New(res.GetStatus().String())
-		}
-		return nil
+// GroupsReport is the body of GroupsPath; its status is 200 when every
+// configured group is up, else 503.
+type GroupsReport struct {
+	Up     bool         `json:"up"`
+	Groups []GroupState `json:"groups"`
+}
+
+// groupHealth asks every configured service's gRPC health (which follows
+// its store) at once, within 2 s. Reasons are a fixed vocabulary: the page
+// is public and must not show addresses or errors.
+func groupHealth(up Upstreams, verifier authn.Verifier) http.Handler {
+	type group struct {
+		id, service string
+		cc          *grpc.ClientConn
+		extra       func(context.Context) error // after the service is up
+		extraReason string
 	}
+	groups := []group{{id: "A", service: "auth", cc: up.Auth}, {id: "B", service: "mdr", cc: up.MDR},
+		{id: "C", service: "upload", cc: up.Upload}, {id: "D", service: "broker", cc: up.Broker}}
+	if rc, ok := verifier.(ReadyChecker); ok && up.Auth != nil {
+		groups[0].extra, groups[0].extraReason = rc.Ready, "signing keys not loaded"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		rep := GroupsReport{Up: true, Groups: make([]GroupState, len(groups))}
+		var wg sync.WaitGroup
+		for i, g := range groups {
+			st := &rep.Groups[i]
+			*st = GroupState{Group: g.id, Service: g.service, State: "up"}
+			if g.cc == nil {
+				st.State = "off"
+				continue
+			}
+			wg.Go(func() {
+				res, err := healthpb.NewHealthClient(g.cc).Check(ctx, &healthpb.HealthCheckRequest{})
+				switch {
+				case err != nil:
+					st.State, st.Reason = "down", "unreachable"
+				case res.GetStatus() != healthpb.HealthCheckResponse_SERVING:
+					st.State, st.Reason = "down", "not serving (its store does not answer)"
+				case g.extra != nil && g.extra(ctx) != nil:
+					st.State, st.Reason = "down", g.extraReason
+				}
+			})
+		}
+		wg.Wait()
+		code := http.StatusOK
+		for _, g := range rep.Groups {
+			if g.State == "down" {
+				rep.Up, code = false, http.StatusServiceUnavailable
+			}
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(rep)
+	})
 }
 
 // corsExcept applies CORS everywhere but on the given paths (the browser
@@ -463,12 +540,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
+	lis = server.Limit(lis, cfg.MaxConns)
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		WriteTimeout:      2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

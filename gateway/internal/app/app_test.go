@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -617,19 +618,81 @@ func TestLoginPageThroughGateway(t *testing.T) {
 	}
 }
 
+// The gateway's /readyz is about the gateway: one service's outage (or
+// missing signing keys) shows in /health/groups, never in /readyz.
 func TestReadiness(t *testing.T) {
 	e := newEnv(t, true)
-	if rec := e.do(t, "GET", "/readyz", ""); rec.Code != 200 {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
+	groups := func(t *testing.T, wantStatus int) map[string]GroupState {
+		t.Helper()
+		rec := e.do(t, "GET", GroupsPath, "")
+		if rec.Code != wantStatus || rec.Header().Get("Content-Type") != "application/json; charset=utf-8" {
+			t.Fatalf("%s = %d %q, want %d: %s", GroupsPath, rec.Code, rec.Header().Get("Content-Type"), wantStatus, rec.Body)
+		}
+		var rep GroupsReport
+		if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Up != (wantStatus == 200) {
+			t.Fatalf("up = %v with status %d", rep.Up, wantStatus)
+		}
+		out := map[string]GroupState{}
+		for _, g := range rep.Groups {
+			out[g.Group+" "+g.Service] = g
+		}
+		return out
 	}
-	e.verifier.ready = errors.New("no keys")
-	if rec := e.do(t, "GET", "/readyz", ""); rec.Code != 503 || !strings.Contains(rec.Body.String(), "signing keys") {
-		t.Fatalf("without keys: %d %s", rec.Code, rec.Body)
+	ready := func(t *testing.T) {
+		t.Helper()
+		if rec := e.do(t, "GET", "/readyz", ""); rec.Code != 200 {
+			t.Fatalf("/readyz = %d %s", rec.Code, rec.Body)
+		}
 	}
-	e.verifier.ready = nil
-	e.authHS.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	if rec := e.do(t, "GET", "/readyz", ""); rec.Code != 503 || !strings.Contains(rec.Body.String(), "auth is not ready") {
-		t.Fatalf("auth not serving: %d %s", rec.Code, rec.Body)
+	for _, tc := range []struct {
+		name   string
+		break_ func()
+		status int
+		want   map[string]string // group -> state
+		reason string
+	}{
+		{"all up", func() {}, 200, map[string]string{"A auth": "up", "B mdr": "up", "C upload": "off", "D broker": "off"}, ""},
+		{"no signing keys", func() { e.verifier.ready = errors.New("no keys") }, 503,
+			map[string]string{"A auth": "down", "B mdr": "up"}, "signing keys not loaded"},
+		{"auth not serving", func() {
+			e.verifier.ready = nil
+			e.authHS.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+		}, 503, map[string]string{"A auth": "down", "B mdr": "up"}, "not serving (its store does not answer)"},
+		{"auth back", func() { e.authHS.SetServingStatus("", healthpb.HealthCheckResponse_SERVING) }, 200,
+			map[string]string{"A auth": "up", "B mdr": "up"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.break_()
+			ready(t)
+			got := groups(t, tc.status)
+			for g, state := range tc.want {
+				if got[g].State != state {
+					t.Errorf("%s: %+v, want %s", g, got[g], state)
+				}
+			}
+			if tc.reason != "" && got["A auth"].Reason != tc.reason {
+				t.Errorf("reason %q, want %q", got["A auth"].Reason, tc.reason)
+			}
+		})
+	}
+}
+
+func TestReadinessDuringShutdown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var up Upstreams
+	up.MDR, _ = serve(t, func(s *grpc.Server) { mdrv1.RegisterMdrServiceServer(s, fakeMDR{recorder: &recorder{}}) })
+	h, err := Handler(ctx, defaultConfig(t), up, nil, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if rec.Code != 503 {
+		t.Fatalf("/readyz while shutting down = %d %s", rec.Code, rec.Body)
 	}
 }
 
@@ -652,6 +715,12 @@ func TestConfigValidate(t *testing.T) {
 		{[]string{"-jwks-refresh", "0s"}, false},
 		{[]string{"-jwks-min-refresh", "0s"}, false},
 		{[]string{"-jwks-min-refresh", "1m"}, false},
+		{[]string{"-max-conns", "0"}, true},
+		{[]string{"-max-conns", "-1"}, false},
+		{[]string{"-idle-timeout", "0s"}, false},
+		{[]string{"-read-header-timeout", "10m"}, false},
+		{[]string{"-write-timeout", "1m"}, false},
+		{[]string{"-read-timeout", "30s", "-write-timeout", "1m"}, true},
 	} {
 		cfg := defaultConfig(t, tc.args...)
 		if err := cfg.Validate(); (err == nil) != tc.ok {
@@ -659,6 +728,9 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 	cfg := defaultConfig(t)
+	if cfg.MaxConns != 4096 || cfg.IdleTimeout != 30*time.Second || cfg.WriteTimeout < cfg.ReadTimeout+cfg.UpstreamTimeout {
+		t.Fatalf("connection defaults %+v", cfg)
+	}
 	if cfg.AuthAddr != "" || cfg.AuthPrefix != "/oauth2" || cfg.JWKSURL != "http://127.0.0.1:9201/jwks" || cfg.Issuer != "http://127.0.0.1:8080" {
 		t.Fatalf("defaults %+v", cfg)
 	}

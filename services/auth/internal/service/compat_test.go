@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
-	"fris.dev/pkg/rpcerr"
+	"fris.dev/pkg/errinfo"
 	authv1 "fris.dev/proto/auth/v1"
 )
 
@@ -18,7 +19,7 @@ import (
 func wantReason(t *testing.T, err error, c codes.Code, reason string) {
 	t.Helper()
 	wantCode(t, err, c)
-	if got := rpcerr.Reason(err); got != reason {
+	if got := errinfo.Reason(status.Convert(err)); got != reason {
 		t.Fatalf("reason = %q, want %q (%v)", got, reason, err)
 	}
 }
