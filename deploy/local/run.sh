@@ -81,6 +81,9 @@ wait_ready http://127.0.0.1:9202/readyz mdr
   -name "FRIS demo client" -type MDR -redirect-url "$FRIS_CLIENT_REDIRECT" >/dev/null
 "$BIN/auth" create-user -addr 127.0.0.1:9101 -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
   -name "Demo Researcher" -email-verified >/dev/null
+# Both roles (docs/security.md, Roles), also on a data directory made before
+# roles existed: set-scopes is idempotent.
+"$BIN/auth" set-scopes -addr 127.0.0.1:9101 -scopes broker:researcher,users:search "$FRIS_USER_EMAIL"
 wait_ready http://127.0.0.1:9203/readyz upload
 "$BIN/upload" create-credential -addr 127.0.0.1:9103 -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
   -password "$FRIS_SITE_PASSWORD" "$FRIS_SITE_USER" >/dev/null

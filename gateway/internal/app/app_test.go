@@ -208,8 +208,9 @@ func defaultConfig(t *testing.T, args ...string) Config {
 func newEnv(t *testing.T, withAuth bool, args ...string) *env {
 	t.Helper()
 	e := &env{auth: &recorder{}, mdr: &recorder{}, verifier: &stubVerifier{ids: map[string]identity.Identity{
-		"good":    {Subject: "42", Client: "c1", Scopes: []string{"openid", "mdr:secret"}},
+		"good":    {Subject: "42", Client: "c1", Scopes: []string{"openid", "mdr:secret", identity.ScopeUserSearch, identity.ScopeResearcher}},
 		"good-id": {Subject: "7"},
+		"plain":   {Subject: "8", Scopes: []string{"openid"}},
 	}}}
 	var up Upstreams
 	up.MDR, _ = serve(t, func(s *grpc.Server) { mdrv1.RegisterMdrServiceServer(s, fakeMDR{recorder: e.mdr}) })
@@ -574,6 +575,25 @@ func TestBearerRoutes(t *testing.T) {
 	}
 	rec := e.do(t, "GET", "/oauth2/userinfo", "", "Authorization", "Bearer good")
 	jsonEqual(t, rec.Body.String(), `{"real_name":"Ada","contact_information":"","locality":null,"email":"ada@example.org","email_verified":false,"sub":"42","name":"Ada"}`)
+}
+
+// users/search lists names and addresses: a valid token without the scope
+// is refused before the service is called, with the RFC 6750 challenge.
+func TestUserSearchNeedsScope(t *testing.T) {
+	e := newEnv(t, true)
+	n := e.auth.count()
+	rec := e.do(t, "GET", "/oauth2/users/search?query=@", "", "Authorization", "Bearer plain")
+	jsonErr(t, rec, 403, "insufficient_scope")
+	if got, want := rec.Header().Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="users:search"`; got != want {
+		t.Fatalf("WWW-Authenticate %q, want %q", got, want)
+	}
+	if e.auth.count() != n {
+		t.Fatal("refused request reached the service")
+	}
+	// The other bearer routes need no role.
+	if rec := e.do(t, "GET", "/oauth2/userinfo", "", "Authorization", "Bearer plain"); rec.Code != 200 {
+		t.Fatalf("userinfo: %d %s", rec.Code, rec.Body)
+	}
 }
 
 // Group B: a verified token's scopes reach the registry (private

@@ -49,6 +49,7 @@ type Config struct {
 	SecretCacheTTL time.Duration
 	Argon2Memory   uint
 	Scopes         string
+	RegisterScopes string
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -74,6 +75,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified client secret or password is remembered (0: never)")
 	fs.UintVar(&c.Argon2Memory, "argon2-memory-kib", uint(password.Default.Memory), "argon2id memory cost of new hashes, KiB")
 	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
+	fs.StringVar(&c.RegisterScopes, "register-scopes", "", "comma-separated scopes a user registered by POST /register starts with (e.g. broker:researcher,users:search; default none: operators grant them with set-scopes)")
 }
 
 // Validate reports every configuration mistake at once.
@@ -103,15 +105,22 @@ func (c *Config) Validate() error {
 	if c.MinKeyBits < 1024 {
 		errs = append(errs, errors.New("-min-key-bits must be at least 1024"))
 	}
+	for name, list := range map[string]string{"-default-scopes": c.Scopes, "-register-scopes": c.RegisterScopes} {
+		for _, sc := range splitScopes(list) {
+			if strings.ContainsAny(sc, " \t\n") {
+				errs = append(errs, fmt.Errorf("%s: scope %q must be one word", name, sc))
+			}
+		}
+	}
 	if c.Argon2Memory < 1024 {
 		errs = append(errs, errors.New("-argon2-memory-kib must be at least 1024"))
 	}
 	return errors.Join(errs...)
 }
 
-func (c *Config) scopes() []string {
+func splitScopes(list string) []string {
 	var out []string
-	for _, s := range strings.Split(c.Scopes, ",") {
+	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
@@ -164,7 +173,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	params.Memory = uint32(cfg.Argon2Memory)
 	svc := service.New(service.Config{
 		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
-		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: cfg.scopes(),
+		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: splitScopes(cfg.Scopes),
+		RegisterScopes: splitScopes(cfg.RegisterScopes),
 	}, store, km, iss, password.New(params, cfg.SecretCacheTTL), log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -34,12 +34,16 @@ import (
 
 // Config is the service's behaviour.
 type Config struct {
-	Issuer          string
-	AllowRegister   bool
-	MinKeyBits      int
-	SignRequestTTL  time.Duration
-	AuthCodeTTL     time.Duration
-	DefaultScopes   []string
+	Issuer         string
+	AllowRegister  bool
+	MinKeyBits     int
+	SignRequestTTL time.Duration
+	AuthCodeTTL    time.Duration
+	DefaultScopes  []string
+	// RegisterScopes are the scopes a user who registers a key through
+	// POST /register starts with (none by default: role scopes such as
+	// identity.ScopeResearcher are an operator's to grant).
+	RegisterScopes  []string
 	MaxSearchResult int
 	// SpendWait bounds how long a refresh's spend waits for others to
 	// share its commit (zero: 10ms).
@@ -214,7 +218,9 @@ func (p Public) Token(ctx context.Context, r *authv1.TokenRequest) (*authv1.Toke
 
 // clientCredentials issues a client a token of its own (RFC 6749 4.4): the
 // client authenticates with its secret, and the token names the client, not
-// a user (tokens.IssueClient). It carries the deployment's default scopes.
+// a user (tokens.IssueClient). It carries the deployment's default scopes
+// except the role scopes: those name what a person may do, and a client's
+// own token acts for no person (docs/security.md, Roles).
 func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
 	failed := rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)
 	if r.GetClientId() == "" || r.GetClientSecret() == "" {
@@ -234,7 +240,13 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	if c.Disabled {
 		return tokens.Set{}, rpcerr.WithReason(unauth("the client has been disabled"), reasonInvalidClient)
 	}
-	return p.tokens.IssueClient(c.ID, append([]string(nil), p.cfg.DefaultScopes...))
+	var scopes []string
+	for _, s := range p.cfg.DefaultScopes {
+		if !identity.IsRoleScope(s) {
+			scopes = append(scopes, s)
+		}
+	}
+	return p.tokens.IssueClient(c.ID, scopes)
 }
 
 // checkSecret verifies a client's secret: 401 invalid_client when wrong.
@@ -578,8 +590,14 @@ func (p Public) GetUserInfo(ctx context.Context, _ *authv1.GetUserInfoRequest) (
 }
 
 func (p Public) SearchUsers(ctx context.Context, r *authv1.SearchUsersRequest) (*authv1.SearchUsersResponse, error) {
-	if _, _, err := p.bearer(ctx); err != nil {
+	_, t, err := p.bearer(ctx)
+	if err != nil {
 		return nil, p.err(ctx, err)
+	}
+	// The gateway checks the scope first; this check keeps the names and
+	// addresses closed to anyone who reaches the gRPC API another way.
+	if !contains(t.Scope, identity.ScopeUserSearch) {
+		return nil, p.err(ctx, denied("the access token lacks the scope %s", identity.ScopeUserSearch))
 	}
 	q := strings.ToLower(strings.TrimSpace(r.GetQuery()))
 	if q == "" {
@@ -645,7 +663,7 @@ func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (*authv
 		return nil, p.err(ctx, err)
 	}
 	sum := sha512.Sum512(der)
-	u, k, err := p.store.CreateUser(ctx, storage.User{Email: email, RealName: r.GetName(), Created: p.now().Unix()},
+	u, k, err := p.store.CreateUser(ctx, storage.User{Email: email, RealName: r.GetName(), Scopes: append([]string(nil), p.cfg.RegisterScopes...), Created: p.now().Unix()},
 		&storage.UserKey{DER: der, SHA512: hex.EncodeToString(sum[:]), Description: r.GetDescription(), Created: p.now().Unix()})
 	if errors.Is(err, storage.ErrExists) {
 		return nil, p.err(ctx, rpcerr.New(kv.ErrExists, "a user with this email address (or this key) already exists"))

@@ -144,10 +144,16 @@ type Researcher struct {
 	*Service
 }
 
+// subject is the caller's, who must hold the researcher scope. The gateway
+// checks the scope first; checking it here too keeps the API closed to
+// anyone who reaches the broker's gRPC port another way.
 func (r Researcher) subject(ctx context.Context) (string, error) {
 	id := identity.FromIncoming(ctx)
 	if id.Anonymous() {
 		return "", rpcerr.New(rpcerr.ErrUnauthenticated, "a bearer access token is required")
+	}
+	if !id.HasScope(identity.ScopeResearcher) {
+		return "", rpcerr.New(rpcerr.ErrPermission, "the access token lacks the scope %s", identity.ScopeResearcher)
 	}
 	return id.Subject, nil
 }
