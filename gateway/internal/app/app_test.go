@@ -163,7 +163,7 @@ func serve(t *testing.T, register func(*grpc.Server)) (*grpc.ClientConn, *health
 	healthpb.RegisterHealthServer(srv, hs)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	cc, err := rpcclient.Dial(lis.Addr().String())
+	cc, err := rpcclient.Dial(lis.Addr().String(), forwardClientAddr()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,6 +593,30 @@ func TestUserSearchNeedsScope(t *testing.T) {
 	// The other bearer routes need no role.
 	if rec := e.do(t, "GET", "/oauth2/userinfo", "", "Authorization", "Bearer plain"); rec.Code != 200 {
 		t.Fatalf("userinfo: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// Every call carries the address the client connected from, for the
+// services' audit log; headers claiming another address change nothing.
+func TestClientAddrForwarded(t *testing.T) {
+	e := newEnv(t, true)
+	spoof := []string{"X-Forwarded-For", "203.0.113.66", "X-Fris-Client-Addr", "203.0.113.77", "Grpc-Metadata-X-Fris-Client-Addr", "203.0.113.88"}
+	for _, tc := range []struct {
+		path string
+		rec  *recorder
+	}{
+		{"/v3/api/mdr/namespaces", e.mdr},
+		{"/oauth2/userinfo", e.auth},
+		{"/oauth2/clients", e.auth},
+	} {
+		rec := e.do(t, "GET", tc.path, "", append([]string{"Authorization", "Bearer good"}, spoof...)...)
+		if rec.Code != 200 {
+			t.Fatalf("%s: %d %s", tc.path, rec.Code, rec.Body)
+		}
+		// httptest's requests come from 192.0.2.1:1234.
+		if got := tc.rec.last(t).md.Get(identity.KeyClientAddr); len(got) != 1 || got[0] != "192.0.2.1" {
+			t.Fatalf("%s: client address metadata %v", tc.path, got)
+		}
 	}
 }
 
