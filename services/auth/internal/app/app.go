@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/server"
@@ -33,6 +35,7 @@ import (
 type Config struct {
 	Server         server.Config
 	Store          kv.Config
+	Audit          audit.Config
 	LogLevel       string
 	Issuer         string
 	KeyBits        int
@@ -59,6 +62,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// own bound (service.Config.SpendWait), so the common -batch-delay
 	// default serves the rest.
 	c.Store.RegisterFlags(fs)
+	c.Audit.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "public base URL of the deployment: the tokens' iss, and the base of the discovery document's URLs")
 	fs.IntVar(&c.KeyBits, "key-bits", 2048, "RSA modulus size of new signing keys (>= 2048)")
@@ -133,6 +137,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	auditLog, closeAudit, err := audit.Open(cfg.Audit, "auth", os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeAudit() }()
 	shutdown, err := telemetry.Setup(ctx, "fris-auth")
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
@@ -174,7 +183,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	svc := service.New(service.Config{
 		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
 		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: splitScopes(cfg.Scopes),
-		RegisterScopes: splitScopes(cfg.RegisterScopes),
+		RegisterScopes: splitScopes(cfg.RegisterScopes), Audit: auditLog,
 	}, store, km, iss, password.New(params, cfg.SecretCacheTTL), log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +201,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Log:  log,
 		Register: func(s *grpc.Server) {
 			authv1.RegisterAuthServiceServer(s, service.Public{Service: svc})
-			authv1.RegisterAuthAdminServer(s, service.Admin{Service: svc})
+			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),
