@@ -151,6 +151,9 @@ wait_ready http://$MDR_OPS/readyz mdr
   -name "FRIS demo client" -type MDR -redirect-url "$FRIS_CLIENT_REDIRECT" >/dev/null
 "$BIN/auth" create-user -addr "$AUTH" -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
   -name "Demo Researcher" -email-verified >/dev/null
+# Both roles (docs/security.md, Roles), also on a data directory made before
+# roles existed: set-scopes is idempotent.
+"$BIN/auth" set-scopes -addr "$AUTH" -scopes broker:researcher,users:search "$FRIS_USER_EMAIL"
 wait_ready http://$UPLOAD_OPS/readyz upload
 "$BIN/upload" create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
   -password "$FRIS_SITE_PASSWORD" "$FRIS_SITE_USER" >/dev/null

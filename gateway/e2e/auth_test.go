@@ -31,6 +31,9 @@ const (
 	demoEmail  = "ada@fris.test"
 	demoPass   = "correct horse battery"
 	callback   = "https://app.fris.test/callback"
+	// demoScopes are the demo user's: a private registry namespace and both
+	// roles (the researcher API, users/search), as make run's researcher.
+	demoScopes = "mdr:secret broker:researcher users:search"
 )
 
 // seedAuth creates the client and the user the tests log in with.
@@ -38,7 +41,8 @@ func seedAuth(t *testing.T, s *Stack) {
 	t.Helper()
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client",
 		"-type", "MDR", "-redirect-url", callback+",https://app.fris.test/other?keep=1")
-	s.AuthCLI(t, 0, "create-user", "-email", demoEmail, "-password", demoPass, "-name", "Ada Lovelace", "-scopes", "mdr:secret")
+	s.AuthCLI(t, 0, "create-user", "-email", demoEmail, "-password", demoPass, "-name", "Ada Lovelace",
+		"-scopes", strings.ReplaceAll(demoScopes, " ", ","))
 }
 
 func postJSON(t *testing.T, s *Stack, path, body string) (*http.Response, any) {
@@ -216,8 +220,8 @@ func TestAuth(t *testing.T) {
 		}
 		// One space-separated string (RFC 9068), as the Samply auth client
 		// reads it; /tokeninfo lists the same scopes as an array.
-		if sc, ok := field(t, cl, "scope").(string); !ok || sc != "openid mdr:secret" {
-			t.Fatalf("scope is not the string %q: %v", "openid mdr:secret", cl)
+		if sc, ok := field(t, cl, "scope").(string); !ok || sc != "openid "+demoScopes {
+			t.Fatalf("scope is not the string %q: %v", "openid "+demoScopes, cl)
 		}
 		_, b := s.Get(t, oauth+"/certs", 200)
 		if field(t, hdr, "kid") != field(t, JSON(t, b), 0, "keyId") {

@@ -168,7 +168,8 @@ func TestBroker(t *testing.T) {
 	}
 	seedAuth(t, s)
 	access, sub := researcherToken(t, s, demoEmail, demoPass)
-	s.AuthCLI(t, 0, "create-user", "-email", "eve@fris.test", "-password", "another password", "-name", "Eve")
+	s.AuthCLI(t, 0, "create-user", "-email", "eve@fris.test", "-password", "another password", "-name", "Eve",
+		"-scopes", "broker:researcher")
 	eveAccess, _ := researcherToken(t, s, "eve@fris.test", "another password")
 
 	t.Run("NameHealthAndPaths", func(t *testing.T) {

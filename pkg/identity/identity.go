@@ -20,7 +20,34 @@ const (
 	// (its -auth-prefix), so the auth service's discovery document names
 	// the paths clients actually reach.
 	KeyAuthPrefix = "x-fris-auth-prefix"
+	// KeyClientAddr is the address the gateway's HTTP client connected
+	// from (its RemoteAddr, never a header the client sent), for the
+	// services' audit log.
+	KeyClientAddr = "x-fris-client-addr"
 )
+
+// Role scopes: what a token must carry beyond a valid signature.
+// Operators grant them (auth set-scopes, create-user -scopes, or the auth
+// service's -register-scopes for self-registered users); clients'
+// own tokens (client_credentials) never carry them.
+const (
+	// ScopeResearcher admits the broker's researcher API: creating and
+	// releasing inquiries to sites and reading their replies.
+	ScopeResearcher = "broker:researcher"
+	// ScopeUserSearch admits the auth service's users/search, which lists
+	// names and email addresses.
+	ScopeUserSearch = "users:search"
+)
+
+// IsRoleScope reports whether s is a role scope, one only operators grant
+// to users.
+func IsRoleScope(s string) bool {
+	switch s {
+	case ScopeResearcher, ScopeUserSearch:
+		return true
+	}
+	return false
+}
 
 // Identity is a verified bearer token's subject and scopes; zero means
 // anonymous.

@@ -27,3 +27,21 @@ func TestRoundTripThroughMetadata(t *testing.T) {
 		t.Fatal("no metadata should be anonymous")
 	}
 }
+
+func TestIsRoleScope(t *testing.T) {
+	for _, tc := range []struct {
+		scope string
+		want  bool
+	}{
+		{ScopeResearcher, true},
+		{ScopeUserSearch, true},
+		{"openid", false},
+		{"mdr:secret", false},
+		{"broker:researcher ", false},
+		{"", false},
+	} {
+		if got := IsRoleScope(tc.scope); got != tc.want {
+			t.Errorf("IsRoleScope(%q) = %v, want %v", tc.scope, got, tc.want)
+		}
+	}
+}

@@ -202,7 +202,7 @@ func (u Upstreams) Close() {
 func Dial(cfg Config) (Upstreams, error) {
 	var up Upstreams
 	var err error
-	if up.MDR, err = rpcclient.Dial(cfg.MDRAddr); err != nil {
+	if up.MDR, err = rpcclient.Dial(cfg.MDRAddr, forwardClientAddr()...); err != nil {
 		return Upstreams{}, err
 	}
 	for _, o := range []struct {
@@ -212,7 +212,7 @@ func Dial(cfg Config) (Upstreams, error) {
 		if o.addr == "" {
 			continue
 		}
-		if *o.cc, err = rpcclient.Dial(o.addr); err != nil {
+		if *o.cc, err = rpcclient.Dial(o.addr, forwardClientAddr()...); err != nil {
 			up.Close()
 			return Upstreams{}, err
 		}
@@ -351,6 +351,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}))
 	h = httpx.WithRoute(route, h)
 	h = httpx.WithRequestID(h)
+	h = withClientAddr(h)
 	h = httpx.Recover(log, h)
 	return h, nil
 }

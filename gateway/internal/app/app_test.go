@@ -164,7 +164,7 @@ func serve(t *testing.T, register func(*grpc.Server)) (*grpc.ClientConn, *health
 	healthpb.RegisterHealthServer(srv, hs)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	cc, err := rpcclient.Dial(lis.Addr().String())
+	cc, err := rpcclient.Dial(lis.Addr().String(), forwardClientAddr()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +209,9 @@ func defaultConfig(t *testing.T, args ...string) Config {
 func newEnv(t *testing.T, withAuth bool, args ...string) *env {
 	t.Helper()
 	e := &env{auth: &recorder{}, mdr: &recorder{}, verifier: &stubVerifier{ids: map[string]identity.Identity{
-		"good":    {Subject: "42", Client: "c1", Scopes: []string{"openid", "mdr:secret"}},
+		"good":    {Subject: "42", Client: "c1", Scopes: []string{"openid", "mdr:secret", identity.ScopeUserSearch, identity.ScopeResearcher}},
 		"good-id": {Subject: "7"},
+		"plain":   {Subject: "8", Scopes: []string{"openid"}},
 	}}}
 	var up Upstreams
 	up.MDR, _ = serve(t, func(s *grpc.Server) { mdrv1.RegisterMdrServiceServer(s, fakeMDR{recorder: e.mdr}) })
@@ -575,6 +576,49 @@ func TestBearerRoutes(t *testing.T) {
 	}
 	rec := e.do(t, "GET", "/oauth2/userinfo", "", "Authorization", "Bearer good")
 	jsonEqual(t, rec.Body.String(), `{"real_name":"Ada","contact_information":"","locality":null,"email":"ada@example.org","email_verified":false,"sub":"42","name":"Ada"}`)
+}
+
+// users/search lists names and addresses: a valid token without the scope
+// is refused before the service is called, with the RFC 6750 challenge.
+func TestUserSearchNeedsScope(t *testing.T) {
+	e := newEnv(t, true)
+	n := e.auth.count()
+	rec := e.do(t, "GET", "/oauth2/users/search?query=@", "", "Authorization", "Bearer plain")
+	jsonErr(t, rec, 403, "insufficient_scope")
+	if got, want := rec.Header().Get("WWW-Authenticate"), `Bearer error="insufficient_scope", scope="users:search"`; got != want {
+		t.Fatalf("WWW-Authenticate %q, want %q", got, want)
+	}
+	if e.auth.count() != n {
+		t.Fatal("refused request reached the service")
+	}
+	// The other bearer routes need no role.
+	if rec := e.do(t, "GET", "/oauth2/userinfo", "", "Authorization", "Bearer plain"); rec.Code != 200 {
+		t.Fatalf("userinfo: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// Every call carries the address the client connected from, for the
+// services' audit log; headers claiming another address change nothing.
+func TestClientAddrForwarded(t *testing.T) {
+	e := newEnv(t, true)
+	spoof := []string{"X-Forwarded-For", "203.0.113.66", "X-Fris-Client-Addr", "203.0.113.77", "Grpc-Metadata-X-Fris-Client-Addr", "203.0.113.88"}
+	for _, tc := range []struct {
+		path string
+		rec  *recorder
+	}{
+		{"/v3/api/mdr/namespaces", e.mdr},
+		{"/oauth2/userinfo", e.auth},
+		{"/oauth2/clients", e.auth},
+	} {
+		rec := e.do(t, "GET", tc.path, "", append([]string{"Authorization", "Bearer good"}, spoof...)...)
+		if rec.Code != 200 {
+			t.Fatalf("%s: %d %s", tc.path, rec.Code, rec.Body)
+		}
+		// httptest's requests come from 192.0.2.1:1234.
+		if got := tc.rec.last(t).md.Get(identity.KeyClientAddr); len(got) != 1 || got[0] != "192.0.2.1" {
+			t.Fatalf("%s: client address metadata %v", tc.path, got)
+		}
+	}
 }
 
 // Group B: a verified token's scopes reach the registry (private

@@ -103,3 +103,26 @@ func Required(v Verifier, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
+
+// Scope lets a request through only when the identity a previous check
+// stored (Required, or the researcher API's own) carries scope. Otherwise
+// it answers 403 with the RFC 6750 insufficient_scope challenge naming the
+// scope, so a client learns what to ask its operator for; the service is
+// not called. realm, when not empty, goes into the challenge as the
+// route's other challenges carry it.
+func Scope(scope, realm string, next http.Handler) http.Handler {
+	challenge := `Bearer `
+	if realm != "" {
+		challenge += `realm="` + realm + `", `
+	}
+	challenge += `error="insufficient_scope", scope="` + scope + `"`
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !From(r.Context()).HasScope(scope) {
+			w.Header().Set("WWW-Authenticate", challenge)
+			apierr.WriteOAuth(w, http.StatusForbidden, "insufficient_scope",
+				"the access token lacks the scope "+scope+"; an operator grants it")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

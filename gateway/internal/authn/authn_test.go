@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"fris.dev/pkg/identity"
@@ -77,5 +78,44 @@ func TestRequired(t *testing.T) {
 	}
 	if Forwarding(context.Background()) != "" {
 		t.Fatal("forwarding without Required")
+	}
+}
+
+func TestScope(t *testing.T) {
+	v := stub{
+		"researcher": {Subject: "1", Scopes: []string{"openid", identity.ScopeResearcher}},
+		"plain":      {Subject: "2", Scopes: []string{"openid", "mdr:secret"}},
+		"near":       {Subject: "3", Scopes: []string{"broker:researchers", "broker"}},
+		"client":     {Subject: "client:x", Client: "x"},
+	}
+	for _, tc := range []struct {
+		name, token, realm, challenge string
+		pass                          bool
+	}{
+		{"granted", "researcher", "", "", true},
+		{"other scopes", "plain", "", `Bearer error="insufficient_scope", scope="broker:researcher"`, false},
+		{"similar names", "near", "", `Bearer error="insufficient_scope", scope="broker:researcher"`, false},
+		{"no scopes", "client", "fris", `Bearer realm="fris", error="insufficient_scope", scope="broker:researcher"`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			h := Required(v, Scope(identity.ScopeResearcher, tc.realm, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls++ })))
+			r := httptest.NewRequest("GET", "/", nil)
+			r.Header.Set("Authorization", "Bearer "+tc.token)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if tc.pass {
+				if calls != 1 || rec.Code != http.StatusOK {
+					t.Fatalf("calls %d, status %d", calls, rec.Code)
+				}
+				return
+			}
+			if calls != 0 || rec.Code != http.StatusForbidden || rec.Header().Get("WWW-Authenticate") != tc.challenge {
+				t.Fatalf("calls %d, %d, challenge %q", calls, rec.Code, rec.Header().Get("WWW-Authenticate"))
+			}
+			if body := rec.Body.String(); !strings.Contains(body, `"error":"insufficient_scope"`) || !strings.Contains(body, identity.ScopeResearcher) {
+				t.Fatalf("body %s", body)
+			}
+		})
 	}
 }

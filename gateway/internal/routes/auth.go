@@ -18,6 +18,7 @@ import (
 
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
 )
 
@@ -45,6 +46,7 @@ const (
 type authRoute struct {
 	method, path string
 	bearer       bool     // a verified bearer token is required and forwarded
+	scope        string   // with bearer: a scope the token must carry
 	noStore      bool     // the response carries secrets or personal data
 	body         bodyKind // POST only
 }
@@ -55,7 +57,9 @@ var authRoutes = []authRoute{
 	{method: http.MethodGet, path: "/jwks"},
 	{method: http.MethodGet, path: "/tokeninfo", bearer: true, noStore: true},
 	{method: http.MethodGet, path: "/userinfo", bearer: true, noStore: true},
-	{method: http.MethodGet, path: "/users/search", bearer: true, noStore: true},
+	// Lists names and email addresses: only for tokens an operator
+	// granted it to (docs/security.md, Roles).
+	{method: http.MethodGet, path: "/users/search", bearer: true, scope: identity.ScopeUserSearch, noStore: true},
 	{method: http.MethodPost, path: "/token", noStore: true, body: tokenBody},
 	{method: http.MethodPost, path: "/access_token", noStore: true, body: tokenBody},
 	{method: http.MethodPost, path: "/sign_request", noStore: true},
@@ -89,6 +93,8 @@ func Auth(mux *http.ServeMux, prefix string, gw http.Handler, v authn.Verifier, 
 	for _, rt := range authRoutes {
 		var rh http.Handler = h
 		switch {
+		case rt.bearer && rt.scope != "":
+			rh = authn.Required(v, authn.Scope(rt.scope, "", rh))
 		case rt.bearer:
 			rh = authn.Required(v, rh)
 		case rt.method == http.MethodPost:

@@ -21,6 +21,7 @@ import (
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
 	"fris.dev/gateway/internal/httpx"
+	"fris.dev/pkg/identity"
 	brokerv1 "fris.dev/proto/broker/v1"
 )
 
@@ -102,8 +103,13 @@ func Broker(mux *http.ServeMux, c BrokerConfig) {
 	if prefix != CanonicalBrokerPrefix {
 		gw = rewritePrefix(prefix, CanonicalBrokerPrefix, gw)
 	}
-	read := researcherAuth(c.Verifier, gw)
-	write := researcherAuth(c.Verifier, requestBody(jsonOnly, gw))
+	// Asking every site a question is a role an operator grants, not
+	// something any signed-in (or self-registered) user may do.
+	researcher := func(h http.Handler) http.Handler {
+		return researcherAuth(c.Verifier, authn.Scope(identity.ScopeResearcher, "fris", h))
+	}
+	read := researcher(gw)
+	write := researcher(requestBody(jsonOnly, gw))
 	r := ResearcherPath(prefix) + "/inquiries"
 	handle(r, methods{http.MethodGet: read, http.MethodPost: write})
 	handle(r+"/{id}", methods{http.MethodGet: read, http.MethodPut: write})
@@ -157,7 +163,8 @@ func serverHeader(n *brokerName, next http.Handler) http.Handler {
 // researcherAuth admits a request only with a bearer access token the
 // verifier accepts and passes its identity on (the token itself is not
 // forwarded). Without one: 401 with a Bearer challenge, what JSON clients
-// expect of an API (RFC 6750).
+// expect of an API (RFC 6750). The researcher scope is checked after it
+// (authn.Scope): a valid token without it is 403.
 func researcherAuth(v authn.Verifier, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := authn.BearerToken(r)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/server"
@@ -33,6 +35,7 @@ import (
 type Config struct {
 	Server         server.Config
 	Store          kv.Config
+	Audit          audit.Config
 	LogLevel       string
 	Issuer         string
 	KeyBits        int
@@ -49,6 +52,7 @@ type Config struct {
 	SecretCacheTTL time.Duration
 	Argon2Memory   uint
 	Scopes         string
+	RegisterScopes string
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -58,6 +62,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// own bound (service.Config.SpendWait), so the common -batch-delay
 	// default serves the rest.
 	c.Store.RegisterFlags(fs)
+	c.Audit.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "public base URL of the deployment: the tokens' iss, and the base of the discovery document's URLs")
 	fs.IntVar(&c.KeyBits, "key-bits", 2048, "RSA modulus size of new signing keys (>= 2048)")
@@ -74,6 +79,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified client secret or password is remembered (0: never)")
 	fs.UintVar(&c.Argon2Memory, "argon2-memory-kib", uint(password.Default.Memory), "argon2id memory cost of new hashes, KiB")
 	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
+	fs.StringVar(&c.RegisterScopes, "register-scopes", "", "comma-separated scopes a user registered by POST /register starts with (e.g. broker:researcher,users:search; default none: operators grant them with set-scopes)")
 }
 
 // Validate reports every configuration mistake at once.
@@ -103,15 +109,22 @@ func (c *Config) Validate() error {
 	if c.MinKeyBits < 1024 {
 		errs = append(errs, errors.New("-min-key-bits must be at least 1024"))
 	}
+	for name, list := range map[string]string{"-default-scopes": c.Scopes, "-register-scopes": c.RegisterScopes} {
+		for _, sc := range splitScopes(list) {
+			if strings.ContainsAny(sc, " \t\n") {
+				errs = append(errs, fmt.Errorf("%s: scope %q must be one word", name, sc))
+			}
+		}
+	}
 	if c.Argon2Memory < 1024 {
 		errs = append(errs, errors.New("-argon2-memory-kib must be at least 1024"))
 	}
 	return errors.Join(errs...)
 }
 
-func (c *Config) scopes() []string {
+func splitScopes(list string) []string {
 	var out []string
-	for _, s := range strings.Split(c.Scopes, ",") {
+	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
@@ -124,6 +137,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	auditLog, closeAudit, err := audit.Open(cfg.Audit, "auth", os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeAudit() }()
 	shutdown, err := telemetry.Setup(ctx, "fris-auth")
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
@@ -164,7 +182,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	params.Memory = uint32(cfg.Argon2Memory)
 	svc := service.New(service.Config{
 		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
-		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: cfg.scopes(),
+		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: splitScopes(cfg.Scopes),
+		RegisterScopes: splitScopes(cfg.RegisterScopes), Audit: auditLog,
 	}, store, km, iss, password.New(params, cfg.SecretCacheTTL), log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -182,7 +201,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Log:  log,
 		Register: func(s *grpc.Server) {
 			authv1.RegisterAuthServiceServer(s, service.Public{Service: svc})
-			authv1.RegisterAuthAdminServer(s, service.Admin{Service: svc})
+			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),

@@ -22,6 +22,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
@@ -34,16 +35,23 @@ import (
 
 // Config is the service's behaviour.
 type Config struct {
-	Issuer          string
-	AllowRegister   bool
-	MinKeyBits      int
-	SignRequestTTL  time.Duration
-	AuthCodeTTL     time.Duration
-	DefaultScopes   []string
+	Issuer         string
+	AllowRegister  bool
+	MinKeyBits     int
+	SignRequestTTL time.Duration
+	AuthCodeTTL    time.Duration
+	DefaultScopes  []string
+	// RegisterScopes are the scopes a user who registers a key through
+	// POST /register starts with (none by default: role scopes such as
+	// identity.ScopeResearcher are an operator's to grant).
+	RegisterScopes  []string
 	MaxSearchResult int
 	// SpendWait bounds how long a refresh's spend waits for others to
 	// share its commit (zero: 10ms).
 	SpendWait time.Duration
+	// Audit records sign-ins, registrations and refresh reuse; nil
+	// records nothing.
+	Audit *audit.Logger
 }
 
 // Service holds what every RPC needs.
@@ -181,26 +189,42 @@ const (
 // client_credentials.
 func (p Public) Token(ctx context.Context, r *authv1.TokenRequest) (*authv1.TokenResponse, error) {
 	var (
-		set tokens.Set
-		err error
+		set  tokens.Set
+		err  error
+		flow string
 	)
 	gt := r.GetGrantType()
 	switch {
 	case gt == grantClient:
+		flow = grantClient
 		set, err = p.clientCredentials(ctx, r)
 	case gt != "" && gt != grantCode && gt != grantRefresh:
+		flow = "unsupported"
 		err = rpcerr.WithReason(invalid("grant_type is not supported: use authorization_code, refresh_token or client_credentials"), reasonUnsupportedGrant)
 	case r.GetRefreshToken() != "" && gt != grantCode:
+		flow = grantRefresh
 		set, err = p.refresh(ctx, r)
 	case r.GetCode() != "" && gt != grantRefresh && r.GetSignature() != "":
+		flow = "signature"
 		set, err = p.signedCode(ctx, r)
 	case r.GetCode() != "" && gt != grantRefresh:
+		flow = grantCode
 		set, err = p.clientCode(ctx, r)
 	default:
+		flow = "none"
 		err = invalid("no payload: send code with client_id and client_secret, code with signature, or refresh_token")
 	}
 	if err != nil {
-		return nil, p.err(ctx, err)
+		err = p.err(ctx, err)
+	}
+	// Who signed in, by which flow; never the code, secret or token.
+	ev := audit.Event{Action: "auth.token." + flow, Actor: set.Subject, Err: err}
+	if id := r.GetClientId(); id != "" {
+		ev.Attrs = append(ev.Attrs, slog.String("client_id", id))
+	}
+	p.cfg.Audit.Record(ctx, ev)
+	if err != nil {
+		return nil, err
 	}
 	res := &authv1.TokenResponse{AccessToken: set.Access, TokenType: "Bearer", ExpiresIn: uint32(set.ExpiresIn / time.Second)}
 	if set.ID != "" {
@@ -214,7 +238,9 @@ func (p Public) Token(ctx context.Context, r *authv1.TokenRequest) (*authv1.Toke
 
 // clientCredentials issues a client a token of its own (RFC 6749 4.4): the
 // client authenticates with its secret, and the token names the client, not
-// a user (tokens.IssueClient). It carries the deployment's default scopes.
+// a user (tokens.IssueClient). It carries the deployment's default scopes
+// except the role scopes: those name what a person may do, and a client's
+// own token acts for no person (docs/security.md, Roles).
 func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
 	failed := rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)
 	if r.GetClientId() == "" || r.GetClientSecret() == "" {
@@ -234,7 +260,13 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	if c.Disabled {
 		return tokens.Set{}, rpcerr.WithReason(unauth("the client has been disabled"), reasonInvalidClient)
 	}
-	return p.tokens.IssueClient(c.ID, append([]string(nil), p.cfg.DefaultScopes...))
+	var scopes []string
+	for _, s := range p.cfg.DefaultScopes {
+		if !identity.IsRoleScope(s) {
+			scopes = append(scopes, s)
+		}
+	}
+	return p.tokens.IssueClient(c.ID, scopes)
 }
 
 // checkSecret verifies a client's secret: 401 invalid_client when wrong.
@@ -471,7 +503,10 @@ func (p Public) spend(ctx context.Context, r storage.Refresh, chainUntil time.Ti
 	switch {
 	case errors.Is(err, storage.ErrReused):
 		p.log.WarnContext(ctx, "refresh token reused: chain revoked", "user", r.UserID, "client", r.ClientID)
-		return denied("the refresh token was already used; its chain is revoked")
+		err := denied("the refresh token was already used; its chain is revoked")
+		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.refresh.reuse", Actor: strconv.Itoa(int(r.UserID)), Err: err,
+			Attrs: []slog.Attr{slog.String("client_id", r.ClientID), slog.Bool("chain_revoked", true)}})
+		return err
 	case errors.Is(err, storage.ErrRevoked):
 		return denied("the refresh token has been revoked")
 	case errors.Is(err, storage.ErrNotFound):
@@ -578,8 +613,14 @@ func (p Public) GetUserInfo(ctx context.Context, _ *authv1.GetUserInfoRequest) (
 }
 
 func (p Public) SearchUsers(ctx context.Context, r *authv1.SearchUsersRequest) (*authv1.SearchUsersResponse, error) {
-	if _, _, err := p.bearer(ctx); err != nil {
+	_, t, err := p.bearer(ctx)
+	if err != nil {
 		return nil, p.err(ctx, err)
+	}
+	// The gateway checks the scope first; this check keeps the names and
+	// addresses closed to anyone who reaches the gRPC API another way.
+	if !contains(t.Scope, identity.ScopeUserSearch) {
+		return nil, p.err(ctx, denied("the access token lacks the scope %s", identity.ScopeUserSearch))
 	}
 	q := strings.ToLower(strings.TrimSpace(r.GetQuery()))
 	if q == "" {
@@ -620,13 +661,31 @@ func parseRSA(der []byte, minBits int) (*rsa.PublicKey, error) {
 	return pub, nil
 }
 
+// auditEmail is an email address as a caller typed it, for the audit log:
+// trimmed and bounded, since a failed sign-in's "address" may be anything.
+func auditEmail(e string) string {
+	e = strings.TrimSpace(e)
+	if len(e) > 254 {
+		e = e[:254]
+	}
+	return e
+}
+
 // validEmail accepts a bare address (no display name).
 func validEmail(e string) bool {
 	a, err := mail.ParseAddress(e)
 	return err == nil && a.Address == e && len(e) <= 254
 }
 
-func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (*authv1.RegisterResponse, error) {
+func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (res *authv1.RegisterResponse, err error) {
+	defer func() {
+		ev := audit.Event{Action: "auth.register", Target: auditEmail(r.GetEmail()), Err: err}
+		if err == nil {
+			ev.Actor = strconv.Itoa(int(res.GetUserId()))
+			ev.Attrs = []slog.Attr{slog.Int("key_id", int(res.GetKeyId())), slog.String("scopes", strings.Join(p.cfg.RegisterScopes, ","))}
+		}
+		p.cfg.Audit.Record(ctx, ev)
+	}()
 	if !p.cfg.AllowRegister {
 		return nil, p.err(ctx, rpcerr.New(rpcerr.ErrUnimplemented, "registration has been disabled"))
 	}
@@ -645,7 +704,7 @@ func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (*authv
 		return nil, p.err(ctx, err)
 	}
 	sum := sha512.Sum512(der)
-	u, k, err := p.store.CreateUser(ctx, storage.User{Email: email, RealName: r.GetName(), Created: p.now().Unix()},
+	u, k, err := p.store.CreateUser(ctx, storage.User{Email: email, RealName: r.GetName(), Scopes: append([]string(nil), p.cfg.RegisterScopes...), Created: p.now().Unix()},
 		&storage.UserKey{DER: der, SHA512: hex.EncodeToString(sum[:]), Description: r.GetDescription(), Created: p.now().Unix()})
 	if errors.Is(err, storage.ErrExists) {
 		return nil, p.err(ctx, rpcerr.New(kv.ErrExists, "a user with this email address (or this key) already exists"))
@@ -709,7 +768,16 @@ func (p Public) Authorize(ctx context.Context, r *authv1.AuthorizeRequest) (*aut
 	return &authv1.AuthorizeResponse{ClientName: c.Name, RedirectUri: redirect}, nil
 }
 
-func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (*authv1.LoginResponse, error) {
+func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.LoginResponse, err error) {
+	var user int32
+	defer func() {
+		ev := audit.Event{Action: "auth.login", Target: auditEmail(r.GetEmail()), Err: err,
+			Attrs: []slog.Attr{slog.String("client_id", r.GetRequest().GetClientId())}}
+		if err == nil {
+			ev.Actor = strconv.Itoa(int(user))
+		}
+		p.cfg.Audit.Record(ctx, ev)
+	}()
 	c, redirect, err := p.authorize(ctx, r.GetRequest())
 	if err != nil {
 		return nil, p.err(ctx, err)
@@ -738,6 +806,7 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (*authv1.Logi
 	if err := p.store.PutGrant(ctx, code, g); err != nil {
 		return nil, p.err(ctx, err)
 	}
+	user = u.ID
 	return &authv1.LoginResponse{Code: code, RedirectUri: redirect}, nil
 }
 

@@ -99,7 +99,7 @@ func (e *env) seed(t testing.TB) (clientID, secret string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.adm.CreateUser(ctx, &authv1.CreateUserRequest{Email: "ada@example.org", RealName: "Ada Lovelace", Password: "correct horse", Scopes: []string{"mdr:secret"}}); err != nil {
+	if _, err := e.adm.CreateUser(ctx, &authv1.CreateUserRequest{Email: "ada@example.org", RealName: "Ada Lovelace", Password: "correct horse", Scopes: []string{"mdr:secret", identity.ScopeUserSearch}}); err != nil {
 		t.Fatal(err)
 	}
 	return res.GetClient().GetClient().GetClientId(), res.GetSecret()
@@ -179,8 +179,8 @@ func TestClientSecretFlow(t *testing.T) {
 	}
 	// One space-separated string (RFC 9068), as the Samply auth client
 	// reads it; /tokeninfo still lists it as an array.
-	if sc, _ := a.Get("scope"); sc != "openid mdr:secret" {
-		t.Fatalf("scope = %#v, want the string \"openid mdr:secret\"", sc)
+	if sc, _ := a.Get("scope"); sc != "openid mdr:secret users:search" {
+		t.Fatalf("scope = %#v, want the string \"openid mdr:secret users:search\"", sc)
 	}
 	if res.GetTokenType() != "Bearer" || res.GetExpiresIn() != 3600 {
 		t.Fatalf("token_type %q expires_in %d", res.GetTokenType(), res.GetExpiresIn())

@@ -67,6 +67,8 @@ type Set struct {
 	RefreshExpires      time.Time
 	// ExpiresIn is the access token's lifetime (the response's expires_in).
 	ExpiresIn time.Duration
+	// Subject is the tokens' sub (for the audit log).
+	Subject string
 }
 
 // RandomString returns n random bytes, base64url: codes, jtis, nonces.
@@ -233,7 +235,7 @@ func (i *Issuer) Plan(s Subject) Plan {
 
 // Sign signs the planned tokens with the active key.
 func (p Plan) Sign() (Set, error) {
-	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires, ExpiresIn: p.i.life.Access}
+	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires, ExpiresIn: p.i.life.Access, Subject: p.access.Subject}
 	sg := p.i.keys.Signer()
 	hdr := jws.NewHeaders()
 	for k, v := range map[string]any{jws.KeyIDKey: sg.KID, jws.TypeKey: "JWT"} {
@@ -290,7 +292,7 @@ func (i *Issuer) IssueClient(clientID string, scopes []string) (Set, error) {
 	if err != nil {
 		return Set{}, err
 	}
-	return Set{Access: string(b), ExpiresIn: i.life.Access}, nil
+	return Set{Access: string(b), ExpiresIn: i.life.Access, Subject: c.Subject}, nil
 }
 
 // Errors of Read.

@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/mail"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
@@ -28,6 +30,7 @@ import (
 type Config struct {
 	Server         server.Config
 	Store          kv.Config
+	Audit          audit.Config
 	LogLevel       string
 	Name           string
 	Registration   string
@@ -47,6 +50,7 @@ type Config struct {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Server.RegisterFlags(fs, "127.0.0.1:9104", "127.0.0.1:9204")
 	c.Store.RegisterFlags(fs)
+	c.Audit.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.Name, "name", "FRIS Search Broker", "the broker's name: GET /name and the Server header of every response")
 	fs.StringVar(&c.Registration, "registration", service.ModeActivationCode, "how banks register: activation-code (a code is mailed first; the only flow deployed connectors complete) or approval (token at once, an operator approves)")
@@ -108,6 +112,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	auditLog, closeAudit, err := audit.Open(cfg.Audit, "broker", os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeAudit() }()
 	shutdown, err := telemetry.Setup(ctx, "fris-broker")
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
@@ -128,7 +137,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	svc := service.New(service.Config{
 		Name: cfg.Name, Registration: cfg.Registration, ActivationTTL: cfg.ActivationTTL,
 		MaxReplyBytes: cfg.MaxReplyBytes, MaxExposeBytes: cfg.MaxExposeBytes,
-		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, PublicURL: cfg.PublicURL,
+		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, PublicURL: cfg.PublicURL, Audit: auditLog,
 	}, storage.New(db), m, log)
 	return server.Run(ctx, cfg.Server, server.Service{
 		Name: "fris.broker.v1.BrokerService",
@@ -136,7 +145,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Register: func(s *grpc.Server) {
 			brokerv1.RegisterBrokerServiceServer(s, service.Public{Service: svc})
 			brokerv1.RegisterResearcherServiceServer(s, service.Researcher{Service: svc})
-			brokerv1.RegisterBrokerAdminServer(s, service.Admin{Service: svc})
+			s.RegisterService(audit.AdminService(&brokerv1.BrokerAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),

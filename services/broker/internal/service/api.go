@@ -2,11 +2,14 @@ package service
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/rpcerr"
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -36,14 +39,32 @@ func (p Public) GetName(context.Context, *brokerv1.GetNameRequest) (*brokerv1.Ge
 func (p Public) RegisterBank(ctx context.Context, r *brokerv1.RegisterBankRequest) (*brokerv1.RegisterBankResponse, error) {
 	tok, act, err := p.Register(ctx, r.GetEmail())
 	if err != nil {
-		return nil, p.err(ctx, err)
+		err = p.err(ctx, err)
+	}
+	step := "registered"
+	if act {
+		step = "activation_code_sent"
+	}
+	p.cfg.Audit.Record(ctx, audit.Event{Action: "broker.bank.register", Target: auditEmail(r.GetEmail()), Err: err,
+		Attrs: []slog.Attr{slog.String("step", step), slog.String("mode", p.cfg.Registration)}})
+	if err != nil {
+		return nil, err
 	}
 	return &brokerv1.RegisterBankResponse{Token: tok, ActivationRequired: act}, nil
 }
 
 func (p Public) DeleteBank(ctx context.Context, r *brokerv1.DeleteBankRequest) (*brokerv1.DeleteBankResponse, error) {
-	if err := p.Delete(ctx, r.GetEmail()); err != nil {
-		return nil, p.err(ctx, err)
+	err := p.Delete(ctx, r.GetEmail())
+	ev := audit.Event{Action: "broker.bank.delete", Target: auditEmail(r.GetEmail())}
+	if err != nil {
+		ev.Err = p.err(ctx, err)
+	} else {
+		// Only the bank's own token deletes it.
+		ev.Actor = "bank:" + strings.ToLower(strings.TrimSpace(r.GetEmail()))
+	}
+	p.cfg.Audit.Record(ctx, ev)
+	if ev.Err != nil {
+		return nil, ev.Err
 	}
 	return &brokerv1.DeleteBankResponse{}, nil
 }
@@ -144,10 +165,16 @@ type Researcher struct {
 	*Service
 }
 
+// subject is the caller's, who must hold the researcher scope. The gateway
+// checks the scope first; checking it here too keeps the API closed to
+// anyone who reaches the broker's gRPC port another way.
 func (r Researcher) subject(ctx context.Context) (string, error) {
 	id := identity.FromIncoming(ctx)
 	if id.Anonymous() {
 		return "", rpcerr.New(rpcerr.ErrUnauthenticated, "a bearer access token is required")
+	}
+	if !id.HasScope(identity.ScopeResearcher) {
+		return "", rpcerr.New(rpcerr.ErrPermission, "the access token lacks the scope %s", identity.ScopeResearcher)
 	}
 	return id.Subject, nil
 }
@@ -158,7 +185,10 @@ func (r Researcher) CreateInquiry(ctx context.Context, req *brokerv1.CreateInqui
 		return nil, r.err(ctx, err)
 	}
 	in, err := r.Service.CreateInquiry(ctx, sub, req.GetContent())
-	return in, r.err(ctx, err)
+	err = r.err(ctx, err)
+	r.cfg.Audit.Record(ctx, audit.Event{Action: "broker.inquiry.create", Target: in.GetId(), Err: err,
+		Attrs: []slog.Attr{slog.String("target_sites", strings.Join(req.GetContent().GetTargetSites(), ","))}})
+	return in, err
 }
 
 func (r Researcher) ListInquiries(ctx context.Context, req *brokerv1.ListInquiriesOfAuthorRequest) (*brokerv1.InquiryList, error) {
@@ -174,21 +204,21 @@ func (r Researcher) ListInquiries(ctx context.Context, req *brokerv1.ListInquiri
 }
 
 func (r Researcher) GetInquiry(ctx context.Context, req *brokerv1.GetInquiryRequest) (*brokerv1.Inquiry, error) {
-	return researcherCall(ctx, r, req.GetId(), r.Service.GetInquiry)
+	return researcherCall(ctx, r, "", req.GetId(), r.Service.GetInquiry)
 }
 
 func (r Researcher) UpdateInquiry(ctx context.Context, req *brokerv1.UpdateInquiryRequest) (*brokerv1.Inquiry, error) {
-	return researcherCall(ctx, r, req.GetId(), func(ctx context.Context, id, author string) (*brokerv1.Inquiry, error) {
+	return researcherCall(ctx, r, "broker.inquiry.update", req.GetId(), func(ctx context.Context, id, author string) (*brokerv1.Inquiry, error) {
 		return r.Service.UpdateInquiry(ctx, id, author, req.GetContent())
 	})
 }
 
 func (r Researcher) ReleaseInquiry(ctx context.Context, req *brokerv1.ReleaseInquiryRequest) (*brokerv1.Inquiry, error) {
-	return researcherCall(ctx, r, req.GetId(), r.Service.ReleaseInquiry)
+	return researcherCall(ctx, r, "broker.inquiry.release", req.GetId(), r.Service.ReleaseInquiry)
 }
 
 func (r Researcher) CloseInquiry(ctx context.Context, req *brokerv1.CloseInquiryRequest) (*brokerv1.Inquiry, error) {
-	return researcherCall(ctx, r, req.GetId(), r.Service.CloseInquiry)
+	return researcherCall(ctx, r, "broker.inquiry.close", req.GetId(), r.Service.CloseInquiry)
 }
 
 func (r Researcher) ListReplies(ctx context.Context, req *brokerv1.ListRepliesRequest) (*brokerv1.ListRepliesResponse, error) {
@@ -200,16 +230,33 @@ func (r Researcher) ListReplies(ctx context.Context, req *brokerv1.ListRepliesRe
 	return res, r.err(ctx, err)
 }
 
-func researcherCall(ctx context.Context, r Researcher, id string, fn func(ctx context.Context, id, author string) (*brokerv1.Inquiry, error)) (*brokerv1.Inquiry, error) {
+// researcherCall runs fn for the caller; a change (action not empty) is
+// audited.
+func researcherCall(ctx context.Context, r Researcher, action, id string, fn func(ctx context.Context, id, author string) (*brokerv1.Inquiry, error)) (*brokerv1.Inquiry, error) {
 	sub, err := r.subject(ctx)
 	if err != nil {
 		return nil, r.err(ctx, err)
 	}
 	in, err := fn(ctx, id, sub)
 	if err != nil {
-		return nil, r.err(ctx, err)
+		err = r.err(ctx, err)
+	}
+	if action != "" {
+		r.cfg.Audit.Record(ctx, audit.Event{Action: action, Target: id, Err: err})
+	}
+	if err != nil {
+		return nil, err
 	}
 	return in, nil
+}
+
+// auditEmail is an address as a client sent it, bounded for the log.
+func auditEmail(e string) string {
+	e = strings.TrimSpace(e)
+	if len(e) > 254 {
+		e = e[:254]
+	}
+	return e
 }
 
 // Admin is the operators' API: every bank and every inquiry.

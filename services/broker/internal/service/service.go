@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/rpcerr"
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/mailer"
@@ -46,6 +47,10 @@ type Config struct {
 	// PublicURL is the banks' API base as clients reach it (the prefix
 	// .../searchbroker), for ExposeURL.
 	PublicURL string
+	// Audit records bank registrations and deletions and researchers'
+	// changes to inquiries (admin calls are recorded around the admin API,
+	// audit.AdminService); nil records nothing.
+	Audit *audit.Logger
 }
 
 // Service holds the broker's logic; Public, Researcher and Admin expose it.

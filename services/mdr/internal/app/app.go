@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
@@ -24,6 +26,7 @@ import (
 type Config struct {
 	Server   server.Config
 	Store    kv.Config
+	Audit    audit.Config
 	LogLevel string
 	Refresh  time.Duration
 }
@@ -32,6 +35,7 @@ type Config struct {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Server.RegisterFlags(fs, "127.0.0.1:9102", "127.0.0.1:9202")
 	c.Store.RegisterFlags(fs)
+	c.Audit.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.Refresh, "refresh", time.Second, "how often the read index checks the store for imports made through other replicas")
 }
@@ -56,6 +60,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	auditLog, closeAudit, err := audit.Open(cfg.Audit, "mdr", os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeAudit() }()
 	shutdown, err := telemetry.Setup(ctx, "fris-mdr")
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
@@ -76,7 +85,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Log:  log,
 		Register: func(s *grpc.Server) {
 			mdrv1.RegisterMdrServiceServer(s, service.Public{Service: svc})
-			mdrv1.RegisterMdrAdminServer(s, service.Admin{Service: svc})
+			s.RegisterService(audit.AdminService(&mdrv1.MdrAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),

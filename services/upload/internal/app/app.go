@@ -8,11 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/rpcclient"
@@ -28,6 +30,7 @@ import (
 type Config struct {
 	Server           server.Config
 	Store            kv.Config
+	Audit            audit.Config
 	LogLevel         string
 	MDRAddr          string
 	Validation       string
@@ -45,6 +48,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// stores (BENCHMARKS.md, suite upload).
 	c.Store.BatchDelay = 2 * time.Millisecond
 	c.Store.RegisterFlags(fs)
+	c.Audit.RegisterFlags(fs)
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "", "gRPC address of the mdr service, for value validation (empty: validation off)")
 	fs.StringVar(&c.Validation, "validation", "", "values checked against the registry: off, warn (stored, problems logged and counted) or reject (422); default warn with -mdr-addr, else off")
@@ -120,6 +124,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	auditLog, closeAudit, err := audit.Open(cfg.Audit, "upload", os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = closeAudit() }()
 	shutdown, err := telemetry.Setup(ctx, "fris-upload")
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
@@ -158,7 +167,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Log:  log,
 		Register: func(s *grpc.Server) {
 			uploadv1.RegisterUploadServiceServer(s, service.Public{Service: svc})
-			uploadv1.RegisterUploadAdminServer(s, service.Admin{Service: svc})
+			s.RegisterService(audit.AdminService(&uploadv1.UploadAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,

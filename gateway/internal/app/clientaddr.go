@@ -1,0 +1,57 @@
+package app
+
+import (
+	"context"
+	"net"
+	"net/http"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"fris.dev/pkg/identity"
+)
+
+type clientAddrKey struct{}
+
+// withClientAddr remembers the address the HTTP client connected from, for
+// the services' audit log. It is the connection's address, never a header:
+// a client could write any X-Forwarded-For it liked. (Behind a reverse
+// proxy this is the proxy's address; see docs/security.md.)
+func withClientAddr(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, host)))
+	})
+}
+
+// clientAddrMetadata puts the remembered client address into a call's
+// outgoing metadata, replacing any value, so every call to every service
+// carries it whichever handler (grpc-gateway, the hand-written ones, the
+// login page) makes it.
+func clientAddrMetadata(ctx context.Context) context.Context {
+	addr, _ := ctx.Value(clientAddrKey{}).(string)
+	if addr == "" {
+		return ctx
+	}
+	md, _ := metadata.FromOutgoingContext(ctx)
+	md = md.Copy()
+	md.Set(identity.KeyClientAddr, addr)
+	return metadata.NewOutgoingContext(ctx, md)
+}
+
+func clientAddrUnary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return invoker(clientAddrMetadata(ctx), method, req, reply, cc, opts...)
+}
+
+func clientAddrStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return streamer(clientAddrMetadata(ctx), desc, cc, method, opts...)
+}
+
+// forwardClientAddr is the dial option that adds the client address to
+// every call.
+func forwardClientAddr() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithChainUnaryInterceptor(clientAddrUnary), grpc.WithChainStreamInterceptor(clientAddrStream)}
+}

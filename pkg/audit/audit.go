@@ -1,0 +1,147 @@
+// Package audit writes the services' audit trail: who did what to what,
+// when, from where, and with which outcome, as JSON lines on a logger of
+// their own ("log":"audit"), apart from the operational log so operators can
+// route, keep and protect them separately.
+//
+// Events never carry secrets: no passwords, client secrets, tokens, codes
+// or signatures. Callers name the target (an email, a client or user id, a
+// bank) and the outcome; admin calls are recorded by AdminService, which
+// copies only allow-listed identifier fields of the request.
+package audit
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"fris.dev/pkg/identity"
+)
+
+// Outcomes of an event.
+const (
+	Success = "success"
+	Failure = "failure"
+)
+
+// ActorAdmin is who acts through a service's admin gRPC API: an operator
+// (CLI) with access to the service's port; the peer address tells which
+// host.
+const ActorAdmin = "admin-api"
+
+// Config is where the audit events go.
+type Config struct {
+	// Path is a file the events are appended to; empty: stderr, interleaved
+	// with the service's log and told apart by "log":"audit".
+	Path string
+}
+
+// RegisterFlags adds -audit-log to fs.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Path, "audit-log", "", `file the audit events are appended to as JSON lines (empty: stderr, marked "log":"audit")`)
+}
+
+// Open returns the service's audit logger and a function that closes its
+// file (a no-op for stderr).
+func Open(c Config, service string, stderr io.Writer) (*Logger, func() error, error) {
+	if c.Path == "" {
+		return New(stderr, service), func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(c.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-audit-log: %w", err)
+	}
+	return New(f, service), f.Close, nil
+}
+
+// Logger records audit events. A nil *Logger records nothing, so tests and
+// tools that build a service without one need not.
+type Logger struct {
+	log *slog.Logger
+}
+
+// New writes events to w as JSON lines.
+func New(w io.Writer, service string) *Logger {
+	return &Logger{log: slog.New(slog.NewJSONHandler(w, nil)).With("log", "audit", "service", service)}
+}
+
+// Discard records nothing.
+func Discard() *Logger { return nil }
+
+// Event is one audited action.
+type Event struct {
+	// Action names what was done, "<area>.<verb>": "auth.login",
+	// "broker.bank.register".
+	Action string
+	// Actor is who did it. Empty: the verified caller the gateway
+	// forwarded (its subject, and client when there is one), else
+	// "anonymous".
+	Actor string
+	// Target is what it was done to: a user, client, bank, inquiry.
+	Target string
+	// Err is the failure; nil is success.
+	Err error
+	// Attrs are further facts, never secrets.
+	Attrs []slog.Attr
+}
+
+// Record writes e with the caller's address: the client address the
+// gateway forwarded (identity.KeyClientAddr, which no client can set
+// through the gateway) and the gRPC peer that made the call.
+func (l *Logger) Record(ctx context.Context, e Event) {
+	if l == nil {
+		return
+	}
+	id := identity.FromIncoming(ctx)
+	actor := e.Actor
+	if actor == "" {
+		actor = id.Subject
+	}
+	if actor == "" {
+		actor = "anonymous"
+	}
+	attrs := []slog.Attr{slog.String("action", e.Action), slog.String("actor", actor)}
+	if id.Client != "" {
+		attrs = append(attrs, slog.String("client", id.Client))
+	}
+	if e.Target != "" {
+		attrs = append(attrs, slog.String("target", e.Target))
+	}
+	if a := identity.Incoming(ctx, identity.KeyClientAddr); a != "" {
+		attrs = append(attrs, slog.String("client_addr", a))
+	}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		attrs = append(attrs, slog.String("peer", p.Addr.String()))
+	}
+	if rid := identity.Incoming(ctx, "x-request-id"); rid != "" {
+		attrs = append(attrs, slog.String("request_id", rid))
+	}
+	level := slog.LevelInfo
+	if e.Err == nil {
+		attrs = append(attrs, slog.String("outcome", Success))
+	} else {
+		level = slog.LevelWarn
+		attrs = append(attrs, slog.String("outcome", Failure), slog.String("reason", reason(e.Err)))
+	}
+	attrs = append(attrs, e.Attrs...)
+	l.log.LogAttrs(ctx, level, "audit", attrs...)
+}
+
+// reason is a failure's gRPC code and message. Services' messages name no
+// secrets; errors that are no status (a store failure) are summarized.
+func reason(err error) string {
+	if st, ok := status.FromError(err); ok {
+		return st.Code().String() + ": " + st.Message()
+	}
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		return se.GRPCStatus().Code().String() + ": " + se.GRPCStatus().Message()
+	}
+	return err.Error()
+}
