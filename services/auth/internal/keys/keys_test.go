@@ -9,6 +9,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 
 	"fris.dev/pkg/kv"
+	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/storage"
 )
 
@@ -19,7 +20,7 @@ func TestRotationAndPruning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	store := storage.New(db)
+	store := storage.New(db, testSealer(t))
 	if _, err := New(ctx, store, Options{Bits: 1024, Alg: jwa.RS256}); err == nil {
 		t.Fatal("1024-bit keys accepted")
 	}
@@ -83,7 +84,7 @@ func TestNoAutomaticRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	m, err := New(ctx, storage.New(db), Options{Bits: 2048, Alg: jwa.RS256, PublishFor: time.Hour})
+	m, err := New(ctx, storage.New(db, testSealer(t)), Options{Bits: 2048, Alg: jwa.RS256, PublishFor: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,4 +97,15 @@ func TestNoAutomaticRotation(t *testing.T) {
 	if _, err := m.Rotate(ctx); err != nil || m.Signer().KID == first {
 		t.Fatalf("manual rotation: %v", err)
 	}
+}
+
+// testSealer seals signing keys under a fixed secret: tests here are not
+// about encryption at rest (see envelope and storagetest).
+func testSealer(t testing.TB) storage.Sealer {
+	t.Helper()
+	b, err := envelope.New([][]byte{make([]byte, envelope.SecretSize)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
