@@ -178,7 +178,7 @@ func ReadFile(path string) ([][]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(s) == 0 {
-		return nil, fmt.Errorf("%s holds no key secret", path)
+		return nil, fmt.Errorf("%s holds no key secret (one base64 secret a line; make one with: head -c 32 /dev/urandom | base64)", path)
 	}
 	return s, nil
 }
