@@ -102,6 +102,9 @@ type SigningKey struct {
 	Created      int64 `json:"created_ns"`
 	Retired      int64 `json:"retired,omitempty"`
 	PublishUntil int64 `json:"publish_until,omitempty"`
+	// Stale: read from the store sealed under an older secret;
+	// RewrapSigningKeys seals it under the current one.
+	Stale bool `json:"-"`
 }
 
 // Active reports whether the key still signs.
@@ -450,10 +453,11 @@ func (s *KV) signingKeys(ctx context.Context, r kv.Reader) ([]SigningKey, error)
 	}
 	ks := make([]SigningKey, 0, len(recs))
 	for _, rec := range recs {
-		k, _, err := s.open(rec)
+		k, stale, err := s.open(rec)
 		if err != nil {
 			return nil, err
 		}
+		k.Stale = stale
 		ks = append(ks, k)
 	}
 	sortKeys(ks)

@@ -259,8 +259,8 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		// Rotated (new first, old second): the old secret still opens,
 		// and the rewrap moves the key to the new one.
 		rotated := wrap(t, db, box(t, newSecret, oldSecret))
-		if ks, err := rotated.SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) {
-			t.Fatalf("rotated: SigningKeys = %+v %v", ks, err)
+		if ks, err := rotated.SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) || !ks[0].Stale {
+			t.Fatalf("rotated: SigningKeys = %+v %v, want the key, stale", ks, err)
 		}
 		if done, err := rotated.RewrapSigningKeys(ctx); err != nil || len(done) != 1 || done[0] != "k0" {
 			t.Fatalf("RewrapSigningKeys = %v %v", done, err)
@@ -268,7 +268,7 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		if done, err := rotated.RewrapSigningKeys(ctx); err != nil || len(done) != 0 {
 			t.Fatalf("second RewrapSigningKeys = %v %v", done, err)
 		}
-		if ks, err := wrap(t, db, box(t, newSecret)).SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) {
+		if ks, err := wrap(t, db, box(t, newSecret)).SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) || ks[0].Stale {
 			t.Fatalf("new secret alone after rewrap: %+v %v", ks, err)
 		}
 		assertNoKeyInClear(t, ctx, db, priv, der)
