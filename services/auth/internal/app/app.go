@@ -196,8 +196,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("signing keys: %w", err)
 	}
-	if len(rewrapped) > 0 {
-		log.InfoContext(ctx, "signing keys re-encrypted under the first key secret", "kids", rewrapped, "secret_id", box.Current())
+	if len(rewrapped.KIDs) > 0 {
+		log.InfoContext(ctx, "signing keys re-encrypted under the first key secret", "kids", rewrapped.KIDs, "secret_id", box.Current())
+	}
+	if len(rewrapped.Plain) > 0 {
+		// Encrypting the record does not erase the copies a store keeps
+		// (bbolt's free pages, Redis's AOF and snapshots, backups).
+		log.WarnContext(ctx, "signing keys were stored in clear before this start: copies may remain in the store's free pages, its AOF or snapshots and in backups; run `auth rotate-keys` so a key never stored in clear signs from now on", "kids", rewrapped.Plain)
 	}
 	log.InfoContext(ctx, "signing keys encrypted at rest", "secret_id", box.Current(), "secret_ids", box.IDs())
 	// Retired keys stay published as long as the longest-lived token.

@@ -103,11 +103,11 @@ func (m *Manager) Maintain(ctx context.Context, now time.Time) error {
 	// every replica keeps moving keys to its first secret, not only at
 	// start: once all list the new secret first, the old one can go.
 	if slices.ContainsFunc(cur, func(k storage.SigningKey) bool { return k.Stale }) {
-		kids, err := m.store.RewrapSigningKeys(ctx)
+		done, err := m.store.RewrapSigningKeys(ctx)
 		if err != nil {
 			return err
 		}
-		m.o.Log.InfoContext(ctx, "signing keys re-encrypted under the first key secret", "kids", kids)
+		m.o.Log.InfoContext(ctx, "signing keys re-encrypted under the first key secret", "kids", done.KIDs)
 	}
 	if needsKey(cur, now, m.o.RotateEvery) || needsPrune(cur, now) {
 		if err := m.update(ctx, now, false); err != nil {

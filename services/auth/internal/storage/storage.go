@@ -118,6 +118,14 @@ type Sealer interface {
 	Open(kid string, sealed []byte) (plain []byte, current bool, err error)
 }
 
+// Rewrapped names the keys RewrapSigningKeys sealed again.
+type Rewrapped struct {
+	KIDs []string
+	// Plain are those of KIDs that were stored in clear: copies may
+	// remain in the backend's free pages, append-only file and backups.
+	Plain []string
+}
+
 // signingRecord is a SigningKey as stored.
 type signingRecord struct {
 	SigningKey
@@ -178,9 +186,8 @@ type Store interface {
 	// key stored is sealed anew.
 	UpdateSigningKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error
 	// RewrapSigningKeys seals again, the way Seal seals now, every key
-	// sealed under an older secret or stored in clear, atomically, and
-	// returns the ids of the keys it rewrote.
-	RewrapSigningKeys(ctx context.Context) ([]string, error)
+	// sealed under an older secret or stored in clear, atomically.
+	RewrapSigningKeys(ctx context.Context) (Rewrapped, error)
 
 	// SpendRefresh marks refresh token r used, atomically. A token carries
 	// its chain, so issuing one writes nothing: only spending it does. A
@@ -532,10 +539,10 @@ func (s *KV) UpdateSigningKeys(ctx context.Context, fn func([]SigningKey) ([]Sig
 	})
 }
 
-func (s *KV) RewrapSigningKeys(ctx context.Context) ([]string, error) {
-	var done []string
+func (s *KV) RewrapSigningKeys(ctx context.Context) (Rewrapped, error) {
+	var done Rewrapped
 	err := s.db.Update(ctx, func(tx kv.Tx) error {
-		done = nil
+		done = Rewrapped{}
 		recs, err := list[signingRecord](ctx, tx, pSigning)
 		if err != nil {
 			return err
@@ -544,6 +551,7 @@ func (s *KV) RewrapSigningKeys(ctx context.Context) ([]string, error) {
 			k, stale, err := s.open(rec)
 			if errors.Is(err, ErrPlaintextKey) {
 				k.PrivateDER, err = rec.Plain, nil
+				done.Plain = append(done.Plain, k.KID)
 			}
 			if err != nil {
 				return err
@@ -554,7 +562,7 @@ func (s *KV) RewrapSigningKeys(ctx context.Context) ([]string, error) {
 			if err := s.putSigningKey(tx, k); err != nil {
 				return err
 			}
-			done = append(done, k.KID)
+			done.KIDs = append(done.KIDs, k.KID)
 		}
 		return nil
 	})

@@ -262,10 +262,10 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		if ks, err := rotated.SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) || !ks[0].Stale {
 			t.Fatalf("rotated: SigningKeys = %+v %v, want the key, stale", ks, err)
 		}
-		if done, err := rotated.RewrapSigningKeys(ctx); err != nil || len(done) != 1 || done[0] != "k0" {
+		if done, err := rotated.RewrapSigningKeys(ctx); err != nil || len(done.KIDs) != 1 || done.KIDs[0] != "k0" || len(done.Plain) != 0 {
 			t.Fatalf("RewrapSigningKeys = %v %v", done, err)
 		}
-		if done, err := rotated.RewrapSigningKeys(ctx); err != nil || len(done) != 0 {
+		if done, err := rotated.RewrapSigningKeys(ctx); err != nil || len(done.KIDs) != 0 {
 			t.Fatalf("second RewrapSigningKeys = %v %v", done, err)
 		}
 		if ks, err := wrap(t, db, box(t, newSecret)).SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) || ks[0].Stale {
@@ -306,7 +306,7 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		if _, err := s.SigningKeys(ctx); !errors.Is(err, storage.ErrPlaintextKey) {
 			t.Fatalf("plaintext key read: %v", err)
 		}
-		if done, err := s.RewrapSigningKeys(ctx); err != nil || len(done) != 1 || done[0] != "old" {
+		if done, err := s.RewrapSigningKeys(ctx); err != nil || len(done.KIDs) != 1 || done.KIDs[0] != "old" || len(done.Plain) != 1 {
 			t.Fatalf("RewrapSigningKeys = %v %v", done, err)
 		}
 		ks, err := s.SigningKeys(ctx)
