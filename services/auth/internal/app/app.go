@@ -190,7 +190,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// secret that opens none of them stops the start here (below, the keys
 	// manager would otherwise fail the same way, never replace them).
 	rewrapped, err := store.RewrapSigningKeys(ctx)
-	if errors.Is(err, envelope.ErrUnknownSecret) || errors.Is(err, envelope.ErrCorrupt) {
+	if errors.Is(err, envelope.ErrUnknownSecret) {
 		return fmt.Errorf("wrong key secret: %w; start with the secret the signing keys were encrypted under (when rotating: the new secret first, the old one after it)", err)
 	}
 	if err != nil {
