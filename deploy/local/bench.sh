@@ -160,7 +160,10 @@ export FRIS_BENCH_CLIENT_SECRET FRIS_BENCH_USER_PASSWORD
 FRIS_BENCH_CLIENT_SECRET=$(rnd)
 FRIS_BENCH_USER_PASSWORD=$(rnd)
 
-"$BIN/auth" serve -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$auth_grpc_port" -ops-addr "127.0.0.1:$auth_ops_port" \
+# A throwaway secret for the throwaway signing keys, through the
+# environment of this one process.
+FRIS_AUTH_KEY_SECRETS=$(head -c 32 /dev/urandom | base64) \
+  "$BIN/auth" serve -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$auth_grpc_port" -ops-addr "127.0.0.1:$auth_ops_port" \
   -issuer "$issuer" -log-level warn 2>>"$tmp/auth.log" &
 auth_pid=$!
 pids+=("$auth_pid")

@@ -128,6 +128,14 @@ if ! grep -q '^FRIS_SITE_PASSWORD=' "$secrets"; then
     echo "FRIS_SITE2_PASSWORD=$(rnd)"
   } >>"$secrets"
 fi
+# The secret auth encrypts its private signing keys under, made once like
+# the demo credentials: losing it loses the keys (auth then refuses to
+# start), so it stays with the data it opens. Keys from before encryption
+# at rest are encrypted under it at auth's first start.
+key_secret="$DATA/auth-key-secret"
+if [[ ! -s "$key_secret" ]]; then
+  (umask 077 && head -c 32 /dev/urandom | base64 >"$key_secret")
+fi
 # shellcheck disable=SC1090
 source "$secrets"
 FRIS_CLIENT_ID=fris-demo
@@ -136,7 +144,8 @@ FRIS_USER_EMAIL=researcher@fris.example
 FRIS_SITE_ID=charite FRIS_TEILER_ID=teiler1 FRIS_SITE_USER=charite-teiler1
 FRIS_SITE2_ID=dresden FRIS_TEILER2_ID=teiler1 FRIS_SITE2_USER=dresden-teiler1
 
-start auth serve -data-dir "$DATA" -grpc-addr "$AUTH" -ops-addr "$AUTH_OPS" -issuer "http://$ADDR"
+start auth serve -data-dir "$DATA" -grpc-addr "$AUTH" -ops-addr "$AUTH_OPS" -issuer "http://$ADDR" \
+  -key-secret-file "$key_secret"
 start mdr serve -data-dir "$DATA" -grpc-addr "$MDR" -ops-addr "$MDR_OPS"
 start upload serve -data-dir "$DATA" -grpc-addr "$UPLOAD" -ops-addr "$UPLOAD_OPS" \
   -mdr-addr "$MDR" -validation warn

@@ -7,6 +7,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -205,6 +207,16 @@ func storeArgs(t *testing.T, o Options) []string {
 	return []string{"-data-dir", t.TempDir()}
 }
 
+// NewKeySecret is a random secret for auth's -key-secrets: base64 of 32
+// bytes, as `head -c 32 /dev/urandom | base64` makes one.
+func NewKeySecret(t *testing.T) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
 // NewStack starts mdr and the gateway and seeds the demo registry.
 func NewStack(t *testing.T, o Options) *Stack {
 	t.Helper()
@@ -214,9 +226,11 @@ func NewStack(t *testing.T, o Options) *Stack {
 	if !o.NoDemo {
 		s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "services/mdr/demo/mdr16.json"))
 	}
-	// Cheap password hashing keeps the tests fast; production keeps the default.
+	// Cheap password hashing keeps the tests fast; production keeps the
+	// default. A fresh key secret per stack; AuthArgs may name another.
 	s.Auth = start(t, "auth", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
-		"-log-level", "debug", "-issuer", Issuer, "-argon2-memory-kib", "1024"}, storeArgs(t, o)...), o.AuthArgs...)...)
+		"-log-level", "debug", "-issuer", Issuer, "-argon2-memory-kib", "1024", "-key-secrets", NewKeySecret(t)},
+		storeArgs(t, o)...), o.AuthArgs...)...)
 	s.AuthAddr, s.AuthOps = s.Auth.addrs["grpc"], s.Auth.addrs["ops"]
 	gw := []string{"-addr", "127.0.0.1:0", "-mdr-addr", s.MDRAddr, "-auth-addr", s.AuthAddr,
 		"-jwks-url", "http://" + s.AuthOps + "/jwks", "-issuer", Issuer}

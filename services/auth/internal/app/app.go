@@ -25,6 +25,7 @@ import (
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
 	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/keys"
 	"fris.dev/services/auth/internal/service"
 	"fris.dev/services/auth/internal/storage"
@@ -53,6 +54,10 @@ type Config struct {
 	Argon2Memory   uint
 	Scopes         string
 	RegisterScopes string
+	// KeySecretFile and KeySecrets give the secrets that encrypt the
+	// private signing keys at rest; see keySecrets.
+	KeySecretFile string
+	KeySecrets    string
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -78,6 +83,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.CodeTTL, "code-ttl", 5*time.Minute, "how long a login's authorization code may be used")
 	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified client secret or password is remembered (0: never)")
 	fs.UintVar(&c.Argon2Memory, "argon2-memory-kib", uint(password.Default.Memory), "argon2id memory cost of new hashes, KiB")
+	fs.StringVar(&c.KeySecretFile, "key-secret-file", "", "file of the secrets that encrypt the private signing keys at rest: base64 of 32 random bytes each (head -c 32 /dev/urandom | base64), one a line, the first encrypts, the others only decrypt (rotation)")
+	fs.StringVar(&c.KeySecrets, "key-secrets", "", "the same secrets as a comma-separated list, for when a file does not fit (prefer the environment to the command line, which other users can see)")
 	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
 	fs.StringVar(&c.RegisterScopes, "register-scopes", "", "comma-separated scopes a user registered by POST /register starts with (e.g. broker:researcher,users:search; default none: operators grant them with set-scopes)")
 }
@@ -119,7 +126,40 @@ func (c *Config) Validate() error {
 	if c.Argon2Memory < 1024 {
 		errs = append(errs, errors.New("-argon2-memory-kib must be at least 1024"))
 	}
+	if _, err := c.keySecrets(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// keySecrets returns the box that seals the private signing keys. There is
+// no default and no way around it: keys must never be stored in clear, and
+// a secret made up at start would lose every key at the next one.
+func (c *Config) keySecrets() (*envelope.Box, error) {
+	var (
+		secrets [][]byte
+		err     error
+	)
+	switch {
+	case c.KeySecretFile != "" && c.KeySecrets != "":
+		return nil, errors.New("key secrets: set -key-secret-file or -key-secrets, not both (list several secrets in the one you use)")
+	case c.KeySecretFile != "":
+		if secrets, err = envelope.ReadFile(c.KeySecretFile); err != nil {
+			return nil, fmt.Errorf("-key-secret-file: %w", err)
+		}
+	case c.KeySecrets != "":
+		if secrets, err = envelope.Parse(c.KeySecrets); err != nil {
+			return nil, fmt.Errorf("-key-secrets: %w", err)
+		}
+	}
+	if len(secrets) == 0 {
+		return nil, errors.New("no key secret: set -key-secret-file or FRIS_AUTH_KEY_SECRET_FILE (a file with a base64 32-byte secret; make one with: head -c 32 /dev/urandom | base64), or -key-secrets / FRIS_AUTH_KEY_SECRETS; the private signing keys are encrypted under it (make run creates one for the demo)")
+	}
+	box, err := envelope.New(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("key secrets: %w", err)
+	}
+	return box, nil
 }
 
 func splitScopes(list string) []string {
@@ -158,7 +198,31 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer codes.Close()
-	store := storage.NewSplit(db, codes)
+	box, err := cfg.keySecrets()
+	if err != nil {
+		return err
+	}
+	store := storage.NewSplit(db, codes, box)
+	// Keys sealed under an older secret, or kept in clear before encryption
+	// at rest, move to the first secret before anything reads them; a
+	// secret that opens none of them stops the start here (below, the keys
+	// manager would otherwise fail the same way, never replace them).
+	rewrapped, err := store.RewrapSigningKeys(ctx)
+	if errors.Is(err, envelope.ErrUnknownSecret) {
+		return fmt.Errorf("wrong key secret: %w; start with the secret the signing keys were encrypted under (when rotating: the new secret first, the old one after it)", err)
+	}
+	if err != nil {
+		return fmt.Errorf("signing keys: %w", err)
+	}
+	if len(rewrapped.KIDs) > 0 {
+		log.InfoContext(ctx, "signing keys re-encrypted under the first key secret", "kids", rewrapped.KIDs, "secret_id", box.Current())
+	}
+	if len(rewrapped.Plain) > 0 {
+		// Encrypting the record does not erase the copies a store keeps
+		// (bbolt's free pages, Redis's AOF and snapshots, backups).
+		log.WarnContext(ctx, "signing keys were stored in clear before this start: copies may remain in the store's free pages, its AOF or snapshots and in backups; run `auth rotate-keys` so a key never stored in clear signs from now on", "kids", rewrapped.Plain)
+	}
+	log.InfoContext(ctx, "signing keys encrypted at rest", "secret_id", box.Current(), "secret_ids", box.IDs())
 	// Retired keys stay published as long as the longest-lived token.
 	longest := max(cfg.AccessTTL, cfg.IDTTL, cfg.RefreshTTL) + cfg.Skew
 	km, err := keys.New(ctx, store, keys.Options{

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"slices"
 	"sync"
 	"time"
 
@@ -96,6 +97,17 @@ func (m *Manager) Maintain(ctx context.Context, now time.Time) error {
 	cur, err := m.store.SigningKeys(ctx)
 	if err != nil {
 		return err
+	}
+	// Another replica may have sealed a key under a secret this one has
+	// second (it was not restarted with the new secret first yet), so
+	// every replica keeps moving keys to its first secret, not only at
+	// start: once all list the new secret first, the old one can go.
+	if slices.ContainsFunc(cur, func(k storage.SigningKey) bool { return k.Stale }) {
+		done, err := m.store.RewrapSigningKeys(ctx)
+		if err != nil {
+			return err
+		}
+		m.o.Log.InfoContext(ctx, "signing keys re-encrypted under the first key secret", "kids", done.KIDs)
 	}
 	if needsKey(cur, now, m.o.RotateEvery) || needsPrune(cur, now) {
 		if err := m.update(ctx, now, false); err != nil {

@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 
 	"fris.dev/pkg/kv"
+	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/storage"
 )
 
@@ -19,7 +21,7 @@ func TestRotationAndPruning(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	store := storage.New(db)
+	store := storage.New(db, testSealer(t))
 	if _, err := New(ctx, store, Options{Bits: 1024, Alg: jwa.RS256}); err == nil {
 		t.Fatal("1024-bit keys accepted")
 	}
@@ -83,7 +85,7 @@ func TestNoAutomaticRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	m, err := New(ctx, storage.New(db), Options{Bits: 2048, Alg: jwa.RS256, PublishFor: time.Hour})
+	m, err := New(ctx, storage.New(db, testSealer(t)), Options{Bits: 2048, Alg: jwa.RS256, PublishFor: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,5 +97,59 @@ func TestNoAutomaticRotation(t *testing.T) {
 	}
 	if _, err := m.Rotate(ctx); err != nil || m.Signer().KID == first {
 		t.Fatalf("manual rotation: %v", err)
+	}
+}
+
+// testSealer seals signing keys under a fixed secret: tests here are not
+// about encryption at rest (see envelope and storagetest).
+func testSealer(t testing.TB) storage.Sealer {
+	t.Helper()
+	b, err := envelope.New([][]byte{make([]byte, envelope.SecretSize)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMaintainRewraps: a replica moves keys sealed under its second secret
+// (by a replica not yet restarted with the new secret first) to its first,
+// so the old secret can go.
+func TestMaintainRewraps(t *testing.T) {
+	ctx := context.Background()
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	box := func(secrets ...byte) storage.Sealer {
+		var ss [][]byte
+		for _, b := range secrets {
+			ss = append(ss, bytes.Repeat([]byte{b}, envelope.SecretSize))
+		}
+		b, err := envelope.New(ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	o := Options{Bits: 2048, Alg: jwa.RS256, RotateEvery: time.Hour, PublishFor: time.Hour}
+	m, err := New(ctx, storage.New(db, box(2, 1)), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A replica still on the old order seals under the old secret.
+	lagging, err := New(ctx, storage.New(db, box(1, 2)), o)
+	if err != nil || lagging.Signer().KID != m.Signer().KID {
+		t.Fatalf("lagging replica: %v", err)
+	}
+	if _, err := storage.New(db, box(2)).SigningKeys(ctx); err == nil {
+		t.Fatal("the new secret alone opens a key the lagging replica sealed")
+	}
+	if err := m.Maintain(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := storage.New(db, box(2)).SigningKeys(ctx)
+	if err != nil || len(ks) != 1 || ks[0].KID != m.Signer().KID {
+		t.Fatalf("after Maintain, the new secret alone: %+v %v", ks, err)
 	}
 }

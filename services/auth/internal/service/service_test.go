@@ -32,6 +32,7 @@ import (
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/keys"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
@@ -64,7 +65,7 @@ func newEnv(t testing.TB, mut ...func(*Config)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	store := storage.New(db)
+	store := storage.New(db, testSealer(t))
 	log := slog.New(slog.DiscardHandler)
 	km, err := keys.New(ctx, store, keys.Options{Bits: 2048, Alg: jwa.RS256, RotateEvery: time.Hour, PublishFor: 2 * time.Hour, Log: log})
 	if err != nil {
@@ -700,7 +701,7 @@ func TestSignInCommitsNothingDurable(t *testing.T) {
 	ctx := context.Background()
 	clientID, secret := e.seed(t)
 	durable, codes := &countingKV{Store: e.db}, &countingKV{Store: e.db}
-	e.svc.store = storage.NewSplit(durable, codes)
+	e.svc.store = storage.NewSplit(durable, codes, testSealer(t))
 
 	k := userKey()
 	reg, err := e.pub.Register(ctx, &authv1.RegisterRequest{Email: "grace@example.org", Name: "Grace", Base64EncodedPublicKey: base64.StdEncoding.EncodeToString(spki(t, k))})
@@ -756,4 +757,15 @@ func TestLoneRefreshWaitsForNoWindow(t *testing.T) {
 	}
 	_, err = e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: first.GetRefreshToken()})
 	wantCode(t, err, codes.PermissionDenied)
+}
+
+// testSealer seals signing keys under a fixed secret: tests here are not
+// about encryption at rest (see envelope and storagetest).
+func testSealer(t testing.TB) storage.Sealer {
+	t.Helper()
+	b, err := envelope.New([][]byte{make([]byte, envelope.SecretSize)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -12,7 +12,9 @@ import (
 // TestConformance runs the store's suite on every backend.
 func TestConformance(t *testing.T) {
 	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) {
-		storagetest.Run(t, func(t *testing.T) storage.Store { return storage.New(open(t)) })
+		storagetest.Run(t, open, func(t *testing.T, db kv.Store, sealer storage.Sealer) storage.Store {
+			return storage.New(db, sealer)
+		})
 	})
 }
 
@@ -20,6 +22,8 @@ func TestConformance(t *testing.T) {
 // as the service runs.
 func TestConformanceSplit(t *testing.T) {
 	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) {
-		storagetest.Run(t, func(t *testing.T) storage.Store { return storage.NewSplit(open(t), open(t)) })
+		storagetest.Run(t, open, func(t *testing.T, db kv.Store, sealer storage.Sealer) storage.Store {
+			return storage.NewSplit(db, open(t), sealer)
+		})
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwt"
 
 	"fris.dev/pkg/kv"
+	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/keys"
 	"fris.dev/services/auth/internal/storage"
 )
@@ -36,7 +37,7 @@ func newIssuer(t testing.TB) (*Issuer, *keys.Manager) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	km, err := keys.New(context.Background(), storage.New(db), keys.Options{Bits: 2048, Alg: jwa.RS256, RotateEvery: time.Hour, PublishFor: time.Hour})
+	km, err := keys.New(context.Background(), storage.New(db, testSealer(t)), keys.Options{Bits: 2048, Alg: jwa.RS256, RotateEvery: time.Hour, PublishFor: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,4 +365,15 @@ func TestPlanFixesTheRefreshTokenBeforeSigning(t *testing.T) {
 	if got.ID != p.RefreshJTI || !got.Expiration().Equal(p.RefreshExpires) || set.RefreshJTI != p.RefreshJTI {
 		t.Fatalf("signed refresh token: jti %q expires %v; planned %q %v", got.ID, got.Expiration(), p.RefreshJTI, p.RefreshExpires)
 	}
+}
+
+// testSealer seals signing keys under a fixed secret: tests here are not
+// about encryption at rest (see envelope and storagetest).
+func testSealer(t testing.TB) storage.Sealer {
+	t.Helper()
+	b, err := envelope.New([][]byte{make([]byte, envelope.SecretSize)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -3,20 +3,40 @@
 package storagetest
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"fris.dev/pkg/kv"
+	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/storage"
 )
 
-// Run runs the suite; open returns a fresh, empty store.
-func Run(t *testing.T, open func(t *testing.T) storage.Store) {
+// Run runs the suite. openKV returns a fresh, empty backend; wrap builds
+// the auth store on one, its signing keys sealed by sealer (the suite
+// reads the backend's raw values to check what is stored).
+func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.T, db kv.Store, sealer storage.Sealer) storage.Store) {
 	ctx := context.Background()
 	now := time.Now()
+	box := func(t *testing.T, secrets ...[]byte) *envelope.Box {
+		b, err := envelope.New(secrets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	oldSecret, newSecret := bytes.Repeat([]byte{1}, envelope.SecretSize), bytes.Repeat([]byte{2}, envelope.SecretSize)
+	open := func(t *testing.T) storage.Store { return wrap(t, openKV(t), box(t, oldSecret)) }
 
 	t.Run("Clients", func(t *testing.T) {
 		s := open(t)
@@ -205,6 +225,97 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		}
 	})
 
+	t.Run("SigningKeysEncryptedAtRest", func(t *testing.T) {
+		db := openKV(t)
+		priv, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := wrap(t, db, box(t, oldSecret))
+		if err := s.UpdateSigningKeys(ctx, func([]storage.SigningKey) ([]storage.SigningKey, error) {
+			return []storage.SigningKey{{KID: "k0", Alg: "RS256", PrivateDER: der, Created: now.UnixNano()}}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		assertNoKeyInClear(t, ctx, db, priv, der)
+		if ks, err := s.SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) {
+			t.Fatalf("SigningKeys = %+v %v", ks, err)
+		}
+
+		// Another secret only: an error, never an empty key set.
+		if ks, err := wrap(t, db, box(t, newSecret)).SigningKeys(ctx); !errors.Is(err, envelope.ErrUnknownSecret) {
+			t.Fatalf("wrong secret: SigningKeys = %d keys, %v", len(ks), err)
+		}
+		if err := wrap(t, db, box(t, newSecret)).UpdateSigningKeys(ctx, func(ks []storage.SigningKey) ([]storage.SigningKey, error) {
+			return nil, nil
+		}); !errors.Is(err, envelope.ErrUnknownSecret) {
+			t.Fatalf("wrong secret: UpdateSigningKeys = %v", err)
+		}
+
+		// Rotated (new first, old second): the old secret still opens,
+		// and the rewrap moves the key to the new one.
+		rotated := wrap(t, db, box(t, newSecret, oldSecret))
+		if ks, err := rotated.SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) || !ks[0].Stale {
+			t.Fatalf("rotated: SigningKeys = %+v %v, want the key, stale", ks, err)
+		}
+		if done, err := rotated.RewrapSigningKeys(ctx); err != nil || len(done.KIDs) != 1 || done.KIDs[0] != "k0" || len(done.Plain) != 0 {
+			t.Fatalf("RewrapSigningKeys = %v %v", done, err)
+		}
+		if done, err := rotated.RewrapSigningKeys(ctx); err != nil || len(done.KIDs) != 0 {
+			t.Fatalf("second RewrapSigningKeys = %v %v", done, err)
+		}
+		if ks, err := wrap(t, db, box(t, newSecret)).SigningKeys(ctx); err != nil || len(ks) != 1 || !bytes.Equal(ks[0].PrivateDER, der) || ks[0].Stale {
+			t.Fatalf("new secret alone after rewrap: %+v %v", ks, err)
+		}
+		assertNoKeyInClear(t, ctx, db, priv, der)
+
+		// A record moved under another key id does not open.
+		raw, err := db.Get(ctx, "signing-key/k0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec map[string]any
+		_ = json.Unmarshal(raw, &rec)
+		rec["kid"] = "k1"
+		moved, _ := json.Marshal(rec)
+		if err := db.Update(ctx, func(tx kv.Tx) error { return tx.Put("signing-key/k1", moved, 0) }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rotated.SigningKeys(ctx); !errors.Is(err, envelope.ErrCorrupt) {
+			t.Fatalf("swapped record: %v", err)
+		}
+	})
+
+	t.Run("PlaintextKeysMigrate", func(t *testing.T) {
+		db := openKV(t)
+		priv, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, _ := x509.MarshalPKCS8PrivateKey(priv)
+		// The record as stored before encryption at rest.
+		legacy, _ := json.Marshal(map[string]any{"kid": "old", "alg": "RS256", "private_der": der, "created_ns": now.UnixNano()})
+		if err := db.Update(ctx, func(tx kv.Tx) error { return tx.Put("signing-key/old", legacy, 0) }); err != nil {
+			t.Fatal(err)
+		}
+		s := wrap(t, db, box(t, newSecret))
+		if _, err := s.SigningKeys(ctx); !errors.Is(err, storage.ErrPlaintextKey) {
+			t.Fatalf("plaintext key read: %v", err)
+		}
+		if done, err := s.RewrapSigningKeys(ctx); err != nil || len(done.KIDs) != 1 || done.KIDs[0] != "old" || len(done.Plain) != 1 {
+			t.Fatalf("RewrapSigningKeys = %v %v", done, err)
+		}
+		ks, err := s.SigningKeys(ctx)
+		if err != nil || len(ks) != 1 || ks[0].KID != "old" || !bytes.Equal(ks[0].PrivateDER, der) || ks[0].Created != now.UnixNano() {
+			t.Fatalf("after migration: %+v %v", ks, err)
+		}
+		assertNoKeyInClear(t, ctx, db, priv, der)
+	})
+
 	t.Run("RefreshSpendAndReuse", func(t *testing.T) {
 		s := open(t)
 		exp := now.Add(time.Hour).Unix()
@@ -294,4 +405,37 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 			t.Fatalf("ok=%d reused=%d, want exactly one exchange", ok, reused)
 		}
 	})
+}
+
+// assertNoKeyInClear reads every raw value of the backend and fails when
+// the private key shows: its DER, or the modulus every private key encoding
+// carries, raw or in base64 (JSON's encoding of bytes) at any alignment,
+// or a PEM block.
+func assertNoKeyInClear(t *testing.T, ctx context.Context, db kv.Store, priv *rsa.PrivateKey, der []byte) {
+	t.Helper()
+	es, err := db.Scan(ctx, "", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) == 0 {
+		t.Fatal("nothing stored")
+	}
+	pkcs1 := x509.MarshalPKCS1PrivateKey(priv)
+	needles := map[string][]byte{"PKCS#8 DER": der, "PKCS#1 DER": pkcs1, "modulus": priv.N.Bytes(),
+		"PEM": []byte("PRIVATE KEY-----"), "PKCS#8 PEM": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})}
+	for shift := 0; shift < 3; shift++ {
+		padded := append(make([]byte, shift), priv.N.Bytes()...)
+		for name, enc := range map[string]*base64.Encoding{"base64": base64.StdEncoding, "base64url": base64.RawURLEncoding} {
+			s := enc.EncodeToString(padded)
+			// Drop the characters the padding or the neighbours touch.
+			needles[fmt.Sprintf("modulus %s+%d", name, shift)] = []byte(s[4 : len(s)-4])
+		}
+	}
+	for _, e := range es {
+		for name, n := range needles {
+			if bytes.Contains(e.Value, n) {
+				t.Errorf("%s: the %s of the private key is stored in clear", e.Key, name)
+			}
+		}
+	}
 }
