@@ -232,7 +232,8 @@ type Store interface {
 	RevokeChain(ctx context.Context, chain string, until time.Time) error
 	RevokeToken(ctx context.Context, jti string, until time.Time) error
 	// Revoked reports whether the chain or the token (either may be
-	// empty) has been revoked.
+	// empty) has been revoked, or the token is a refresh token already
+	// spent.
 	Revoked(ctx context.Context, chain, jti string) (bool, error)
 	// Revocations returns the log entries after version since and the
 	// version to ask for next. When since is 0 or beyond the log (the store
@@ -682,11 +683,15 @@ const maxRevokedID = 256
 
 // logRevocation appends r to the revocation log under the next version, in
 // tx: the counter is read and written in the same transaction as the
-// entry, so versions become visible in order. A user or client entry is
-// kept for LogRetention after its NotBefore.
+// entry, so versions become visible in order. An entry is kept at most
+// LogRetention (a user's or client's: that long after its NotBefore):
+// resource servers check access tokens only, and the service checks
+// refresh tokens against the records and markers, which live longer.
 func (s *KV) logRevocation(ctx context.Context, tx kv.Tx, r Revocation) error {
 	if r.Until == 0 {
 		r.Until = time.Unix(r.NotBefore, 0).Add(s.LogRetention).Unix()
+	} else {
+		r.Until = min(r.Until, s.now().Add(s.LogRetention).Unix())
 	}
 	ttl := time.Unix(r.Until, 0).Sub(s.now())
 	if ttl <= 0 {
@@ -747,8 +752,8 @@ func (s *KV) RevokeToken(ctx context.Context, jti string, until time.Time) error
 }
 
 func (s *KV) Revoked(ctx context.Context, chain, jti string) (bool, error) {
-	for _, key := range []string{pChain + chain, pJTI + jti} {
-		if key == pChain || key == pJTI {
+	for _, key := range []string{pChain + chain, pJTI + jti, pRefresh + jti} {
+		if key == pChain || key == pJTI || key == pRefresh {
 			continue
 		}
 		if _, err := s.db.Get(ctx, key); err == nil {

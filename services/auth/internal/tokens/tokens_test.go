@@ -270,7 +270,7 @@ func TestScopeClaim(t *testing.T) {
 
 func TestIssueClient(t *testing.T) {
 	i, km := newIssuer(t)
-	set, err := i.IssueClient("42", []string{"mdr:x"})
+	set, err := i.IssueClient("42", []string{"mdr:x"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -452,7 +452,7 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		for _, c := range []struct {
 			chain, jti string
 			want       bool
-		}{{"ch1", "", true}, {"ch2", "x", true}, {"", "j1", true}, {"ch3", "j2", false}, {"", "", false}} {
+		}{{"ch1", "", true}, {"ch2", "x", true}, {"", "j1", true}, {"ch3", "j2", false}, {"", "rr", true}, {"", "", false}} {
 			if got, err := s.Revoked(ctx, c.chain, c.jti); err != nil || got != c.want {
 				t.Fatalf("Revoked(%q, %q) = %t, %v", c.chain, c.jti, got, err)
 			}
