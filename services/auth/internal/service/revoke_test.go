@@ -103,8 +103,14 @@ func TestRevocationCauses(t *testing.T) {
 			tc.revoke(t, e, clientID, secret, set)
 
 			for name, call := range map[string]func(context.Context) error{
-				"tokeninfo": func(ctx context.Context) error { _, err := e.pub.GetTokenInfo(ctx, &authv1.GetTokenInfoRequest{}); return err },
-				"userinfo":  func(ctx context.Context) error { _, err := e.pub.GetUserInfo(ctx, &authv1.GetUserInfoRequest{}); return err },
+				"tokeninfo": func(ctx context.Context) error {
+					_, err := e.pub.GetTokenInfo(ctx, &authv1.GetTokenInfoRequest{})
+					return err
+				},
+				"userinfo": func(ctx context.Context) error {
+					_, err := e.pub.GetUserInfo(ctx, &authv1.GetUserInfoRequest{})
+					return err
+				},
 				"search": func(ctx context.Context) error {
 					_, err := e.pub.SearchUsers(ctx, &authv1.SearchUsersRequest{Query: "ada"})
 					return err
@@ -166,7 +172,6 @@ func (m must) ok(_ any, err error) {
 		m.t.Fatal(err)
 	}
 }
-
 
 // TestClientTokenRevokedWithItsClient: a client_credentials token dies
 // with its client.
