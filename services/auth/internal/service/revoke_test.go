@@ -327,3 +327,22 @@ func TestRevocationListVersions(t *testing.T) {
 	_, err = e.adm.RevokeClient(ctx, &authv1.RevokeClientRequest{ClientId: "nobody"})
 	wantCode(t, err, codes.NotFound)
 }
+
+// TestRevocationsInOneSecond: a token issued between two revocations of
+// the same second (it carries the first one's revoked-before as its iat)
+// is ended by the second.
+func TestRevocationsInOneSecond(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	clientID, secret := e.seed(t)
+	for range 3 {
+		must{t}.ok(e.adm.RevokeUser(ctx, &authv1.RevokeUserRequest{Email: "ada@example.org"}))
+		set := e.signIn(t, clientID, secret)
+		if _, err := e.pub.GetTokenInfo(bearer(set.GetAccessToken()), &authv1.GetTokenInfoRequest{}); err != nil {
+			t.Fatalf("a token issued after the revocation: %v", err)
+		}
+		must{t}.ok(e.adm.RevokeUser(ctx, &authv1.RevokeUserRequest{Email: "ada@example.org"}))
+		_, err := e.pub.GetTokenInfo(bearer(set.GetAccessToken()), &authv1.GetTokenInfoRequest{})
+		wantCode(t, err, codes.PermissionDenied)
+	}
+}

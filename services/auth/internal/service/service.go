@@ -956,11 +956,12 @@ func (a Admin) CreateClient(ctx context.Context, r *authv1.CreateClientRequest) 
 	return &authv1.CreateClientResponse{Client: clientRecord(c), Secret: secret}, nil
 }
 
-// revokeNow is the revoked-before a revocation made now sets: every token
-// issued up to and including this second (iat has whole seconds) is
-// revoked; tokens issued later in the same second carry it as their iat
-// (tokens.Subject.RevokedBefore).
-func (s *Service) revokeNow() int64 { return s.now().Unix() + 1 }
+// revokeNow is the revoked-before a revocation made now sets, given the
+// one before (prev): every token issued up to and including this second
+// (iat has whole seconds) is revoked; tokens issued later in the same
+// second carry it as their iat (tokens.Subject.RevokedBefore). It is
+// always past prev, since tokens issued since prev may carry prev.
+func (s *Service) revokeNow(prev int64) int64 { return max(s.now().Unix(), prev) + 1 }
 
 func (a Admin) SetClientDisabled(ctx context.Context, r *authv1.SetClientDisabledRequest) (*authv1.SetClientDisabledResponse, error) {
 	// Disabling revokes every token issued to the client; enabling it
@@ -968,7 +969,7 @@ func (a Admin) SetClientDisabled(ctx context.Context, r *authv1.SetClientDisable
 	err := a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error {
 		c.Disabled = r.GetDisabled()
 		if c.Disabled {
-			c.RevokedBefore = a.revokeNow()
+			c.RevokedBefore = a.revokeNow(c.RevokedBefore)
 		}
 		return nil
 	})
@@ -1029,7 +1030,7 @@ func (a Admin) SetUserDisabled(ctx context.Context, r *authv1.SetUserDisabledReq
 	err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error {
 		u.Disabled = r.GetDisabled()
 		if u.Disabled {
-			u.RevokedBefore = a.revokeNow()
+			u.RevokedBefore = a.revokeNow(u.RevokedBefore)
 		}
 		return nil
 	})
@@ -1040,14 +1041,14 @@ func (a Admin) SetUserDisabled(ctx context.Context, r *authv1.SetUserDisabledReq
 }
 
 func (a Admin) RevokeUser(ctx context.Context, r *authv1.RevokeUserRequest) (*authv1.RevokeUserResponse, error) {
-	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.RevokedBefore = a.revokeNow(); return nil }); err != nil {
+	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.RevokedBefore = a.revokeNow(u.RevokedBefore); return nil }); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.RevokeUserResponse{}, nil
 }
 
 func (a Admin) RevokeClient(ctx context.Context, r *authv1.RevokeClientRequest) (*authv1.RevokeClientResponse, error) {
-	if err := a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error { c.RevokedBefore = a.revokeNow(); return nil }); err != nil {
+	if err := a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error { c.RevokedBefore = a.revokeNow(c.RevokedBefore); return nil }); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.RevokeClientResponse{}, nil
@@ -1063,7 +1064,7 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 	}
 	// A new password ends every session of the old one: whoever learnt
 	// it may hold tokens.
-	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.PasswordHash, u.RevokedBefore = h, a.revokeNow(); return nil }); err != nil {
+	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.PasswordHash, u.RevokedBefore = h, a.revokeNow(u.RevokedBefore); return nil }); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.SetPasswordResponse{}, nil
