@@ -1064,7 +1064,10 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 	}
 	// A new password ends every session of the old one: whoever learnt
 	// it may hold tokens.
-	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.PasswordHash, u.RevokedBefore = h, a.revokeNow(u.RevokedBefore); return nil }); err != nil {
+	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error {
+		u.PasswordHash, u.RevokedBefore = h, a.revokeNow(u.RevokedBefore)
+		return nil
+	}); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.SetPasswordResponse{}, nil
