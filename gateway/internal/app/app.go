@@ -60,6 +60,8 @@ type Config struct {
 	TokenSkew       time.Duration
 	JWKSRefresh     time.Duration
 	JWKSMinRefresh  time.Duration
+	RevocationsURL  string
+	RevocationPoll  time.Duration
 	CORSOrigins     string
 	MaxBody         int64
 	LogLevel        string
@@ -92,6 +94,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "required iss of access tokens (empty: not checked)")
 	fs.DurationVar(&c.TokenSkew, "token-skew", 30*time.Second, "clock skew tolerated on token exp, nbf and iat")
 	fs.DurationVar(&c.JWKSRefresh, "jwks-refresh", 15*time.Minute, "how often the signing keys are fetched in the background")
+	fs.StringVar(&c.RevocationsURL, "revocations-url", "", "the auth service's revocation list, polled so revoked tokens are refused (empty: -jwks-url with /jwks replaced by /revocations; \"off\": no revocation checks)")
+	fs.DurationVar(&c.RevocationPoll, "revocation-poll", time.Second, "how often the revocation list is polled: the longest a revoked access token is still accepted")
 	fs.DurationVar(&c.JWKSMinRefresh, "jwks-min-refresh", 2*time.Second, "least time between fetches of the signing keys caused by tokens with an unknown kid (such tokens wait for the next allowed fetch; at most 30s)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated origins allowed by CORS on the JSON groups (* for any)")
 	fs.Int64Var(&c.MaxBody, "max-body", 10<<20, "largest request body accepted, in bytes")
@@ -146,6 +150,14 @@ func (c *Config) Validate() error {
 		if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("-jwks-url %q must be an http(s) URL", c.JWKSURL))
 		}
+	}
+	if u := c.revocationsURL(); u != "" {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			errs = append(errs, fmt.Errorf("-revocations-url %q must be an http(s) URL", u))
+		}
+	}
+	if c.RevocationPoll < 100*time.Millisecond || c.RevocationPoll > time.Minute {
+		errs = append(errs, errors.New("-revocation-poll must be between 100ms and 1m"))
 	}
 	if c.TokenSkew < 0 || c.TokenSkew > 5*time.Minute {
 		errs = append(errs, errors.New("-token-skew must be between 0 and 5m"))
@@ -571,6 +583,21 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	return err
 }
 
+// revocationsURL is the revocation list to poll: -revocations-url, or next
+// to the key set on the auth service's operations port, where auth serves
+// both; "" when none.
+func (c *Config) revocationsURL() string {
+	switch {
+	case c.RevocationsURL == "off":
+		return ""
+	case c.RevocationsURL != "":
+		return c.RevocationsURL
+	case strings.HasSuffix(c.JWKSURL, "/jwks"):
+		return strings.TrimSuffix(c.JWKSURL, "/jwks") + "/revocations"
+	}
+	return ""
+}
+
 // newVerifier is the bearer token verifier cfg asks for: JWTs checked
 // against the auth service's JWK Set, or none at all.
 func newVerifier(ctx context.Context, cfg Config, log *slog.Logger) (authn.Verifier, error) {
@@ -583,12 +610,18 @@ func newVerifier(ctx context.Context, cfg Config, log *slog.Logger) (authn.Verif
 		}
 		return authn.None{}, nil
 	}
+	revocations := cfg.revocationsURL()
+	if revocations == "" {
+		log.Warn("no revocation list (-revocations-url): revoked access tokens are accepted until they expire")
+	}
 	return authn.NewJWT(ctx, authn.JWTConfig{
 		JWKSURL:            cfg.JWKSURL,
 		Issuer:             strings.TrimRight(cfg.Issuer, "/"), // auth writes iss without a trailing slash
 		Skew:               cfg.TokenSkew,
 		RefreshInterval:    cfg.JWKSRefresh,
 		MinRefreshInterval: cfg.JWKSMinRefresh,
+		RevocationsURL:     revocations,
+		RevocationPoll:     cfg.RevocationPoll,
 		Log:                log,
 	})
 }

@@ -40,7 +40,24 @@ const (
 	// tokenBody is the token endpoint's: JSON or an HTML form, and the
 	// client may authenticate with HTTP Basic instead of in the body.
 	tokenBody
+	// revokeBody and introspectBody are the same for RFC 7009's and RFC
+	// 7662's requests.
+	revokeBody
+	introspectBody
 )
+
+// message is the request a form body of kind becomes; nil for JSON only.
+func (k bodyKind) message() proto.Message {
+	switch k {
+	case tokenBody:
+		return &authv1.TokenRequest{}
+	case revokeBody:
+		return &authv1.RevokeRequest{}
+	case introspectBody:
+		return &authv1.IntrospectRequest{}
+	}
+	return nil
+}
 
 // authRoute is one group A path below the prefix.
 type authRoute struct {
@@ -65,6 +82,8 @@ var authRoutes = []authRoute{
 	{method: http.MethodPost, path: "/sign_request", noStore: true},
 	{method: http.MethodPost, path: "/signRequest", noStore: true},
 	{method: http.MethodPost, path: "/register", noStore: true},
+	{method: http.MethodPost, path: "/revoke", noStore: true, body: revokeBody},
+	{method: http.MethodPost, path: "/introspect", noStore: true, body: introspectBody},
 }
 
 // Auth registers group A under prefix. gw is grpc-gateway's mux holding the
@@ -151,7 +170,7 @@ func noStore(next http.Handler) http.Handler {
 // empty for the service to refuse.
 func requestBody(kind bodyKind, next http.Handler) http.Handler {
 	want := "application/json"
-	if kind == tokenBody {
+	if kind != jsonOnly {
 		want += " or application/x-www-form-urlencoded"
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -163,7 +182,7 @@ func requestBody(kind bodyKind, next http.Handler) http.Handler {
 				apierr.WriteJSON(w, http.StatusUnsupportedMediaType, "Content-Type must be "+want)
 				return
 			case mt == "application/json":
-			case mt == "application/x-www-form-urlencoded" && kind == tokenBody:
+			case mt == "application/x-www-form-urlencoded" && kind != jsonOnly:
 				form = true
 			default:
 				apierr.WriteJSON(w, http.StatusUnsupportedMediaType, "Content-Type must be "+want)
@@ -181,13 +200,13 @@ func requestBody(kind bodyKind, next http.Handler) http.Handler {
 			return
 		}
 		if form && len(bytes.TrimSpace(b)) > 0 {
-			if b, err = formToJSON(string(b), &authv1.TokenRequest{}); err != nil {
+			if b, err = formToJSON(string(b), kind.message()); err != nil {
 				apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
 				return
 			}
 		}
-		if kind == tokenBody {
-			if b, err = basicClient(r.Header.Get("Authorization"), b); err != nil {
+		if kind != jsonOnly {
+			if b, err = basicClient(r.Header.Get("Authorization"), b, kind.message()); err != nil {
 				var ce clientAuthError
 				if errors.As(err, &ce) {
 					apierr.WriteOAuth(w, http.StatusUnauthorized, "invalid_client", err.Error())
@@ -211,14 +230,16 @@ type clientAuthError string
 func (e clientAuthError) Error() string { return string(e) }
 
 // basicClient moves client_secret_basic credentials (RFC 6749 2.3.1) into
-// the token request's JSON body b, where the service reads client_id and
+// the JSON body b of a request like msg (a token, revocation or
+// introspection request, each with client_id and client_secret fields),
+// where the service reads client_id and
 // client_secret whichever way they came. The user and password of the
 // Basic header are each form-urlencoded, as RFC 6749 2.3.1 asks (most
 // libraries encode; a secret with '%' or '+' sent raw is not ours to
 // guess). A request without a Basic header is left untouched, so the
 // spec's JSON clients pay nothing for it. Credentials in both places are
 // refused unless they agree: a client uses one method (RFC 6749 2.3).
-func basicClient(authz string, b []byte) ([]byte, error) {
+func basicClient(authz string, b []byte, msg proto.Message) ([]byte, error) {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(authz), " ")
 	if !ok || !strings.EqualFold(scheme, "Basic") {
 		return b, nil
@@ -236,17 +257,20 @@ func basicClient(authz string, b []byte) ([]byte, error) {
 	if err1 != nil || err2 != nil || id == "" {
 		return nil, clientAuthError("the Basic credentials are not a form-urlencoded client ID and secret")
 	}
-	var req authv1.TokenRequest
 	if len(bytes.TrimSpace(b)) > 0 {
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, &req); err != nil {
-			return nil, errors.New("the body is not a token request")
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, msg); err != nil {
+			return nil, errors.New("the body is not a " + string(msg.ProtoReflect().Descriptor().Name()))
 		}
 	}
-	if (req.GetClientId() != "" && req.GetClientId() != id) || (req.GetClientSecret() != "" && req.GetClientSecret() != secret) {
+	m := msg.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	idField, secretField := fields.ByName("client_id"), fields.ByName("client_secret")
+	if (m.Get(idField).String() != "" && m.Get(idField).String() != id) || (m.Get(secretField).String() != "" && m.Get(secretField).String() != secret) {
 		return nil, errors.New("client credentials both in the Authorization header and in the body, and they differ")
 	}
-	req.ClientId, req.ClientSecret = id, secret
-	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(&req)
+	m.Set(idField, protoreflect.ValueOfString(id))
+	m.Set(secretField, protoreflect.ValueOfString(secret))
+	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(msg)
 }
 
 // formToJSON fills msg's string fields from an urlencoded form, by each

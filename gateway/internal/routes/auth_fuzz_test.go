@@ -78,7 +78,7 @@ func TestBasicClient(t *testing.T) {
 		{"body not a token request", enc("cid:sec"), `[1]`, "", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := basicClient(tc.authz, []byte(tc.body))
+			b, err := basicClient(tc.authz, []byte(tc.body), &authv1.TokenRequest{})
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v", err)
 			}
@@ -105,7 +105,7 @@ func FuzzBasicClient(f *testing.F) {
 	f.Add("Basic %%%", ``)
 	f.Add("basic OnNlYw==", `{"client_id":"a"}`)
 	f.Fuzz(func(t *testing.T, authz, body string) {
-		b, err := basicClient(authz, []byte(body))
+		b, err := basicClient(authz, []byte(body), &authv1.TokenRequest{})
 		if err != nil {
 			return
 		}

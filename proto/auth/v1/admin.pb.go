@@ -912,6 +912,169 @@ func (*SetUserScopesResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_admin_proto_rawDescGZIP(), []int{15}
 }
 
+// RevokeUserRequest revokes every token of the user issued until now.
+type RevokeUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeUserRequest) Reset() {
+	*x = RevokeUserRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeUserRequest) ProtoMessage() {}
+
+func (x *RevokeUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeUserRequest.ProtoReflect.Descriptor instead.
+func (*RevokeUserRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RevokeUserRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+type RevokeUserResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeUserResponse) Reset() {
+	*x = RevokeUserResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeUserResponse) ProtoMessage() {}
+
+func (x *RevokeUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeUserResponse.ProtoReflect.Descriptor instead.
+func (*RevokeUserResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+// RevokeClientRequest revokes every token issued to the client until now,
+// its users' tokens included.
+type RevokeClientRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeClientRequest) Reset() {
+	*x = RevokeClientRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeClientRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeClientRequest) ProtoMessage() {}
+
+func (x *RevokeClientRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeClientRequest.ProtoReflect.Descriptor instead.
+func (*RevokeClientRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RevokeClientRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+type RevokeClientResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeClientResponse) Reset() {
+	*x = RevokeClientResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeClientResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeClientResponse) ProtoMessage() {}
+
+func (x *RevokeClientResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeClientResponse.ProtoReflect.Descriptor instead.
+func (*RevokeClientResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
 type ListUsersRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -920,7 +1083,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[16]
+	mi := &file_auth_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1095,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[16]
+	mi := &file_auth_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -945,7 +1108,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{16}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{20}
 }
 
 type ListUsersResponse struct {
@@ -957,7 +1120,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[17]
+	mi := &file_auth_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -969,7 +1132,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[17]
+	mi := &file_auth_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -982,7 +1145,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{17}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListUsersResponse) GetUsers() []*UserRecord {
@@ -1008,7 +1171,7 @@ type SigningKey struct {
 
 func (x *SigningKey) Reset() {
 	*x = SigningKey{}
-	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	mi := &file_auth_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1183,7 @@ func (x *SigningKey) String() string {
 func (*SigningKey) ProtoMessage() {}
 
 func (x *SigningKey) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	mi := &file_auth_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1196,7 @@ func (x *SigningKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SigningKey.ProtoReflect.Descriptor instead.
 func (*SigningKey) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SigningKey) GetKid() string {
@@ -1086,7 +1249,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	mi := &file_auth_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1261,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	mi := &file_auth_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1274,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 type ListKeysResponse struct {
@@ -1123,7 +1286,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[20]
+	mi := &file_auth_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1298,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[20]
+	mi := &file_auth_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1311,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListKeysResponse) GetKeys() []*SigningKey {
@@ -1166,7 +1329,7 @@ type RotateKeysRequest struct {
 
 func (x *RotateKeysRequest) Reset() {
 	*x = RotateKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[21]
+	mi := &file_auth_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1341,7 @@ func (x *RotateKeysRequest) String() string {
 func (*RotateKeysRequest) ProtoMessage() {}
 
 func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[21]
+	mi := &file_auth_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1354,7 @@ func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysRequest.ProtoReflect.Descriptor instead.
 func (*RotateKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 type RotateKeysResponse struct {
@@ -1203,7 +1366,7 @@ type RotateKeysResponse struct {
 
 func (x *RotateKeysResponse) Reset() {
 	*x = RotateKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1378,7 @@ func (x *RotateKeysResponse) String() string {
 func (*RotateKeysResponse) ProtoMessage() {}
 
 func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1391,7 @@ func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysResponse.ProtoReflect.Descriptor instead.
 func (*RotateKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RotateKeysResponse) GetKey() *SigningKey {
@@ -1298,7 +1461,13 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x14SetUserScopesRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x16\n" +
 	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\x17\n" +
-	"\x15SetUserScopesResponse\"\x12\n" +
+	"\x15SetUserScopesResponse\")\n" +
+	"\x11RevokeUserRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\"\x14\n" +
+	"\x12RevokeUserResponse\"2\n" +
+	"\x13RevokeClientRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\tR\bclientId\"\x16\n" +
+	"\x14RevokeClientResponse\"\x12\n" +
 	"\x10ListUsersRequest\"C\n" +
 	"\x11ListUsersResponse\x12.\n" +
 	"\x05users\x18\x01 \x03(\v2\x18.fris.auth.v1.UserRecordR\x05users\"\xa1\x01\n" +
@@ -1315,7 +1484,7 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x18.fris.auth.v1.SigningKeyR\x04keys\"\x13\n" +
 	"\x11RotateKeysRequest\"@\n" +
 	"\x12RotateKeysResponse\x12*\n" +
-	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\xee\x06\n" +
+	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\x96\b\n" +
 	"\tAuthAdmin\x12U\n" +
 	"\fCreateClient\x12!.fris.auth.v1.CreateClientRequest\x1a\".fris.auth.v1.CreateClientResponse\x12d\n" +
 	"\x11SetClientDisabled\x12&.fris.auth.v1.SetClientDisabledRequest\x1a'.fris.auth.v1.SetClientDisabledResponse\x12[\n" +
@@ -1325,7 +1494,10 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x0fSetUserDisabled\x12$.fris.auth.v1.SetUserDisabledRequest\x1a%.fris.auth.v1.SetUserDisabledResponse\x12R\n" +
 	"\vSetPassword\x12 .fris.auth.v1.SetPasswordRequest\x1a!.fris.auth.v1.SetPasswordResponse\x12X\n" +
 	"\rSetUserScopes\x12\".fris.auth.v1.SetUserScopesRequest\x1a#.fris.auth.v1.SetUserScopesResponse\x12L\n" +
-	"\tListUsers\x12\x1e.fris.auth.v1.ListUsersRequest\x1a\x1f.fris.auth.v1.ListUsersResponse\x12I\n" +
+	"\tListUsers\x12\x1e.fris.auth.v1.ListUsersRequest\x1a\x1f.fris.auth.v1.ListUsersResponse\x12O\n" +
+	"\n" +
+	"RevokeUser\x12\x1f.fris.auth.v1.RevokeUserRequest\x1a .fris.auth.v1.RevokeUserResponse\x12U\n" +
+	"\fRevokeClient\x12!.fris.auth.v1.RevokeClientRequest\x1a\".fris.auth.v1.RevokeClientResponse\x12I\n" +
 	"\bListKeys\x12\x1d.fris.auth.v1.ListKeysRequest\x1a\x1e.fris.auth.v1.ListKeysResponse\x12O\n" +
 	"\n" +
 	"RotateKeys\x12\x1f.fris.auth.v1.RotateKeysRequest\x1a .fris.auth.v1.RotateKeysResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
@@ -1342,7 +1514,7 @@ func file_auth_v1_admin_proto_rawDescGZIP() []byte {
 	return file_auth_v1_admin_proto_rawDescData
 }
 
-var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_auth_v1_admin_proto_goTypes = []any{
 	(*ClientRecord)(nil),              // 0: fris.auth.v1.ClientRecord
 	(*CreateClientRequest)(nil),       // 1: fris.auth.v1.CreateClientRequest
@@ -1360,26 +1532,30 @@ var file_auth_v1_admin_proto_goTypes = []any{
 	(*SetPasswordResponse)(nil),       // 13: fris.auth.v1.SetPasswordResponse
 	(*SetUserScopesRequest)(nil),      // 14: fris.auth.v1.SetUserScopesRequest
 	(*SetUserScopesResponse)(nil),     // 15: fris.auth.v1.SetUserScopesResponse
-	(*ListUsersRequest)(nil),          // 16: fris.auth.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),         // 17: fris.auth.v1.ListUsersResponse
-	(*SigningKey)(nil),                // 18: fris.auth.v1.SigningKey
-	(*ListKeysRequest)(nil),           // 19: fris.auth.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),          // 20: fris.auth.v1.ListKeysResponse
-	(*RotateKeysRequest)(nil),         // 21: fris.auth.v1.RotateKeysRequest
-	(*RotateKeysResponse)(nil),        // 22: fris.auth.v1.RotateKeysResponse
-	(*Client)(nil),                    // 23: fris.auth.v1.Client
-	(*Locality)(nil),                  // 24: fris.auth.v1.Locality
+	(*RevokeUserRequest)(nil),         // 16: fris.auth.v1.RevokeUserRequest
+	(*RevokeUserResponse)(nil),        // 17: fris.auth.v1.RevokeUserResponse
+	(*RevokeClientRequest)(nil),       // 18: fris.auth.v1.RevokeClientRequest
+	(*RevokeClientResponse)(nil),      // 19: fris.auth.v1.RevokeClientResponse
+	(*ListUsersRequest)(nil),          // 20: fris.auth.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),         // 21: fris.auth.v1.ListUsersResponse
+	(*SigningKey)(nil),                // 22: fris.auth.v1.SigningKey
+	(*ListKeysRequest)(nil),           // 23: fris.auth.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),          // 24: fris.auth.v1.ListKeysResponse
+	(*RotateKeysRequest)(nil),         // 25: fris.auth.v1.RotateKeysRequest
+	(*RotateKeysResponse)(nil),        // 26: fris.auth.v1.RotateKeysResponse
+	(*Client)(nil),                    // 27: fris.auth.v1.Client
+	(*Locality)(nil),                  // 28: fris.auth.v1.Locality
 }
 var file_auth_v1_admin_proto_depIdxs = []int32{
-	23, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
+	27, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
 	0,  // 1: fris.auth.v1.CreateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 2: fris.auth.v1.ListAllClientsResponse.clients:type_name -> fris.auth.v1.ClientRecord
-	24, // 3: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
-	24, // 4: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
+	28, // 3: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
+	28, // 4: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
 	7,  // 5: fris.auth.v1.CreateUserResponse.user:type_name -> fris.auth.v1.UserRecord
 	7,  // 6: fris.auth.v1.ListUsersResponse.users:type_name -> fris.auth.v1.UserRecord
-	18, // 7: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
-	18, // 8: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
+	22, // 7: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
+	22, // 8: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
 	1,  // 9: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
 	3,  // 10: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
 	5,  // 11: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
@@ -1387,21 +1563,25 @@ var file_auth_v1_admin_proto_depIdxs = []int32{
 	10, // 13: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
 	12, // 14: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
 	14, // 15: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
-	16, // 16: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
-	19, // 17: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
-	21, // 18: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
-	2,  // 19: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
-	4,  // 20: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
-	6,  // 21: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
-	9,  // 22: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
-	11, // 23: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
-	13, // 24: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
-	15, // 25: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
-	17, // 26: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
-	20, // 27: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
-	22, // 28: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
-	19, // [19:29] is the sub-list for method output_type
-	9,  // [9:19] is the sub-list for method input_type
+	20, // 16: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
+	16, // 17: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
+	18, // 18: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
+	23, // 19: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
+	25, // 20: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
+	2,  // 21: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
+	4,  // 22: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
+	6,  // 23: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
+	9,  // 24: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
+	11, // 25: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
+	13, // 26: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
+	15, // 27: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
+	21, // 28: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
+	17, // 29: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
+	19, // 30: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
+	24, // 31: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
+	26, // 32: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
+	21, // [21:33] is the sub-list for method output_type
+	9,  // [9:21] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -1419,7 +1599,7 @@ func file_auth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_admin_proto_rawDesc), len(file_auth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,8 @@ const (
 	AuthAdmin_SetPassword_FullMethodName       = "/fris.auth.v1.AuthAdmin/SetPassword"
 	AuthAdmin_SetUserScopes_FullMethodName     = "/fris.auth.v1.AuthAdmin/SetUserScopes"
 	AuthAdmin_ListUsers_FullMethodName         = "/fris.auth.v1.AuthAdmin/ListUsers"
+	AuthAdmin_RevokeUser_FullMethodName        = "/fris.auth.v1.AuthAdmin/RevokeUser"
+	AuthAdmin_RevokeClient_FullMethodName      = "/fris.auth.v1.AuthAdmin/RevokeClient"
 	AuthAdmin_ListKeys_FullMethodName          = "/fris.auth.v1.AuthAdmin/ListKeys"
 	AuthAdmin_RotateKeys_FullMethodName        = "/fris.auth.v1.AuthAdmin/RotateKeys"
 )
@@ -46,6 +48,11 @@ type AuthAdminClient interface {
 	SetPassword(ctx context.Context, in *SetPasswordRequest, opts ...grpc.CallOption) (*SetPasswordResponse, error)
 	SetUserScopes(ctx context.Context, in *SetUserScopesRequest, opts ...grpc.CallOption) (*SetUserScopesResponse, error)
 	ListUsers(ctx context.Context, in *ListUsersRequest, opts ...grpc.CallOption) (*ListUsersResponse, error)
+	// RevokeUser and RevokeClient end every token issued so far (access,
+	// refresh) within seconds everywhere; the user or client may sign in
+	// again. Disabling either, and a new password, imply it.
+	RevokeUser(ctx context.Context, in *RevokeUserRequest, opts ...grpc.CallOption) (*RevokeUserResponse, error)
+	RevokeClient(ctx context.Context, in *RevokeClientRequest, opts ...grpc.CallOption) (*RevokeClientResponse, error)
 	ListKeys(ctx context.Context, in *ListKeysRequest, opts ...grpc.CallOption) (*ListKeysResponse, error)
 	// RotateKeys makes a new signing key active now; the old one keeps being
 	// published until every token it signed has expired.
@@ -140,6 +147,26 @@ func (c *authAdminClient) ListUsers(ctx context.Context, in *ListUsersRequest, o
 	return out, nil
 }
 
+func (c *authAdminClient) RevokeUser(ctx context.Context, in *RevokeUserRequest, opts ...grpc.CallOption) (*RevokeUserResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeUserResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_RevokeUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authAdminClient) RevokeClient(ctx context.Context, in *RevokeClientRequest, opts ...grpc.CallOption) (*RevokeClientResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeClientResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_RevokeClient_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *authAdminClient) ListKeys(ctx context.Context, in *ListKeysRequest, opts ...grpc.CallOption) (*ListKeysResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListKeysResponse)
@@ -172,6 +199,11 @@ type AuthAdminServer interface {
 	SetPassword(context.Context, *SetPasswordRequest) (*SetPasswordResponse, error)
 	SetUserScopes(context.Context, *SetUserScopesRequest) (*SetUserScopesResponse, error)
 	ListUsers(context.Context, *ListUsersRequest) (*ListUsersResponse, error)
+	// RevokeUser and RevokeClient end every token issued so far (access,
+	// refresh) within seconds everywhere; the user or client may sign in
+	// again. Disabling either, and a new password, imply it.
+	RevokeUser(context.Context, *RevokeUserRequest) (*RevokeUserResponse, error)
+	RevokeClient(context.Context, *RevokeClientRequest) (*RevokeClientResponse, error)
 	ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error)
 	// RotateKeys makes a new signing key active now; the old one keeps being
 	// published until every token it signed has expired.
@@ -209,6 +241,12 @@ func (UnimplementedAuthAdminServer) SetUserScopes(context.Context, *SetUserScope
 }
 func (UnimplementedAuthAdminServer) ListUsers(context.Context, *ListUsersRequest) (*ListUsersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListUsers not implemented")
+}
+func (UnimplementedAuthAdminServer) RevokeUser(context.Context, *RevokeUserRequest) (*RevokeUserResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeUser not implemented")
+}
+func (UnimplementedAuthAdminServer) RevokeClient(context.Context, *RevokeClientRequest) (*RevokeClientResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeClient not implemented")
 }
 func (UnimplementedAuthAdminServer) ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListKeys not implemented")
@@ -381,6 +419,42 @@ func _AuthAdmin_ListUsers_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthAdmin_RevokeUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).RevokeUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_RevokeUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).RevokeUser(ctx, req.(*RevokeUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthAdmin_RevokeClient_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeClientRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).RevokeClient(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_RevokeClient_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).RevokeClient(ctx, req.(*RevokeClientRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AuthAdmin_ListKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListKeysRequest)
 	if err := dec(in); err != nil {
@@ -455,6 +529,14 @@ var AuthAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListUsers",
 			Handler:    _AuthAdmin_ListUsers_Handler,
+		},
+		{
+			MethodName: "RevokeUser",
+			Handler:    _AuthAdmin_RevokeUser_Handler,
+		},
+		{
+			MethodName: "RevokeClient",
+			Handler:    _AuthAdmin_RevokeClient_Handler,
 		},
 		{
 			MethodName: "ListKeys",

@@ -1363,8 +1363,13 @@ type Discovery struct {
 	ScopesSupported                   []string               `protobuf:"bytes,11,rep,name=scopes_supported,json=scopesSupported,proto3" json:"scopes_supported,omitempty"`
 	TokenEndpointAuthMethodsSupported []string               `protobuf:"bytes,12,rep,name=token_endpoint_auth_methods_supported,json=tokenEndpointAuthMethodsSupported,proto3" json:"token_endpoint_auth_methods_supported,omitempty"`
 	ClaimsSupported                   []string               `protobuf:"bytes,13,rep,name=claims_supported,json=claimsSupported,proto3" json:"claims_supported,omitempty"`
-	unknownFields                     protoimpl.UnknownFields
-	sizeCache                         protoimpl.SizeCache
+	// RFC 7009 and RFC 7662 (RFC 8414 names).
+	RevocationEndpoint                        string   `protobuf:"bytes,14,opt,name=revocation_endpoint,json=revocationEndpoint,proto3" json:"revocation_endpoint,omitempty"`
+	RevocationEndpointAuthMethodsSupported    []string `protobuf:"bytes,15,rep,name=revocation_endpoint_auth_methods_supported,json=revocationEndpointAuthMethodsSupported,proto3" json:"revocation_endpoint_auth_methods_supported,omitempty"`
+	IntrospectionEndpoint                     string   `protobuf:"bytes,16,opt,name=introspection_endpoint,json=introspectionEndpoint,proto3" json:"introspection_endpoint,omitempty"`
+	IntrospectionEndpointAuthMethodsSupported []string `protobuf:"bytes,17,rep,name=introspection_endpoint_auth_methods_supported,json=introspectionEndpointAuthMethodsSupported,proto3" json:"introspection_endpoint_auth_methods_supported,omitempty"`
+	unknownFields                             protoimpl.UnknownFields
+	sizeCache                                 protoimpl.SizeCache
 }
 
 func (x *Discovery) Reset() {
@@ -1488,6 +1493,475 @@ func (x *Discovery) GetClaimsSupported() []string {
 	return nil
 }
 
+func (x *Discovery) GetRevocationEndpoint() string {
+	if x != nil {
+		return x.RevocationEndpoint
+	}
+	return ""
+}
+
+func (x *Discovery) GetRevocationEndpointAuthMethodsSupported() []string {
+	if x != nil {
+		return x.RevocationEndpointAuthMethodsSupported
+	}
+	return nil
+}
+
+func (x *Discovery) GetIntrospectionEndpoint() string {
+	if x != nil {
+		return x.IntrospectionEndpoint
+	}
+	return ""
+}
+
+func (x *Discovery) GetIntrospectionEndpointAuthMethodsSupported() []string {
+	if x != nil {
+		return x.IntrospectionEndpointAuthMethodsSupported
+	}
+	return nil
+}
+
+// RevokeRequest is RFC 7009's form; the client authenticates in it or by
+// HTTP Basic (the gateway moves those into client_id and client_secret).
+type RevokeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	TokenTypeHint string                 `protobuf:"bytes,2,opt,name=token_type_hint,json=tokenTypeHint,proto3" json:"token_type_hint,omitempty"`
+	ClientId      string                 `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientSecret  string                 `protobuf:"bytes,4,opt,name=client_secret,json=clientSecret,proto3" json:"client_secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeRequest) Reset() {
+	*x = RevokeRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeRequest) ProtoMessage() {}
+
+func (x *RevokeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeRequest.ProtoReflect.Descriptor instead.
+func (*RevokeRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RevokeRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *RevokeRequest) GetTokenTypeHint() string {
+	if x != nil {
+		return x.TokenTypeHint
+	}
+	return ""
+}
+
+func (x *RevokeRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *RevokeRequest) GetClientSecret() string {
+	if x != nil {
+		return x.ClientSecret
+	}
+	return ""
+}
+
+type RevokeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeResponse) Reset() {
+	*x = RevokeResponse{}
+	mi := &file_auth_v1_auth_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeResponse) ProtoMessage() {}
+
+func (x *RevokeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeResponse.ProtoReflect.Descriptor instead.
+func (*RevokeResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{24}
+}
+
+// IntrospectRequest is RFC 7662's form, with the client's credentials as in
+// RevokeRequest.
+type IntrospectRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	TokenTypeHint string                 `protobuf:"bytes,2,opt,name=token_type_hint,json=tokenTypeHint,proto3" json:"token_type_hint,omitempty"`
+	ClientId      string                 `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientSecret  string                 `protobuf:"bytes,4,opt,name=client_secret,json=clientSecret,proto3" json:"client_secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IntrospectRequest) Reset() {
+	*x = IntrospectRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IntrospectRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IntrospectRequest) ProtoMessage() {}
+
+func (x *IntrospectRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IntrospectRequest.ProtoReflect.Descriptor instead.
+func (*IntrospectRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *IntrospectRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *IntrospectRequest) GetTokenTypeHint() string {
+	if x != nil {
+		return x.TokenTypeHint
+	}
+	return ""
+}
+
+func (x *IntrospectRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *IntrospectRequest) GetClientSecret() string {
+	if x != nil {
+		return x.ClientSecret
+	}
+	return ""
+}
+
+// Introspection is RFC 7662's answer. Every field is optional so that an
+// inactive token's answer is {"active": false} and nothing else (the
+// gateway writes unset fields without presence).
+type Introspection struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Active        *bool                  `protobuf:"varint,1,opt,name=active,proto3,oneof" json:"active,omitempty"`
+	Scope         *string                `protobuf:"bytes,2,opt,name=scope,proto3,oneof" json:"scope,omitempty"`
+	ClientId      *string                `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3,oneof" json:"client_id,omitempty"`
+	Sub           *string                `protobuf:"bytes,4,opt,name=sub,proto3,oneof" json:"sub,omitempty"`
+	Exp           *uint32                `protobuf:"varint,5,opt,name=exp,proto3,oneof" json:"exp,omitempty"`
+	Iat           *uint32                `protobuf:"varint,6,opt,name=iat,proto3,oneof" json:"iat,omitempty"`
+	Nbf           *uint32                `protobuf:"varint,7,opt,name=nbf,proto3,oneof" json:"nbf,omitempty"`
+	Aud           *string                `protobuf:"bytes,8,opt,name=aud,proto3,oneof" json:"aud,omitempty"`
+	Iss           *string                `protobuf:"bytes,9,opt,name=iss,proto3,oneof" json:"iss,omitempty"`
+	TokenType     *string                `protobuf:"bytes,10,opt,name=token_type,json=tokenType,proto3,oneof" json:"token_type,omitempty"`
+	Jti           *string                `protobuf:"bytes,11,opt,name=jti,proto3,oneof" json:"jti,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Introspection) Reset() {
+	*x = Introspection{}
+	mi := &file_auth_v1_auth_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Introspection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Introspection) ProtoMessage() {}
+
+func (x *Introspection) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Introspection.ProtoReflect.Descriptor instead.
+func (*Introspection) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *Introspection) GetActive() bool {
+	if x != nil && x.Active != nil {
+		return *x.Active
+	}
+	return false
+}
+
+func (x *Introspection) GetScope() string {
+	if x != nil && x.Scope != nil {
+		return *x.Scope
+	}
+	return ""
+}
+
+func (x *Introspection) GetClientId() string {
+	if x != nil && x.ClientId != nil {
+		return *x.ClientId
+	}
+	return ""
+}
+
+func (x *Introspection) GetSub() string {
+	if x != nil && x.Sub != nil {
+		return *x.Sub
+	}
+	return ""
+}
+
+func (x *Introspection) GetExp() uint32 {
+	if x != nil && x.Exp != nil {
+		return *x.Exp
+	}
+	return 0
+}
+
+func (x *Introspection) GetIat() uint32 {
+	if x != nil && x.Iat != nil {
+		return *x.Iat
+	}
+	return 0
+}
+
+func (x *Introspection) GetNbf() uint32 {
+	if x != nil && x.Nbf != nil {
+		return *x.Nbf
+	}
+	return 0
+}
+
+func (x *Introspection) GetAud() string {
+	if x != nil && x.Aud != nil {
+		return *x.Aud
+	}
+	return ""
+}
+
+func (x *Introspection) GetIss() string {
+	if x != nil && x.Iss != nil {
+		return *x.Iss
+	}
+	return ""
+}
+
+func (x *Introspection) GetTokenType() string {
+	if x != nil && x.TokenType != nil {
+		return *x.TokenType
+	}
+	return ""
+}
+
+func (x *Introspection) GetJti() string {
+	if x != nil && x.Jti != nil {
+		return *x.Jti
+	}
+	return ""
+}
+
+// Revocation is one entry of the revocation list that resource servers (the
+// gateway) poll from the auth service's operations port, GET
+// /revocations?since=VERSION.
+type Revocation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// user (id: the tokens' sub), client (id: the client id), chain (id: a
+	// refresh chain, the tokens' sid) or token (id: a jti).
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Id   string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// user and client: tokens issued (iat) before this are revoked.
+	NotBefore uint32 `protobuf:"varint,3,opt,name=not_before,json=notBefore,proto3" json:"not_before,omitempty"`
+	// When the entry may be forgotten: no token it revokes is valid after.
+	Until         uint32 `protobuf:"varint,4,opt,name=until,proto3" json:"until,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Revocation) Reset() {
+	*x = Revocation{}
+	mi := &file_auth_v1_auth_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Revocation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Revocation) ProtoMessage() {}
+
+func (x *Revocation) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Revocation.ProtoReflect.Descriptor instead.
+func (*Revocation) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *Revocation) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Revocation) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Revocation) GetNotBefore() uint32 {
+	if x != nil {
+		return x.NotBefore
+	}
+	return 0
+}
+
+func (x *Revocation) GetUntil() uint32 {
+	if x != nil {
+		return x.Until
+	}
+	return 0
+}
+
+type RevocationList struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The version after these entries; ask for ?since=version next.
+	Version uint32 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	// full: the list is everything in force, not the changes since the
+	// version asked for (the first call, or the auth store was reset).
+	Full          bool          `protobuf:"varint,2,opt,name=full,proto3" json:"full,omitempty"`
+	Revocations   []*Revocation `protobuf:"bytes,3,rep,name=revocations,proto3" json:"revocations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevocationList) Reset() {
+	*x = RevocationList{}
+	mi := &file_auth_v1_auth_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevocationList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevocationList) ProtoMessage() {}
+
+func (x *RevocationList) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevocationList.ProtoReflect.Descriptor instead.
+func (*RevocationList) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RevocationList) GetVersion() uint32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *RevocationList) GetFull() bool {
+	if x != nil {
+		return x.Full
+	}
+	return false
+}
+
+func (x *RevocationList) GetRevocations() []*Revocation {
+	if x != nil {
+		return x.Revocations
+	}
+	return nil
+}
+
 // AuthorizeRequest is the browser's authorization request, checked before
 // the login page is shown and again with the credentials.
 type AuthorizeRequest struct {
@@ -1504,7 +1978,7 @@ type AuthorizeRequest struct {
 
 func (x *AuthorizeRequest) Reset() {
 	*x = AuthorizeRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[23]
+	mi := &file_auth_v1_auth_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +1990,7 @@ func (x *AuthorizeRequest) String() string {
 func (*AuthorizeRequest) ProtoMessage() {}
 
 func (x *AuthorizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[23]
+	mi := &file_auth_v1_auth_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +2003,7 @@ func (x *AuthorizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizeRequest.ProtoReflect.Descriptor instead.
 func (*AuthorizeRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{23}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AuthorizeRequest) GetClientId() string {
@@ -1585,7 +2059,7 @@ type AuthorizeResponse struct {
 
 func (x *AuthorizeResponse) Reset() {
 	*x = AuthorizeResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[24]
+	mi := &file_auth_v1_auth_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +2071,7 @@ func (x *AuthorizeResponse) String() string {
 func (*AuthorizeResponse) ProtoMessage() {}
 
 func (x *AuthorizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[24]
+	mi := &file_auth_v1_auth_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +2084,7 @@ func (x *AuthorizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizeResponse.ProtoReflect.Descriptor instead.
 func (*AuthorizeResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{24}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AuthorizeResponse) GetClientName() string {
@@ -1638,7 +2112,7 @@ type LoginRequest struct {
 
 func (x *LoginRequest) Reset() {
 	*x = LoginRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[25]
+	mi := &file_auth_v1_auth_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +2124,7 @@ func (x *LoginRequest) String() string {
 func (*LoginRequest) ProtoMessage() {}
 
 func (x *LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[25]
+	mi := &file_auth_v1_auth_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +2137,7 @@ func (x *LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRequest.ProtoReflect.Descriptor instead.
 func (*LoginRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{25}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LoginRequest) GetRequest() *AuthorizeRequest {
@@ -1697,7 +2171,7 @@ type LoginResponse struct {
 
 func (x *LoginResponse) Reset() {
 	*x = LoginResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[26]
+	mi := &file_auth_v1_auth_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1709,7 +2183,7 @@ func (x *LoginResponse) String() string {
 func (*LoginResponse) ProtoMessage() {}
 
 func (x *LoginResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[26]
+	mi := &file_auth_v1_auth_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1722,7 +2196,7 @@ func (x *LoginResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginResponse.ProtoReflect.Descriptor instead.
 func (*LoginResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{26}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *LoginResponse) GetCode() string {
@@ -1836,7 +2310,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x126\n" +
 	"\x16base64EncodedPublicKey\x18\x04 \x01(\tR\x16base64EncodedPublicKey\"\x15\n" +
-	"\x13GetDiscoveryRequest\"\xb1\x05\n" +
+	"\x13GetDiscoveryRequest\"\xd7\a\n" +
 	"\tDiscovery\x12\x16\n" +
 	"\x06issuer\x18\x01 \x01(\tR\x06issuer\x125\n" +
 	"\x16authorization_endpoint\x18\x02 \x01(\tR\x15authorizationEndpoint\x12%\n" +
@@ -1851,7 +2325,60 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	" \x03(\tR\x1dcodeChallengeMethodsSupported\x12)\n" +
 	"\x10scopes_supported\x18\v \x03(\tR\x0fscopesSupported\x12P\n" +
 	"%token_endpoint_auth_methods_supported\x18\f \x03(\tR!tokenEndpointAuthMethodsSupported\x12)\n" +
-	"\x10claims_supported\x18\r \x03(\tR\x0fclaimsSupported\"\xd9\x01\n" +
+	"\x10claims_supported\x18\r \x03(\tR\x0fclaimsSupported\x12/\n" +
+	"\x13revocation_endpoint\x18\x0e \x01(\tR\x12revocationEndpoint\x12Z\n" +
+	"*revocation_endpoint_auth_methods_supported\x18\x0f \x03(\tR&revocationEndpointAuthMethodsSupported\x125\n" +
+	"\x16introspection_endpoint\x18\x10 \x01(\tR\x15introspectionEndpoint\x12`\n" +
+	"-introspection_endpoint_auth_methods_supported\x18\x11 \x03(\tR)introspectionEndpointAuthMethodsSupported\"\x8f\x01\n" +
+	"\rRevokeRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12&\n" +
+	"\x0ftoken_type_hint\x18\x02 \x01(\tR\rtokenTypeHint\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12#\n" +
+	"\rclient_secret\x18\x04 \x01(\tR\fclientSecret\"\x10\n" +
+	"\x0eRevokeResponse\"\x93\x01\n" +
+	"\x11IntrospectRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12&\n" +
+	"\x0ftoken_type_hint\x18\x02 \x01(\tR\rtokenTypeHint\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12#\n" +
+	"\rclient_secret\x18\x04 \x01(\tR\fclientSecret\"\x98\x03\n" +
+	"\rIntrospection\x12\x1b\n" +
+	"\x06active\x18\x01 \x01(\bH\x00R\x06active\x88\x01\x01\x12\x19\n" +
+	"\x05scope\x18\x02 \x01(\tH\x01R\x05scope\x88\x01\x01\x12 \n" +
+	"\tclient_id\x18\x03 \x01(\tH\x02R\bclientId\x88\x01\x01\x12\x15\n" +
+	"\x03sub\x18\x04 \x01(\tH\x03R\x03sub\x88\x01\x01\x12\x15\n" +
+	"\x03exp\x18\x05 \x01(\rH\x04R\x03exp\x88\x01\x01\x12\x15\n" +
+	"\x03iat\x18\x06 \x01(\rH\x05R\x03iat\x88\x01\x01\x12\x15\n" +
+	"\x03nbf\x18\a \x01(\rH\x06R\x03nbf\x88\x01\x01\x12\x15\n" +
+	"\x03aud\x18\b \x01(\tH\aR\x03aud\x88\x01\x01\x12\x15\n" +
+	"\x03iss\x18\t \x01(\tH\bR\x03iss\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"token_type\x18\n" +
+	" \x01(\tH\tR\ttokenType\x88\x01\x01\x12\x15\n" +
+	"\x03jti\x18\v \x01(\tH\n" +
+	"R\x03jti\x88\x01\x01B\t\n" +
+	"\a_activeB\b\n" +
+	"\x06_scopeB\f\n" +
+	"\n" +
+	"_client_idB\x06\n" +
+	"\x04_subB\x06\n" +
+	"\x04_expB\x06\n" +
+	"\x04_iatB\x06\n" +
+	"\x04_nbfB\x06\n" +
+	"\x04_audB\x06\n" +
+	"\x04_issB\r\n" +
+	"\v_token_typeB\x06\n" +
+	"\x04_jti\"e\n" +
+	"\n" +
+	"Revocation\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"not_before\x18\x03 \x01(\rR\tnotBefore\x12\x14\n" +
+	"\x05until\x18\x04 \x01(\rR\x05until\"z\n" +
+	"\x0eRevocationList\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\x12\x12\n" +
+	"\x04full\x18\x02 \x01(\bR\x04full\x12:\n" +
+	"\vrevocations\x18\x03 \x03(\v2\x18.fris.auth.v1.RevocationR\vrevocations\"\xd9\x01\n" +
 	"\x10AuthorizeRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12%\n" +
@@ -1869,7 +2396,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\"F\n" +
 	"\rLoginResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri2\xfa\t\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri2\xc5\v\n" +
 	"\vAuthService\x12t\n" +
 	"\vListClients\x12 .fris.auth.v1.ListClientsRequest\x1a!.fris.auth.v1.ListClientsResponse\" \x82\xd3\xe4\x93\x02\x1ab\aclients\x12\x0f/oauth2/clients\x12i\n" +
 	"\tListCerts\x12\x1e.fris.auth.v1.ListCertsRequest\x1a\x1f.fris.auth.v1.ListCertsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15b\x04keys\x12\r/oauth2/certs\x12Q\n" +
@@ -1879,7 +2406,10 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\vSignRequest\x12 .fris.auth.v1.SignRequestRequest\x1a!.fris.auth.v1.SignRequestResponse\"9\x82\xd3\xe4\x93\x023:\x01*Z\x18:\x01*\"\x13/oauth2/signRequest\"\x14/oauth2/sign_request\x12e\n" +
 	"\fGetTokenInfo\x12!.fris.auth.v1.GetTokenInfoRequest\x1a\x17.fris.auth.v1.TokenInfo\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/oauth2/tokeninfo\x12a\n" +
 	"\vGetUserInfo\x12 .fris.auth.v1.GetUserInfoRequest\x1a\x16.fris.auth.v1.UserInfo\"\x18\x82\xd3\xe4\x93\x02\x12\x12\x10/oauth2/userinfo\x12w\n" +
-	"\vSearchUsers\x12 .fris.auth.v1.SearchUsersRequest\x1a!.fris.auth.v1.SearchUsersResponse\"#\x82\xd3\xe4\x93\x02\x1db\x05users\x12\x14/oauth2/users/search\x12f\n" +
+	"\vSearchUsers\x12 .fris.auth.v1.SearchUsersRequest\x1a!.fris.auth.v1.SearchUsersResponse\"#\x82\xd3\xe4\x93\x02\x1db\x05users\x12\x14/oauth2/users/search\x12^\n" +
+	"\x06Revoke\x12\x1b.fris.auth.v1.RevokeRequest\x1a\x1c.fris.auth.v1.RevokeResponse\"\x19\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/oauth2/revoke\x12i\n" +
+	"\n" +
+	"Introspect\x12\x1f.fris.auth.v1.IntrospectRequest\x1a\x1b.fris.auth.v1.Introspection\"\x1d\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/oauth2/introspect\x12f\n" +
 	"\bRegister\x12\x1d.fris.auth.v1.RegisterRequest\x1a\x1e.fris.auth.v1.RegisterResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/oauth2/register\x12L\n" +
 	"\tAuthorize\x12\x1e.fris.auth.v1.AuthorizeRequest\x1a\x1f.fris.auth.v1.AuthorizeResponse\x12@\n" +
 	"\x05Login\x12\x1a.fris.auth.v1.LoginRequest\x1a\x1b.fris.auth.v1.LoginResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
@@ -1896,7 +2426,7 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_auth_v1_auth_proto_goTypes = []any{
 	(*Client)(nil),              // 0: fris.auth.v1.Client
 	(*ListClientsRequest)(nil),  // 1: fris.auth.v1.ListClientsRequest
@@ -1921,11 +2451,17 @@ var file_auth_v1_auth_proto_goTypes = []any{
 	(*RegisterRequest)(nil),     // 20: fris.auth.v1.RegisterRequest
 	(*GetDiscoveryRequest)(nil), // 21: fris.auth.v1.GetDiscoveryRequest
 	(*Discovery)(nil),           // 22: fris.auth.v1.Discovery
-	(*AuthorizeRequest)(nil),    // 23: fris.auth.v1.AuthorizeRequest
-	(*AuthorizeResponse)(nil),   // 24: fris.auth.v1.AuthorizeResponse
-	(*LoginRequest)(nil),        // 25: fris.auth.v1.LoginRequest
-	(*LoginResponse)(nil),       // 26: fris.auth.v1.LoginResponse
-	(*RegisterResponse)(nil),    // 27: fris.auth.v1.RegisterResponse
+	(*RevokeRequest)(nil),       // 23: fris.auth.v1.RevokeRequest
+	(*RevokeResponse)(nil),      // 24: fris.auth.v1.RevokeResponse
+	(*IntrospectRequest)(nil),   // 25: fris.auth.v1.IntrospectRequest
+	(*Introspection)(nil),       // 26: fris.auth.v1.Introspection
+	(*Revocation)(nil),          // 27: fris.auth.v1.Revocation
+	(*RevocationList)(nil),      // 28: fris.auth.v1.RevocationList
+	(*AuthorizeRequest)(nil),    // 29: fris.auth.v1.AuthorizeRequest
+	(*AuthorizeResponse)(nil),   // 30: fris.auth.v1.AuthorizeResponse
+	(*LoginRequest)(nil),        // 31: fris.auth.v1.LoginRequest
+	(*LoginResponse)(nil),       // 32: fris.auth.v1.LoginResponse
+	(*RegisterResponse)(nil),    // 33: fris.auth.v1.RegisterResponse
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.ListClientsResponse.clients:type_name -> fris.auth.v1.Client
@@ -1933,36 +2469,41 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	6,  // 2: fris.auth.v1.JWKS.keys:type_name -> fris.auth.v1.JWK
 	15, // 3: fris.auth.v1.UserInfo.locality:type_name -> fris.auth.v1.Locality
 	16, // 4: fris.auth.v1.SearchUsersResponse.users:type_name -> fris.auth.v1.UserInfo
-	23, // 5: fris.auth.v1.LoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
-	1,  // 6: fris.auth.v1.AuthService.ListClients:input_type -> fris.auth.v1.ListClientsRequest
-	4,  // 7: fris.auth.v1.AuthService.ListCerts:input_type -> fris.auth.v1.ListCertsRequest
-	7,  // 8: fris.auth.v1.AuthService.GetJWKS:input_type -> fris.auth.v1.GetJWKSRequest
-	21, // 9: fris.auth.v1.AuthService.GetDiscovery:input_type -> fris.auth.v1.GetDiscoveryRequest
-	9,  // 10: fris.auth.v1.AuthService.Token:input_type -> fris.auth.v1.TokenRequest
-	11, // 11: fris.auth.v1.AuthService.SignRequest:input_type -> fris.auth.v1.SignRequestRequest
-	13, // 12: fris.auth.v1.AuthService.GetTokenInfo:input_type -> fris.auth.v1.GetTokenInfoRequest
-	17, // 13: fris.auth.v1.AuthService.GetUserInfo:input_type -> fris.auth.v1.GetUserInfoRequest
-	18, // 14: fris.auth.v1.AuthService.SearchUsers:input_type -> fris.auth.v1.SearchUsersRequest
-	20, // 15: fris.auth.v1.AuthService.Register:input_type -> fris.auth.v1.RegisterRequest
-	23, // 16: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
-	25, // 17: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
-	2,  // 18: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
-	5,  // 19: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
-	8,  // 20: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
-	22, // 21: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
-	10, // 22: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
-	12, // 23: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
-	14, // 24: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
-	16, // 25: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
-	19, // 26: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
-	27, // 27: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
-	24, // 28: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
-	26, // 29: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
-	18, // [18:30] is the sub-list for method output_type
-	6,  // [6:18] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	27, // 5: fris.auth.v1.RevocationList.revocations:type_name -> fris.auth.v1.Revocation
+	29, // 6: fris.auth.v1.LoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
+	1,  // 7: fris.auth.v1.AuthService.ListClients:input_type -> fris.auth.v1.ListClientsRequest
+	4,  // 8: fris.auth.v1.AuthService.ListCerts:input_type -> fris.auth.v1.ListCertsRequest
+	7,  // 9: fris.auth.v1.AuthService.GetJWKS:input_type -> fris.auth.v1.GetJWKSRequest
+	21, // 10: fris.auth.v1.AuthService.GetDiscovery:input_type -> fris.auth.v1.GetDiscoveryRequest
+	9,  // 11: fris.auth.v1.AuthService.Token:input_type -> fris.auth.v1.TokenRequest
+	11, // 12: fris.auth.v1.AuthService.SignRequest:input_type -> fris.auth.v1.SignRequestRequest
+	13, // 13: fris.auth.v1.AuthService.GetTokenInfo:input_type -> fris.auth.v1.GetTokenInfoRequest
+	17, // 14: fris.auth.v1.AuthService.GetUserInfo:input_type -> fris.auth.v1.GetUserInfoRequest
+	18, // 15: fris.auth.v1.AuthService.SearchUsers:input_type -> fris.auth.v1.SearchUsersRequest
+	23, // 16: fris.auth.v1.AuthService.Revoke:input_type -> fris.auth.v1.RevokeRequest
+	25, // 17: fris.auth.v1.AuthService.Introspect:input_type -> fris.auth.v1.IntrospectRequest
+	20, // 18: fris.auth.v1.AuthService.Register:input_type -> fris.auth.v1.RegisterRequest
+	29, // 19: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
+	31, // 20: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
+	2,  // 21: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
+	5,  // 22: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
+	8,  // 23: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
+	22, // 24: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
+	10, // 25: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
+	12, // 26: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
+	14, // 27: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
+	16, // 28: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
+	19, // 29: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
+	24, // 30: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
+	26, // 31: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
+	33, // 32: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
+	30, // 33: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
+	32, // 34: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
+	21, // [21:35] is the sub-list for method output_type
+	7,  // [7:21] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_auth_proto_init() }
@@ -1972,13 +2513,14 @@ func file_auth_v1_auth_proto_init() {
 	}
 	file_auth_v1_register_proto_init()
 	file_auth_v1_auth_proto_msgTypes[10].OneofWrappers = []any{}
+	file_auth_v1_auth_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,8 @@ const (
 	AuthService_GetTokenInfo_FullMethodName = "/fris.auth.v1.AuthService/GetTokenInfo"
 	AuthService_GetUserInfo_FullMethodName  = "/fris.auth.v1.AuthService/GetUserInfo"
 	AuthService_SearchUsers_FullMethodName  = "/fris.auth.v1.AuthService/SearchUsers"
+	AuthService_Revoke_FullMethodName       = "/fris.auth.v1.AuthService/Revoke"
+	AuthService_Introspect_FullMethodName   = "/fris.auth.v1.AuthService/Introspect"
 	AuthService_Register_FullMethodName     = "/fris.auth.v1.AuthService/Register"
 	AuthService_Authorize_FullMethodName    = "/fris.auth.v1.AuthService/Authorize"
 	AuthService_Login_FullMethodName        = "/fris.auth.v1.AuthService/Login"
@@ -54,6 +56,10 @@ type AuthServiceClient interface {
 	GetTokenInfo(ctx context.Context, in *GetTokenInfoRequest, opts ...grpc.CallOption) (*TokenInfo, error)
 	GetUserInfo(ctx context.Context, in *GetUserInfoRequest, opts ...grpc.CallOption) (*UserInfo, error)
 	SearchUsers(ctx context.Context, in *SearchUsersRequest, opts ...grpc.CallOption) (*SearchUsersResponse, error)
+	// Revoke is RFC 7009: 200 even for an unknown or invalid token.
+	Revoke(ctx context.Context, in *RevokeRequest, opts ...grpc.CallOption) (*RevokeResponse, error)
+	// Introspect is RFC 7662: the client must authenticate.
+	Introspect(ctx context.Context, in *IntrospectRequest, opts ...grpc.CallOption) (*Introspection, error)
 	Register(ctx context.Context, in *RegisterRequest, opts ...grpc.CallOption) (*RegisterResponse, error)
 	// Authorize and Login back the browser login page the gateway renders.
 	Authorize(ctx context.Context, in *AuthorizeRequest, opts ...grpc.CallOption) (*AuthorizeResponse, error)
@@ -158,6 +164,26 @@ func (c *authServiceClient) SearchUsers(ctx context.Context, in *SearchUsersRequ
 	return out, nil
 }
 
+func (c *authServiceClient) Revoke(ctx context.Context, in *RevokeRequest, opts ...grpc.CallOption) (*RevokeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeResponse)
+	err := c.cc.Invoke(ctx, AuthService_Revoke_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) Introspect(ctx context.Context, in *IntrospectRequest, opts ...grpc.CallOption) (*Introspection, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Introspection)
+	err := c.cc.Invoke(ctx, AuthService_Introspect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *authServiceClient) Register(ctx context.Context, in *RegisterRequest, opts ...grpc.CallOption) (*RegisterResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RegisterResponse)
@@ -205,6 +231,10 @@ type AuthServiceServer interface {
 	GetTokenInfo(context.Context, *GetTokenInfoRequest) (*TokenInfo, error)
 	GetUserInfo(context.Context, *GetUserInfoRequest) (*UserInfo, error)
 	SearchUsers(context.Context, *SearchUsersRequest) (*SearchUsersResponse, error)
+	// Revoke is RFC 7009: 200 even for an unknown or invalid token.
+	Revoke(context.Context, *RevokeRequest) (*RevokeResponse, error)
+	// Introspect is RFC 7662: the client must authenticate.
+	Introspect(context.Context, *IntrospectRequest) (*Introspection, error)
 	Register(context.Context, *RegisterRequest) (*RegisterResponse, error)
 	// Authorize and Login back the browser login page the gateway renders.
 	Authorize(context.Context, *AuthorizeRequest) (*AuthorizeResponse, error)
@@ -245,6 +275,12 @@ func (UnimplementedAuthServiceServer) GetUserInfo(context.Context, *GetUserInfoR
 }
 func (UnimplementedAuthServiceServer) SearchUsers(context.Context, *SearchUsersRequest) (*SearchUsersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SearchUsers not implemented")
+}
+func (UnimplementedAuthServiceServer) Revoke(context.Context, *RevokeRequest) (*RevokeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Revoke not implemented")
+}
+func (UnimplementedAuthServiceServer) Introspect(context.Context, *IntrospectRequest) (*Introspection, error) {
+	return nil, status.Error(codes.Unimplemented, "method Introspect not implemented")
 }
 func (UnimplementedAuthServiceServer) Register(context.Context, *RegisterRequest) (*RegisterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Register not implemented")
@@ -438,6 +474,42 @@ func _AuthService_SearchUsers_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_Revoke_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).Revoke(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_Revoke_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).Revoke(ctx, req.(*RevokeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_Introspect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IntrospectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).Introspect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_Introspect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).Introspect(ctx, req.(*IntrospectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AuthService_Register_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RegisterRequest)
 	if err := dec(in); err != nil {
@@ -534,6 +606,14 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SearchUsers",
 			Handler:    _AuthService_SearchUsers_Handler,
+		},
+		{
+			MethodName: "Revoke",
+			Handler:    _AuthService_Revoke_Handler,
+		},
+		{
+			MethodName: "Introspect",
+			Handler:    _AuthService_Introspect_Handler,
 		},
 		{
 			MethodName: "Register",

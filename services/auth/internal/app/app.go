@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -203,6 +204,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	store := storage.NewSplit(db, codes, box)
+	// The revocation log serves resource servers, which accept access
+	// tokens only.
+	store.LogRetention = cfg.AccessTTL + cfg.Skew
 	// Keys sealed under an older secret, or kept in clear before encryption
 	// at rest, move to the first secret before anything reads them; a
 	// secret that opens none of them stops the start here (below, the keys
@@ -260,6 +264,33 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		w.Header().Set("Cache-Control", "max-age=60")
 		_, _ = w.Write(b)
 	})
+	// The gateway polls this every second or so: what was revoked since
+	// the version it holds, usually nothing (one store read and an empty
+	// scan).
+	revocations := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var since uint64
+		if q := r.URL.Query().Get("since"); q != "" {
+			var err error
+			if since, err = strconv.ParseUint(q, 10, 32); err != nil {
+				http.Error(w, "since must be a version number", http.StatusBadRequest)
+				return
+			}
+		}
+		list, err := svc.RevocationList(r.Context(), uint32(since))
+		if err != nil {
+			log.WarnContext(r.Context(), "revocation list", "err", err)
+			http.Error(w, "revocation list unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		b, err := protojson.Marshal(list)
+		if err != nil {
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(b)
+	})
 	return server.Run(ctx, cfg.Server, server.Service{
 		Name: "fris.auth.v1.AuthService",
 		Log:  log,
@@ -269,6 +300,6 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),
-		Ops:     map[string]http.Handler{"GET /jwks": jwks},
+		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 	})
 }

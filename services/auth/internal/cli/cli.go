@@ -77,7 +77,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	setClient := func(name string, disabled bool) *ffcli.Command {
 		return t.Command(cmdutil.Admin{
-			Name: name, Usage: name + " CLIENT_ID", Help: map[bool]string{true: "disable a client", false: "enable a client again"}[disabled],
+			Name: name, Usage: name + " CLIENT_ID", Help: map[bool]string{true: "disable a client and end its tokens", false: "enable a client again (its old tokens stay revoked)"}[disabled],
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
 				id, err := one(args, name+" CLIENT_ID")
 				if err != nil {
@@ -137,7 +137,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	setUser := func(name string, disabled bool) *ffcli.Command {
 		return t.Command(cmdutil.Admin{
-			Name: name, Usage: name + " EMAIL", Help: map[bool]string{true: "disable a user", false: "enable a user again"}[disabled],
+			Name: name, Usage: name + " EMAIL", Help: map[bool]string{true: "disable a user and end their tokens", false: "enable a user again (their old tokens stay revoked)"}[disabled],
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
 				email, err := one(args, name+" EMAIL")
 				if err != nil {
@@ -148,9 +148,33 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			},
 		})
 	}
+	revokeUser := t.Command(cmdutil.Admin{
+		Name: "revoke-user", Usage: "revoke-user EMAIL",
+		Help: "end every token of a user now (access and refresh; the gateway refuses them within seconds); the user may sign in again",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			email, err := one(args, "revoke-user EMAIL")
+			if err != nil {
+				return err
+			}
+			_, err = admin(cc).RevokeUser(ctx, &authv1.RevokeUserRequest{Email: email})
+			return err
+		},
+	})
+	revokeClient := t.Command(cmdutil.Admin{
+		Name: "revoke-client", Usage: "revoke-client CLIENT_ID",
+		Help: "end every token issued to a client now, its users' included; the client may ask for new ones",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			id, err := one(args, "revoke-client CLIENT_ID")
+			if err != nil {
+				return err
+			}
+			_, err = admin(cc).RevokeClient(ctx, &authv1.RevokeClientRequest{ClientId: id})
+			return err
+		},
+	})
 	var newPassword string
 	setPassword := t.Command(cmdutil.Admin{
-		Name: "set-password", Usage: "set-password -password PW EMAIL", Help: "set a user's password",
+		Name: "set-password", Usage: "set-password -password PW EMAIL", Help: "set a user's password (ends the user's tokens)",
 		Flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&newPassword, "password", "", "the new password, >= 8 characters")
 		},
@@ -224,8 +248,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		},
 	})
-	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), listClients,
-		createUser, setUser("disable-user", true), setUser("enable-user", false), setPassword, setScopes, listUsers,
+	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), revokeClient, listClients,
+		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
 		listKeys, rotate).ParseAndRun(ctx, args)
 }
 

@@ -153,7 +153,13 @@ func (p Public) GetDiscovery(ctx context.Context, _ *authv1.GetDiscoveryRequest)
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		ScopesSupported:                   append([]string{"openid"}, p.cfg.DefaultScopes...),
 		TokenEndpointAuthMethodsSupported: []string{"client_secret_basic", "client_secret_post"},
-		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "nonce", "scope", "type", "email", "email_verified", "name"},
+		ClaimsSupported:                   []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "nonce", "scope", "type", "email", "email_verified", "name", "sid"},
+		RevocationEndpoint:                at + "/revoke",
+		// none: a token issued to no client (the signature flow without
+		// client_id) is revoked by whoever holds it.
+		RevocationEndpointAuthMethodsSupported:    []string{"client_secret_basic", "client_secret_post", "none"},
+		IntrospectionEndpoint:                     at + "/introspect",
+		IntrospectionEndpointAuthMethodsSupported: []string{"client_secret_basic", "client_secret_post"},
 	}, nil
 }
 
@@ -266,7 +272,7 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 			scopes = append(scopes, s)
 		}
 	}
-	return p.tokens.IssueClient(c.ID, scopes)
+	return p.tokens.IssueClient(c.ID, scopes, c.RevokedBefore)
 }
 
 // checkSecret verifies a client's secret: 401 invalid_client when wrong.
@@ -322,7 +328,7 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.issue(ctx, u, c.ID, g.Nonce, nil)
+	return p.issue(ctx, u, c, g.Nonce, nil)
 }
 
 // signedCode is flow 2: a code from a sign request, signed with the user's
@@ -369,7 +375,7 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.issue(ctx, u, c.ID, "", nil)
+	return p.issue(ctx, u, c, "", nil)
 }
 
 // decodeSignature reads standard base64, tolerating whitespace, missing
@@ -412,9 +418,21 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 		} else if err != nil {
 			return tokens.Set{}, err
 		}
-		if c.Disabled {
-			return tokens.Set{}, unauth("the client has been disabled")
-		}
+	}
+	u, err := p.store.GetUser(ctx, t.UserID())
+	if errors.Is(err, storage.ErrNotFound) {
+		return tokens.Set{}, denied("the user no longer exists")
+	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	// Revoked (a disable, a new password, an operator's or RFC 7009
+	// revocation after the token was issued) is 403 like any dead refresh
+	// token, even once the user or client is enabled again.
+	if revokedBy(t, u, c) {
+		return tokens.Set{}, denied("the refresh token has been revoked")
+	}
+	if c.Disabled {
+		return tokens.Set{}, unauth("the client has been disabled")
 	}
 	if sec := r.GetClientSecret(); sec != "" {
 		if c.ID == "" {
@@ -424,9 +442,8 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 			return tokens.Set{}, err
 		}
 	}
-	u, err := p.activeUser(ctx, t.UserID())
-	if err != nil {
-		return tokens.Set{}, err
+	if u.Disabled {
+		return tokens.Set{}, unauth("the user has been disabled")
 	}
 	if t.Session == "" {
 		// Issued before refresh tokens carried their chain: its record
@@ -434,7 +451,15 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 		return tokens.Set{}, denied("the refresh token is not valid any more; sign in again")
 	}
 	spent := storage.Refresh{JTI: t.ID, Chain: t.Session, UserID: u.ID, ClientID: c.ID, Expires: int64(t.ExpiresAt)}
-	return p.issue(ctx, u, c.ID, "", &spent)
+	return p.issue(ctx, u, c, "", &spent)
+}
+
+// revokedBy reports whether the user's or the client's revocation (see
+// storage.User.RevokedBefore) covers token t; c is zero for a token issued
+// to no client.
+func revokedBy(t *tokens.Claims, u storage.User, c storage.Client) bool {
+	iat := int64(t.IssuedAt)
+	return iat < u.RevokedBefore || iat < c.RevokedBefore
 }
 
 func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) {
@@ -461,12 +486,13 @@ func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) 
 // more work than an accepted one. Signing cannot fail with a loaded key; if
 // it did after a spend, the presented token would be gone and the client
 // would sign in again.
-func (p Public) issue(ctx context.Context, u storage.User, clientID, nonce string, spent *storage.Refresh) (tokens.Set, error) {
+func (p Public) issue(ctx context.Context, u storage.User, c storage.Client, nonce string, spent *storage.Refresh) (tokens.Set, error) {
 	scopes := append([]string{"openid"}, p.cfg.DefaultScopes...)
 	scopes = append(scopes, u.Scopes...)
 	sub := tokens.Subject{
-		UserID: u.ID, ClientID: clientID, Email: u.Email, Name: u.RealName,
+		UserID: u.ID, ClientID: c.ID, Email: u.Email, Name: u.RealName,
 		EmailVerified: u.EmailVerified, Scopes: scopes, Nonce: nonce,
+		RevokedBefore: max(u.RevokedBefore, c.RevokedBefore),
 	}
 	if spent == nil {
 		sub.Session = tokens.RandomString(16)
@@ -576,14 +602,61 @@ func (p Public) bearer(ctx context.Context) (storage.User, *tokens.Claims, error
 	if err != nil {
 		return storage.User{}, nil, denied("the access token is not valid")
 	}
-	if t.IsClient() {
-		return storage.User{}, t, nil
+	u, _, err := p.current(ctx, t)
+	if err != nil {
+		return storage.User{}, nil, err
 	}
-	u, err := p.store.GetUser(ctx, t.UserID())
-	if errors.Is(err, storage.ErrNotFound) {
-		return u, nil, denied("the access token's user no longer exists")
+	return u, t, nil
+}
+
+// errRevoked: a verified token that is no longer good (revoked, its user or
+// client disabled or gone).
+var errRevoked = rpcerr.New(rpcerr.ErrPermission, "the token has been revoked")
+
+// current checks that a verified token still stands: not revoked by its
+// chain or jti (or, for a refresh token, spent), its user and client still
+// there, enabled and without a revocation since it was issued (a password
+// change, a disable, an operator's revoke). It returns them (zero for a
+// client's own token's user, or a token issued to no client); errRevoked
+// when the token does not stand. The gateway checks the same from the
+// revocation list; this is the service's own, current to the store.
+func (p Public) current(ctx context.Context, t *tokens.Claims) (storage.User, storage.Client, error) {
+	var (
+		u storage.User
+		c storage.Client
+	)
+	if revoked, err := p.store.Revoked(ctx, t.Session, t.ID); err != nil {
+		return u, c, err
+	} else if revoked {
+		return u, c, errRevoked
 	}
-	return u, t, err
+	var err error
+	if id := t.ClientID(); id != "" {
+		c, err = p.store.GetClient(ctx, id)
+		if errors.Is(err, storage.ErrNotFound) {
+			return u, c, errRevoked
+		} else if err != nil {
+			return u, c, err
+		}
+		if c.Disabled {
+			return u, c, errRevoked
+		}
+	}
+	if !t.IsClient() {
+		u, err = p.store.GetUser(ctx, t.UserID())
+		if errors.Is(err, storage.ErrNotFound) {
+			return u, c, errRevoked
+		} else if err != nil {
+			return u, c, err
+		}
+		if u.Disabled {
+			return u, c, errRevoked
+		}
+	}
+	if revokedBy(t, u, c) {
+		return u, c, errRevoked
+	}
+	return u, c, nil
 }
 
 func (p Public) GetTokenInfo(ctx context.Context, _ *authv1.GetTokenInfoRequest) (*authv1.TokenInfo, error) {
@@ -883,8 +956,23 @@ func (a Admin) CreateClient(ctx context.Context, r *authv1.CreateClientRequest) 
 	return &authv1.CreateClientResponse{Client: clientRecord(c), Secret: secret}, nil
 }
 
+// revokeNow is the revoked-before a revocation made now sets, given the
+// one before (prev): every token issued up to and including this second
+// (iat has whole seconds) is revoked; tokens issued later in the same
+// second carry it as their iat (tokens.Subject.RevokedBefore). It is
+// always past prev, since tokens issued since prev may carry prev.
+func (s *Service) revokeNow(prev int64) int64 { return max(s.now().Unix(), prev) + 1 }
+
 func (a Admin) SetClientDisabled(ctx context.Context, r *authv1.SetClientDisabledRequest) (*authv1.SetClientDisabledResponse, error) {
-	err := a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error { c.Disabled = r.GetDisabled(); return nil })
+	// Disabling revokes every token issued to the client; enabling it
+	// again brings none of them back.
+	err := a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error {
+		c.Disabled = r.GetDisabled()
+		if c.Disabled {
+			c.RevokedBefore = a.revokeNow(c.RevokedBefore)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
@@ -939,10 +1027,31 @@ func (a Admin) updateByEmail(ctx context.Context, email string, fn func(*storage
 }
 
 func (a Admin) SetUserDisabled(ctx context.Context, r *authv1.SetUserDisabledRequest) (*authv1.SetUserDisabledResponse, error) {
-	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.Disabled = r.GetDisabled(); return nil }); err != nil {
+	err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error {
+		u.Disabled = r.GetDisabled()
+		if u.Disabled {
+			u.RevokedBefore = a.revokeNow(u.RevokedBefore)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.SetUserDisabledResponse{}, nil
+}
+
+func (a Admin) RevokeUser(ctx context.Context, r *authv1.RevokeUserRequest) (*authv1.RevokeUserResponse, error) {
+	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.RevokedBefore = a.revokeNow(u.RevokedBefore); return nil }); err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.RevokeUserResponse{}, nil
+}
+
+func (a Admin) RevokeClient(ctx context.Context, r *authv1.RevokeClientRequest) (*authv1.RevokeClientResponse, error) {
+	if err := a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error { c.RevokedBefore = a.revokeNow(c.RevokedBefore); return nil }); err != nil {
+		return nil, a.err(ctx, err)
+	}
+	return &authv1.RevokeClientResponse{}, nil
 }
 
 func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*authv1.SetPasswordResponse, error) {
@@ -953,7 +1062,12 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
-	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.PasswordHash = h; return nil }); err != nil {
+	// A new password ends every session of the old one: whoever learnt
+	// it may hold tokens.
+	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error {
+		u.PasswordHash, u.RevokedBefore = h, a.revokeNow(u.RevokedBefore)
+		return nil
+	}); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.SetPasswordResponse{}, nil

@@ -45,6 +45,9 @@ type Client struct {
 	SecretHash   string   `json:"secret_hash"`
 	Disabled     bool     `json:"disabled,omitempty"`
 	Created      int64    `json:"created"`
+	// RevokedBefore (unix seconds): tokens issued to the client before it
+	// (iat < RevokedBefore) are revoked; see UpdateClient.
+	RevokedBefore int64 `json:"revoked_before,omitempty"`
 }
 
 // User is a person or a registry's administrator.
@@ -59,6 +62,9 @@ type User struct {
 	Disabled      bool     `json:"disabled,omitempty"`
 	Scopes        []string `json:"scopes,omitempty"`
 	Created       int64    `json:"created"`
+	// RevokedBefore (unix seconds): the user's tokens issued before it
+	// (iat < RevokedBefore) are revoked; see UpdateUser.
+	RevokedBefore int64 `json:"revoked_before,omitempty"`
 }
 
 // UserKey is a user's registered RSA public key.
@@ -151,6 +157,28 @@ type Refresh struct {
 	Expires  int64  `json:"expires"`
 }
 
+// Kinds of revocation log entries.
+const (
+	RevokeUser   = "user"   // ID: the user id as the tokens' sub writes it
+	RevokeClient = "client" // ID: the client id
+	RevokeChain  = "chain"  // ID: a refresh chain (sid)
+	RevokeToken  = "token"  // ID: a token's jti
+)
+
+// Revocation is one entry of the revocation log, which resource servers
+// read to refuse revoked access tokens without asking the service each
+// time. Version orders the entries: every change gets the next one.
+type Revocation struct {
+	Version uint32 `json:"v"`
+	Kind    string `json:"kind"`
+	ID      string `json:"id"`
+	// NotBefore (user, client): tokens issued before it are revoked.
+	NotBefore int64 `json:"nbf,omitempty"`
+	// Until: when no token the entry revokes is valid any more; the entry
+	// is dropped then.
+	Until int64 `json:"until"`
+}
+
 // Store is what the identity provider needs from storage.
 type Store interface {
 	Ping(ctx context.Context) error
@@ -196,6 +224,21 @@ type Store interface {
 	// revoked chain gives ErrRevoked; an expired one, or one without a
 	// chain, ErrNotFound.
 	SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) error
+
+	// RevokeChain revokes a refresh chain until until (its newest token's
+	// expiry): its refresh tokens are refused, and so are its access
+	// tokens (they carry the chain). RevokeToken revokes one token by its
+	// jti until it expires. Both log the revocation.
+	RevokeChain(ctx context.Context, chain string, until time.Time) error
+	RevokeToken(ctx context.Context, jti string, until time.Time) error
+	// Revoked reports whether the chain or the token (either may be
+	// empty) has been revoked, or the token is a refresh token already
+	// spent.
+	Revoked(ctx context.Context, chain, jti string) (bool, error)
+	// Revocations returns the log entries after version since and the
+	// version to ask for next. When since is 0 or beyond the log (the store
+	// was reset or restored), it returns every entry in force and full.
+	Revocations(ctx context.Context, since uint32) (entries []Revocation, version uint32, full bool, err error)
 }
 
 // Keys. The refresh chain's revocation marker outlives its tokens.
@@ -209,12 +252,20 @@ const (
 	pSigning   = "signing-key/"
 	pRefresh   = "refresh/"
 	pChain     = "chain-revoked/"
+	pJTI       = "token-revoked/"
+	pRevLog    = "revlog/"
+	seqRevLog  = "seq/revlog"
 	seqUser    = "seq/user"
 	seqKey     = "seq/ukey"
 )
 
 // KV is the Store on a kv backend.
 type KV struct {
+	// LogRetention is how long a user's or client's revocation stays in
+	// the log resource servers read: the longest lifetime of a token they
+	// accept (the record keeps RevokedBefore for good).
+	LogRetention time.Duration
+
 	db kv.Store
 	// codes holds the single-use grants; see kv.OpenVolatile.
 	codes  kv.Store
@@ -231,7 +282,7 @@ func New(db kv.Store, sealer Sealer) *KV { return NewSplit(db, db, sealer) }
 // so a store that does not flush them to disk saves two disk flushes per
 // signature-flow token response.
 func NewSplit(db, codes kv.Store, sealer Sealer) *KV {
-	return &KV{db: db, codes: codes, sealer: sealer, now: time.Now}
+	return &KV{db: db, codes: codes, sealer: sealer, now: time.Now, LogRetention: defaultLogRetention}
 }
 
 func (s *KV) Ping(ctx context.Context) error {
@@ -306,10 +357,18 @@ func (s *KV) UpdateClient(ctx context.Context, id string, fn func(*Client) error
 		if err != nil {
 			return err
 		}
+		before := c.RevokedBefore
 		if err := fn(&c); err != nil {
 			return err
 		}
 		c.ID = id
+		if c.RevokedBefore < before {
+			c.RevokedBefore = before // a revocation is never undone
+		} else if c.RevokedBefore > before {
+			if err := s.logRevocation(ctx, tx, Revocation{Kind: RevokeClient, ID: id, NotBefore: c.RevokedBefore}); err != nil {
+				return err
+			}
+		}
 		return put(tx, pClient+id, c, 0)
 	})
 }
@@ -395,13 +454,20 @@ func (s *KV) UpdateUser(ctx context.Context, id int32, fn func(*User) error) err
 		if err != nil {
 			return err
 		}
-		before := NormalizeEmail(u.Email)
+		before, revoked := NormalizeEmail(u.Email), u.RevokedBefore
 		if err := fn(&u); err != nil {
 			return err
 		}
 		u.ID = id
 		if after := NormalizeEmail(u.Email); after != before {
 			return fmt.Errorf("the email of a user cannot change: %w", ErrConflict)
+		}
+		if u.RevokedBefore < revoked {
+			u.RevokedBefore = revoked // a revocation is never undone
+		} else if u.RevokedBefore > revoked {
+			if err := s.logRevocation(ctx, tx, Revocation{Kind: RevokeUser, ID: strconv.Itoa(int(id)), NotBefore: u.RevokedBefore}); err != nil {
+				return err
+			}
 		}
 		return put(tx, pUser+id32(id), u, 0)
 	})
@@ -593,7 +659,8 @@ func (s *KV) SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) 
 			// legitimate holder and the thief now share a chain, so all of
 			// it goes.
 			outcome = ErrReused
-			return put(tx, pChain+r.Chain, struct{}{}, max(chainUntil.Sub(s.now()), ttl))
+			until := s.now().Add(max(chainUntil.Sub(s.now()), ttl))
+			return s.revokeChain(ctx, tx, r.Chain, until)
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
@@ -604,4 +671,137 @@ func (s *KV) SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) 
 		return err
 	}
 	return outcome
+}
+
+// defaultLogRetention covers the default access token lifetime many times
+// over; the service sets the real one.
+const defaultLogRetention = 24 * time.Hour
+
+// maxRevokedID bounds the ids of revoked chains and tokens, which come from
+// tokens the service verified but are stored as keys.
+const maxRevokedID = 256
+
+// logRevocation appends r to the revocation log under the next version, in
+// tx: the counter is read and written in the same transaction as the
+// entry, so versions become visible in order. An entry is kept at most
+// LogRetention (a user's or client's: that long after its NotBefore):
+// resource servers check access tokens only, and the service checks
+// refresh tokens against the records and markers, which live longer.
+func (s *KV) logRevocation(ctx context.Context, tx kv.Tx, r Revocation) error {
+	if r.Until == 0 {
+		r.Until = time.Unix(r.NotBefore, 0).Add(s.LogRetention).Unix()
+	} else {
+		r.Until = min(r.Until, s.now().Add(s.LogRetention).Unix())
+	}
+	ttl := time.Unix(r.Until, 0).Sub(s.now())
+	if ttl <= 0 {
+		return nil
+	}
+	v, err := next(ctx, tx, seqRevLog)
+	if err != nil {
+		return err
+	}
+	r.Version = uint32(v)
+	return put(tx, pRevLog+id32(v), r, ttl)
+}
+
+func (s *KV) revokeChain(ctx context.Context, tx kv.Tx, chain string, until time.Time) error {
+	ttl := until.Sub(s.now())
+	if ttl <= 0 {
+		return nil
+	}
+	if err := put(tx, pChain+chain, struct{}{}, ttl); err != nil {
+		return err
+	}
+	return s.logRevocation(ctx, tx, Revocation{Kind: RevokeChain, ID: chain, Until: until.Unix()})
+}
+
+func (s *KV) RevokeChain(ctx context.Context, chain string, until time.Time) error {
+	if chain == "" || len(chain) > maxRevokedID {
+		return nil
+	}
+	return s.db.Update(ctx, func(tx kv.Tx) error {
+		if _, err := tx.Get(ctx, pChain+chain); err == nil {
+			return nil // revoked already (reuse, or an earlier call)
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		return s.revokeChain(ctx, tx, chain, until)
+	})
+}
+
+func (s *KV) RevokeToken(ctx context.Context, jti string, until time.Time) error {
+	if jti == "" || len(jti) > maxRevokedID {
+		return nil
+	}
+	return s.db.Update(ctx, func(tx kv.Tx) error {
+		if _, err := tx.Get(ctx, pJTI+jti); err == nil {
+			return nil
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		ttl := until.Sub(s.now())
+		if ttl <= 0 {
+			return nil
+		}
+		if err := put(tx, pJTI+jti, struct{}{}, ttl); err != nil {
+			return err
+		}
+		return s.logRevocation(ctx, tx, Revocation{Kind: RevokeToken, ID: jti, Until: until.Unix()})
+	})
+}
+
+func (s *KV) Revoked(ctx context.Context, chain, jti string) (bool, error) {
+	for _, key := range []string{pChain + chain, pJTI + jti, pRefresh + jti} {
+		if key == pChain || key == pJTI || key == pRefresh {
+			continue
+		}
+		if _, err := s.db.Get(ctx, key); err == nil {
+			return true, nil
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+func (s *KV) Revocations(ctx context.Context, since uint32) ([]Revocation, uint32, bool, error) {
+	// The counter is read before the scan: an entry it counts is visible
+	// to the scan (same transaction), and one written after it is either
+	// seen by the scan or has a higher version than what is answered.
+	var seq uint32
+	if b, err := s.db.Get(ctx, seqRevLog); err == nil {
+		n, err := strconv.ParseUint(string(b), 10, 32)
+		if err != nil {
+			return nil, 0, false, fmt.Errorf("counter %s: %w", seqRevLog, err)
+		}
+		seq = uint32(n)
+	} else if !errors.Is(err, kv.ErrNotFound) {
+		return nil, 0, false, err
+	}
+	full := since == 0 || since > seq
+	after := ""
+	version := since
+	if full {
+		version = seq
+	} else {
+		after = pRevLog + id32(int32(since))
+	}
+	es, err := s.db.Scan(ctx, pRevLog, after, 0)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	now := s.now().Unix()
+	out := make([]Revocation, 0, len(es))
+	for _, e := range es {
+		var r Revocation
+		if err := json.Unmarshal(e.Value, &r); err != nil {
+			return nil, 0, false, fmt.Errorf("decode %s: %w", e.Key, err)
+		}
+		version = max(version, r.Version)
+		if r.Until > now {
+			out = append(out, r)
+		}
+	}
+	return out, version, full, nil
 }

@@ -58,6 +58,11 @@ type Subject struct {
 	// Session is the refresh token's chain: one per sign-in, kept by every
 	// token rotated from it.
 	Session string
+	// RevokedBefore is the latest revoked-before of the user and the
+	// client (unix seconds): tokens issued before it count as revoked, so
+	// a token issued in the very second of a revocation gets it as its iat
+	// (at most a second ahead, well within the skew every reader allows).
+	RevokedBefore int64
 }
 
 // Set is one token response.
@@ -102,9 +107,10 @@ type Claims struct {
 	Email         string `json:"email,omitempty"`
 	EmailVerified *bool  `json:"email_verified,omitempty"`
 	Name          string `json:"name,omitempty"`
-	// Session (OpenID's `sid`) is on refresh tokens only: the chain that
-	// reuse detection revokes, carried by the token so that issuing one
-	// needs no write.
+	// Session (OpenID's `sid`) is the refresh chain, carried by the
+	// refresh token so that issuing one needs no write, and by the access
+	// tokens issued with it so that revoking the chain (reuse, RFC 7009)
+	// ends them too.
 	Session string `json:"sid,omitempty"`
 }
 
@@ -219,7 +225,7 @@ func (i *Issuer) Plan(s Subject) Plan {
 	base := func(typ string, life time.Duration) Claims {
 		return Claims{
 			Issuer: i.iss, Subject: strconv.Itoa(int(s.UserID)), Audience: aud,
-			IssuedAt: numericDate(now.Unix()), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
+			IssuedAt: issuedAt(now, s.RevokedBefore), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
 			ExpiresAt: numericDate(now.Add(life).Unix()), ID: RandomString(16), Type: typ, Nonce: nonce,
 		}
 	}
@@ -229,6 +235,7 @@ func (i *Issuer) Plan(s Subject) Plan {
 	p.id.Nonce = s.Nonce
 	p.id.Email, p.id.EmailVerified, p.id.Name = s.Email, &s.EmailVerified, s.Name
 	p.refresh.Session = s.Session
+	p.access.Session = s.Session
 	p.RefreshJTI, p.RefreshExpires = p.refresh.ID, p.refresh.Expiration()
 	return p
 }
@@ -261,6 +268,18 @@ func (p Plan) Sign() (Set, error) {
 	return out, err
 }
 
+// issuedAt is now, or revokedBefore when that is later: see
+// Subject.RevokedBefore.
+func issuedAt(now time.Time, revokedBefore int64) numericDate {
+	return numericDate(max(now.Unix(), revokedBefore))
+}
+
+// Lifetimes returns the lifetimes tokens are issued with.
+func (i *Issuer) Lifetimes() Lifetimes { return i.life }
+
+// IssuedAtTime is iat as a time.
+func (c *Claims) IssuedAtTime() time.Time { return time.Unix(int64(c.IssuedAt), 0) }
+
 // Issue signs an access, an id and a refresh token for s.
 func (i *Issuer) Issue(s Subject) (Set, error) { return i.Plan(s).Sign() }
 
@@ -268,11 +287,11 @@ func (i *Issuer) Issue(s Subject) (Set, error) { return i.Plan(s).Sign() }
 // (client_credentials): its subject is ClientSubjectPrefix and the client
 // ID; there is no user, so no id token, and no refresh token (RFC 6749
 // 4.4.3: the client can always ask again).
-func (i *Issuer) IssueClient(clientID string, scopes []string) (Set, error) {
+func (i *Issuer) IssueClient(clientID string, scopes []string, revokedBefore int64) (Set, error) {
 	now := i.now()
 	c := Claims{
 		Issuer: i.iss, Subject: ClientSubjectPrefix + clientID, Audience: audience{clientID},
-		IssuedAt: numericDate(now.Unix()), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
+		IssuedAt: issuedAt(now, revokedBefore), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
 		ExpiresAt: numericDate(now.Add(i.life.Access).Unix()), ID: RandomString(16), Type: TypeAccess,
 		Nonce: RandomString(16), Scope: scopes, Client: clientID,
 	}
@@ -308,7 +327,8 @@ var (
 const maxTokenLen = 16 << 10
 
 // Read verifies a token's signature against the published keys and its
-// validity (exp, nbf and iat with skew, issuer, type).
+// validity (exp, nbf and iat with skew, issuer, type; any of the
+// provider's types when wantType is "").
 func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error) {
 	if raw == "" || len(raw) > maxTokenLen {
 		return nil, ErrMalformed
@@ -336,7 +356,7 @@ func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error
 		now.Add(skew).Before(c.NotBeforeTime()),
 		now.Add(skew).Before(time.Unix(int64(c.IssuedAt), 0)),
 		c.Issuer != i.iss,
-		c.Type != wantType:
+		wantType != "" && c.Type != wantType:
 		return nil, ErrInvalid
 	}
 	return &c, nil

@@ -270,7 +270,7 @@ func TestScopeClaim(t *testing.T) {
 
 func TestIssueClient(t *testing.T) {
 	i, km := newIssuer(t)
-	set, err := i.IssueClient("42", []string{"mdr:x"})
+	set, err := i.IssueClient("42", []string{"mdr:x"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,4 +376,41 @@ func testSealer(t testing.TB) storage.Sealer {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestIssuedAfterARevocation: a token issued in the second of a revocation
+// carries the revoked-before as its iat (so the revocation does not catch
+// it) and still reads; the access token carries the chain; Read with no
+// wanted type takes any of the provider's.
+func TestIssuedAfterARevocation(t *testing.T) {
+	i, _ := newIssuer(t)
+	ctx := context.Background()
+	later := time.Now().Unix() + 1
+	set, err := i.Issue(Subject{UserID: 7, ClientID: "c", Session: "chain", RevokedBefore: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tok, typ := range map[string]string{set.Access: TypeAccess, set.ID: TypeID, set.Refresh: TypeRefresh} {
+		got, err := i.Read(ctx, tok, "")
+		if err != nil || got.Type != typ || int64(got.IssuedAt) != later {
+			t.Fatalf("%s: %+v, %v", typ, got, err)
+		}
+		if (got.Session == "chain") != (typ != TypeID) {
+			t.Fatalf("%s sid = %q", typ, got.Session)
+		}
+	}
+	old, err := i.Issue(Subject{UserID: 7, RevokedBefore: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := i.Read(ctx, old.Access, TypeAccess); got == nil || int64(got.IssuedAt) > time.Now().Unix() {
+		t.Fatalf("a revocation in the past moved iat: %+v", got)
+	}
+	c, err := i.IssueClient("m", nil, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := i.Read(ctx, c.Access, TypeAccess); got == nil || int64(got.IssuedAt) != later {
+		t.Fatalf("client token: %+v", got)
+	}
 }
