@@ -31,6 +31,9 @@ func (t Tool) explain(err error, addr string, reached bool) error {
 	st := se.GRPCStatus()
 	var plain string
 	switch {
+	case st.Code() == codes.Unavailable && !reached && strings.Contains(st.Message(), "server preface: EOF"):
+		// A TLS server closes a plaintext connection without a word.
+		plain = "the " + t.Name + " service at " + addr + " closed the connection: it takes TLS only (drop -insecure-plaintext)"
 	case st.Code() == codes.Unavailable && !reached && isTLS(st.Message()):
 		plain = "no TLS connection to the " + t.Name + " service at " + addr + ": " + st.Message() +
 			" (check -tls-cert, -tls-key and -tls-ca, or " + t.EnvPrefix + "_TLS_*: an operator's certificate of the deployment's CA)"
