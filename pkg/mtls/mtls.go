@@ -56,9 +56,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, def Config) {
 }
 
 // Dev is the configuration of the named component when the development CA
-// exists in dir (as `make run` makes it), else the zero Config: operators'
-// CLIs then work after `make run` without flags.
+// exists in dir (as `make run` makes it), else the zero Config: the
+// binaries and the operators' CLIs then work after `make run` without
+// flags, each with its own certificate.
 func Dev(dir, name string) Config {
+	if name == "" {
+		return Config{}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "ca.pem")); err != nil {
 		return Config{}
 	}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -102,7 +103,15 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
 	fs.IntVar(&c.MaxConns, "max-conns", 1024, "most concurrent gRPC connections (0: no cap)")
 	fs.IntVar(&c.MaxStreams, "max-streams", 1000, "most concurrent RPCs on one gRPC connection (0: no cap)")
 	fs.IntVar(&c.OpsMaxConns, "ops-max-conns", 64, "most concurrent connections to the operations port (0: no cap)")
-	c.TLS.RegisterFlags(fs, mtls.Config{})
+	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, component(fs)))
+}
+
+// component is the service a flag set configures: cmdutil names a service's
+// serve flags "<service> serve". Its certificate in the development CA is
+// the TLS default, as the operator's is the CLIs'.
+func component(fs *flag.FlagSet) string {
+	name, _, _ := strings.Cut(fs.Name(), " ")
+	return name
 }
 
 // Validate reports configuration mistakes of the listening side.

@@ -117,7 +117,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// expose PDF); hence one minute more than -read-timeout.
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 6*time.Minute, "how long a request may take from the end of its headers to the last byte of its response (at least -read-timeout)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long a kept-alive connection may wait for its next request")
-	c.TLS.RegisterFlags(fs, mtls.Config{})
+	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Gateway))
 }
 
 // Validate reports every configuration mistake at once.
