@@ -42,7 +42,7 @@ proto-verify: $(BIN)/buf ## fail when the committed generated code is stale
 
 .PHONY: build
 build: ## build every binary into bin/
-	go build -o $(BIN)/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./gateway/cmd/gateway
+	go build -o $(BIN)/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./gateway/cmd/gateway ./gateway/cmd/fris-certs
 
 .PHONY: run
 run: build ## start every service and the gateway on the embedded store, with demo data

@@ -105,6 +105,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# A throwaway CA: the services take mutual TLS only (docs/security.md).
+# Connections are long-lived, so the handshakes are not in the numbers.
+"$BIN/fris-certs" -dir "$tmp/tls" >/dev/null
+tls() { # tls NAME: the flags of NAME's certificate, into TLS
+  TLS=(-tls-cert "$tmp/tls/$1.pem" -tls-key "$tmp/tls/$1-key.pem" -tls-ca "$tmp/tls/ca.pem")
+}
+tls gateway; TLS_GATEWAY=("${TLS[@]}")
+tls admin; TLS_ADMIN=("${TLS[@]}")
+tls auth; TLS_AUTH=("${TLS[@]}")
+tls mdr; TLS_MDR=("${TLS[@]}")
+tls upload; TLS_UPLOAD=("${TLS[@]}")
+tls broker; TLS_BROKER=("${TLS[@]}")
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # Ports come from below the kernel's ephemeral range: one inside it can be
@@ -163,23 +175,23 @@ FRIS_BENCH_USER_PASSWORD=$(rnd)
 # A throwaway secret for the throwaway signing keys, through the
 # environment of this one process.
 FRIS_AUTH_KEY_SECRETS=$(head -c 32 /dev/urandom | base64) \
-  "$BIN/auth" serve -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$auth_grpc_port" -ops-addr "127.0.0.1:$auth_ops_port" \
+  "$BIN/auth" serve "${TLS_AUTH[@]}" -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$auth_grpc_port" -ops-addr "127.0.0.1:$auth_ops_port" \
   -issuer "$issuer" -log-level warn 2>>"$tmp/auth.log" &
 auth_pid=$!
 pids+=("$auth_pid")
 
-"$BIN/mdr" serve -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$grpc_port" -ops-addr "127.0.0.1:$ops_port" \
+"$BIN/mdr" serve "${TLS_MDR[@]}" -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$grpc_port" -ops-addr "127.0.0.1:$ops_port" \
   -log-level warn 2>>"$tmp/mdr.log" &
 mdr_pid=$!
 pids+=("$mdr_pid")
 wait_ready "http://127.0.0.1:$ops_port/readyz" "$mdr_pid" mdr
 wait_ready "http://127.0.0.1:$auth_ops_port/readyz" "$auth_pid" auth
-"$BIN/mdr" import -addr "127.0.0.1:$grpc_port" services/mdr/demo/mdr16.json >"$tmp/import.log" 2>&1 ||
+"$BIN/mdr" import "${TLS_ADMIN[@]}" -addr "127.0.0.1:$grpc_port" services/mdr/demo/mdr16.json >"$tmp/import.log" 2>&1 ||
   { failed=1; echo "bench: import failed" >&2; exit 1; }
 {
-  "$BIN/auth" create-client -addr "127.0.0.1:$auth_grpc_port" -client-id "$CLIENT_ID" -secret "$FRIS_BENCH_CLIENT_SECRET" \
+  "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$auth_grpc_port" -client-id "$CLIENT_ID" -secret "$FRIS_BENCH_CLIENT_SECRET" \
     -name "fris-bench" -type MDR -redirect-url http://localhost:8888/callback &&
-    "$BIN/auth" create-user -addr "127.0.0.1:$auth_grpc_port" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
+    "$BIN/auth" create-user "${TLS_ADMIN[@]}" -addr "127.0.0.1:$auth_grpc_port" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
       -name "Bench User" -email-verified
 } >"$tmp/seed.log" 2>&1 || { failed=1; echo "bench: seeding the auth service failed" >&2; cat "$tmp/seed.log" >&2; exit 1; }
 
@@ -197,7 +209,7 @@ run_pass() {
   shift 4
   [[ -n "$suites" ]] || return 0
   local gw_pid bench_pid args=()
-  "$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" \
     -auth-addr "127.0.0.1:$auth_grpc_port" -jwks-url "http://127.0.0.1:$auth_ops_port/jwks" -issuer "$issuer" \
     -log-level warn "$@" 2>>"$tmp/gateway.log" &
   gw_pid=$!
@@ -262,12 +274,12 @@ run_broker() {
   free_port b_grpc
   free_port b_ops
   free_port gw_port
-  "$BIN/broker" serve -grpc-addr "127.0.0.1:$b_grpc" -ops-addr "127.0.0.1:$b_ops" -log-level warn -registration approval \
+  "$BIN/broker" serve "${TLS_BROKER[@]}" -grpc-addr "127.0.0.1:$b_grpc" -ops-addr "127.0.0.1:$b_ops" -log-level warn -registration approval \
     -public-url "http://127.0.0.1:$gw_port/broker/rest/searchbroker" "$@" 2>>"$tmp/broker.log" &
   b_pid=$!
   pids+=("$b_pid")
   wait_ready "http://127.0.0.1:$b_ops/readyz" "$b_pid" broker
-  "$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -broker-addr "127.0.0.1:$b_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -broker-addr "127.0.0.1:$b_grpc" \
     -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
@@ -277,7 +289,7 @@ run_broker() {
   echo
   echo "### $label"
   echo
-  "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -suites broker -broker-admin "127.0.0.1:$b_grpc" \
+  "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -suites broker -broker-admin "127.0.0.1:$b_grpc" "${TLS_ADMIN[@]}" \
     -broker-banks "$BROKER_BANKS" -broker-rate "$BROKER_BANKS" -broker-duration "$BROKER_DURATION" -warmup "$WARMUP" \
     -json "$json" -watch "gateway=$gw_pid,broker=$b_pid" &
   bench_pid=$!
@@ -310,17 +322,17 @@ run_upload() {
   free_port u_grpc
   free_port u_ops
   free_port gw_port
-  "$BIN/upload" serve -grpc-addr "127.0.0.1:$u_grpc" -ops-addr "127.0.0.1:$u_ops" -log-level warn -validation off \
+  "$BIN/upload" serve "${TLS_UPLOAD[@]}" -grpc-addr "127.0.0.1:$u_grpc" -ops-addr "127.0.0.1:$u_ops" -log-level warn -validation off \
     ${UPLOAD_BATCH_DELAY:+-batch-delay "$UPLOAD_BATCH_DELAY"} "$@" 2>>"$tmp/upload.log" &
   u_pid=$!
   pids+=("$u_pid")
   wait_ready "http://127.0.0.1:$u_ops/readyz" "$u_pid" upload
   FRIS_BENCH_SITE_PASSWORD=$(rnd)
   export FRIS_BENCH_SITE_PASSWORD
-  "$BIN/upload" create-credential -addr "127.0.0.1:$u_grpc" -site bench -teiler teiler1 \
+  "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site bench -teiler teiler1 \
     -password "$FRIS_BENCH_SITE_PASSWORD" bench-teiler1 >"$tmp/upload-seed.log" 2>&1 ||
     { failed=1; echo "bench: creating the upload credential failed" >&2; cat "$tmp/upload-seed.log" >&2; exit 1; }
-  "$BIN/gateway" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -upload-addr "127.0.0.1:$u_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -upload-addr "127.0.0.1:$u_grpc" \
     -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")

@@ -10,6 +10,10 @@ BIN=${BIN:-bin}
 DATA=${FRIS_DATA_DIR:-.fris/data}
 ADDR=${FRIS_GATEWAY_ADDR:-127.0.0.1:8080}
 LOGS=.fris/logs
+# The development CA and every component's certificate (mutual TLS on the
+# services' gRPC ports, docs/security.md), made once by fris-certs. The CLIs
+# find the operator's certificate there by default: run them from here.
+TLS=${FRIS_TLS_DIR:-.fris/tls}
 # The services' ports: gRPC at BASE+1..4, ops (readyz, metrics, jwks) at
 # BASE+101..104, in the order auth, mdr, upload, broker.
 BASE=${FRIS_PORT_BASE:-9100}
@@ -56,6 +60,7 @@ if ((refuse)); then
   exit 1
 fi
 mkdir -p "$DATA" "$LOGS"
+"$BIN/fris-certs" -dir "$TLS" >/dev/null
 
 pids=() names=()
 # stopped: report the first service that has exited on its own, with the end
@@ -102,12 +107,22 @@ wait_ready() {
   exit 1
 }
 
-start() { # start NAME ARGS...
+start() { # start NAME ARGS...: the gateway, or a service's `serve`, with its certificate
   local name=$1
   shift
-  "$BIN/$name" "$@" 2>>"$LOGS/$name.log" &
+  local tls=(-tls-cert "$TLS/$name.pem" -tls-key "$TLS/$name-key.pem" -tls-ca "$TLS/ca.pem")
+  if [[ "$name" == gateway ]]; then
+    "$BIN/$name" "${tls[@]}" "$@" 2>>"$LOGS/$name.log" &
+  else
+    "$BIN/$name" "$1" "${tls[@]}" "${@:2}" 2>>"$LOGS/$name.log" &
+  fi
   pids+=($!)
   names+=("$name")
+}
+admin() { # admin BIN SUBCOMMAND ARGS...: an operator's command, with the admin certificate
+  local bin=$1 sub=$2
+  shift 2
+  "$BIN/$bin" "$sub" -tls-cert "$TLS/admin.pem" -tls-key "$TLS/admin-key.pem" -tls-ca "$TLS/ca.pem" "$@"
 }
 
 # Demo credentials are made once and kept with the data, so a second
@@ -155,24 +170,24 @@ wait_ready http://$AUTH_OPS/readyz auth
 wait_ready http://$MDR_OPS/readyz mdr
 # The demo registry goes only into an empty one: an operator's registry in
 # $DATA is theirs, and a re-import would overwrite their edits to mdr16.
-"$BIN/mdr" import -addr "$MDR" -if-empty services/mdr/demo/mdr16.json
-"$BIN/auth" create-client -addr "$AUTH" -if-missing -client-id "$FRIS_CLIENT_ID" -secret "$FRIS_CLIENT_SECRET" \
+admin mdr import -addr "$MDR" -if-empty services/mdr/demo/mdr16.json
+admin auth create-client -addr "$AUTH" -if-missing -client-id "$FRIS_CLIENT_ID" -secret "$FRIS_CLIENT_SECRET" \
   -name "FRIS demo client" -type MDR -redirect-url "$FRIS_CLIENT_REDIRECT" >/dev/null
-"$BIN/auth" create-user -addr "$AUTH" -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
+admin auth create-user -addr "$AUTH" -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
   -name "Demo Researcher" -email-verified >/dev/null
 # Both roles (docs/security.md, Roles), also on a data directory made before
 # roles existed: set-scopes is idempotent.
-"$BIN/auth" set-scopes -addr "$AUTH" -scopes broker:researcher,users:search "$FRIS_USER_EMAIL"
+admin auth set-scopes -addr "$AUTH" -scopes broker:researcher,users:search "$FRIS_USER_EMAIL"
 wait_ready http://$UPLOAD_OPS/readyz upload
-"$BIN/upload" create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
+admin upload create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
   -password "$FRIS_SITE_PASSWORD" "$FRIS_SITE_USER" >/dev/null
-"$BIN/upload" create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE2_ID" -teiler "$FRIS_TEILER2_ID" \
+admin upload create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE2_ID" -teiler "$FRIS_TEILER2_ID" \
   -password "$FRIS_SITE2_PASSWORD" "$FRIS_SITE2_USER" >/dev/null
 # The demo inquiry belongs to the demo researcher: its author is the user id
 # that is the subject of the researcher's access tokens.
 wait_ready http://$BROKER_OPS/readyz broker
-FRIS_USER_ID=$("$BIN/auth" users -addr "$AUTH" | awk -v e="$FRIS_USER_EMAIL" '$2 == e { print $1 }')
-FRIS_INQUIRY_ID=$("$BIN/broker" seed-demo -addr "$BROKER" -author "$FRIS_USER_ID" -sites charite,dresden)
+FRIS_USER_ID=$(admin auth users -addr "$AUTH" | awk -v e="$FRIS_USER_EMAIL" '$2 == e { print $1 }')
+FRIS_INQUIRY_ID=$(admin broker seed-demo -addr "$BROKER" -author "$FRIS_USER_ID" -sites charite,dresden)
 
 start gateway -addr "$ADDR" -mdr-addr "$MDR" -auth-addr "$AUTH" -broker-addr "$BROKER" \
   -upload-addr "$UPLOAD" -jwks-url http://$AUTH_OPS/jwks -issuer "http://$ADDR"
@@ -202,6 +217,7 @@ ENV
 cat <<MSG
 
 FRIS is running at http://$ADDR   (logs: $LOGS/, data: $DATA/, demo credentials: .fris/demo.env)
+  services' gRPC ports take mutual TLS only; certificates in $TLS/ (the CLIs use $TLS/admin.pem, e.g. bin/auth users)
 
   demo client  $FRIS_CLIENT_ID / $FRIS_CLIENT_SECRET   (redirect: $FRIS_CLIENT_REDIRECT)
   demo user    $FRIS_USER_EMAIL / $FRIS_USER_PASSWORD

@@ -22,12 +22,16 @@ import (
 	"testing"
 	"time"
 
+	"fris.dev/pkg/devca"
 	"fris.dev/pkg/testredis"
 )
 
 var (
 	binDir   string // built binaries
 	repoRoot string
+	// tlsDir holds the run's development CA and a certificate per
+	// component (devca.Names), as `make run` keeps them in .fris/tls.
+	tlsDir string
 )
 
 func TestMain(m *testing.M) {
@@ -52,6 +56,11 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
+	tlsDir = filepath.Join(dir, "tls")
+	if _, err := devca.Ensure(tlsDir, devca.Names, devca.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: making the test CA:", err)
+		return 1
+	}
 	// Every service under services/ is built, so a new service joins the
 	// stack by existing.
 	targets := []string{"./gateway/cmd/gateway"}
@@ -87,7 +96,7 @@ type proc struct {
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
 	p := &proc{name: name, done: make(chan error, 1)}
-	p.cmd = exec.Command(filepath.Join(binDir, name), args...)
+	p.cmd = exec.Command(filepath.Join(binDir, name), withTLS(name, args)...)
 	pipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +164,28 @@ func (p *proc) stop(t *testing.T) error {
 		_ = p.cmd.Process.Kill()
 		t.Errorf("%s did not stop within 20s of SIGTERM", p.name)
 		return <-p.done
+	}
+}
+
+// tlsArgs are the TLS flags of the named component's certificate.
+func tlsArgs(name string) []string {
+	return []string{"-tls-cert", filepath.Join(tlsDir, name+".pem"), "-tls-key", filepath.Join(tlsDir, name+"-key.pem"),
+		"-tls-ca", filepath.Join(tlsDir, "ca.pem")}
+}
+
+// withTLS gives a command line of bin its certificate: the gateway's, a
+// service's for `serve`, the operator's (admin) for a CLI subcommand. They
+// go first, so that flags the test passes win.
+func withTLS(bin string, args []string) []string {
+	switch {
+	case bin == "gateway":
+		return append(tlsArgs("gateway"), args...)
+	case len(args) == 0:
+		return args
+	case args[0] == "serve":
+		return append(append([]string{"serve"}, tlsArgs(bin)...), args[1:]...)
+	default:
+		return append(append([]string{args[0]}, tlsArgs("admin")...), args[1:]...)
 	}
 }
 
@@ -303,7 +334,7 @@ func (s *Stack) AuthCLI(t *testing.T, wantExit int, args ...string) string {
 func cli(t *testing.T, bin, addr string, wantExit int, args ...string) string {
 	t.Helper()
 	full := append([]string{args[0], "-addr", addr}, args[1:]...)
-	cmd := exec.Command(filepath.Join(binDir, bin), full...)
+	cmd := exec.Command(filepath.Join(binDir, bin), withTLS(bin, full)...)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

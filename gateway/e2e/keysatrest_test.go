@@ -156,7 +156,7 @@ func runExit(t *testing.T, bin string, args ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, bin), args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, bin), withTLS(bin, args)...)
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "FRIS_AUTH_KEY_SECRET") {
 			cmd.Env = append(cmd.Env, e)

@@ -482,7 +482,7 @@ func TestUploadSurvivesSIGKILL(t *testing.T) {
 	// Restart on the same data and address; the gateway reconnects.
 	s.Upload = start(t, "upload", "serve", "-grpc-addr", s.UploadAddr, "-ops-addr", "127.0.0.1:0", "-log-level", "debug",
 		"-argon2-memory-kib", "1024", "-data-dir", dir, "-validation", "off")
-	cc, err := rpcclient.Dial(s.UploadAddr)
+	cc, err := rpcclient.Dial(s.UploadAddr, dialAs(t, "admin"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,6 +556,6 @@ func eventuallyStatus(t *testing.T, s *Stack, method, path, body string, want in
 
 // runBin runs a built binary and returns its combined output and error.
 func runBin(bin string, args ...string) (string, error) {
-	out, err := exec.Command(filepath.Join(binDir, bin), args...).CombinedOutput()
+	out, err := exec.Command(filepath.Join(binDir, bin), withTLS(bin, args)...).CombinedOutput()
 	return string(out), err
 }

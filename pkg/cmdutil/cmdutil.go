@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 
+	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/rpcclient"
 )
 
@@ -46,6 +47,10 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 	fs.SetOutput(t.Stderr)
 	addr := fs.String("addr", t.DefaultAddr, "gRPC address of the running "+t.Name+" service")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long the call may take")
+	// The operator's own certificate: the admin API admits only "admin".
+	// After `make run` the development CA's admin certificate is the default.
+	var tlsCfg mtls.Config
+	tlsCfg.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Admin))
 	if a.Flags != nil {
 		a.Flags(fs)
 	}
@@ -53,7 +58,14 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 		Name: a.Name, ShortUsage: t.Name + " " + a.Usage, ShortHelp: a.Help, FlagSet: fs,
 		Options: []ff.Option{ff.WithEnvVarPrefix(t.EnvPrefix)},
 		Exec: func(ctx context.Context, args []string) error {
-			cc, err := rpcclient.Dial(*addr)
+			if err := tlsCfg.Validate(); err != nil {
+				return fmt.Errorf("%w: %w", ErrUsage, err)
+			}
+			transport, err := tlsCfg.DialOption()
+			if err != nil {
+				return err
+			}
+			cc, err := rpcclient.Dial(*addr, transport)
 			if err != nil {
 				return err
 			}

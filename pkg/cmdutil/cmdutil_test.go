@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"fris.dev/pkg/devca"
 )
 
 func TestExplain(t *testing.T) {
@@ -29,6 +31,10 @@ func TestExplain(t *testing.T) {
 		{"not a status", errors.New("open x: no such file"), false, "open x: no such file"},
 		{"refused", status.Error(codes.Unavailable, "connection error: connection refused"), false, notReachable},
 		{"refused, wrapped", fmt.Errorf("import a.json: %w", status.Error(codes.Unavailable, "x")), false, "import a.json: " + notReachable},
+		{"plaintext to a TLS service", status.Error(codes.Unavailable, `connection error: desc = "error reading server preface: EOF"`), false,
+			"the mdr service at 127.0.0.1:9102 closed the connection: it takes TLS only (drop -insecure-plaintext)"},
+		{"another CA", status.Error(codes.Unavailable, `connection error: desc = "error reading server preface: remote error: tls: unknown certificate authority"`), false,
+			`no TLS connection to the mdr service at 127.0.0.1:9102: connection error: desc = "error reading server preface: remote error: tls: unknown certificate authority" (check -tls-cert, -tls-key and -tls-ca, or FRIS_MDR_TLS_*: an operator's certificate of the deployment's CA)`},
 		{"the service's own unavailable", status.Error(codes.Unavailable, "the registry cannot validate values right now"), true,
 			"unavailable: the registry cannot validate values right now"},
 		{"not found", status.Error(codes.NotFound, "no such client"), true, "not found: no such client"},
@@ -90,6 +96,10 @@ func TestCommandLines(t *testing.T) {
 	lis.Close() // nothing listens here now
 
 	tool := Tool{Name: "mdr", EnvPrefix: "FRIS_MDR", DefaultAddr: closed, Stderr: io.Discard}
+	dir := t.TempDir()
+	if _, err := devca.Ensure(dir, []string{"admin"}, devca.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	ping := func() *Admin {
 		return &Admin{Name: "ping", Usage: "ping [flags]", Help: "call the service",
 			Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
@@ -107,7 +117,10 @@ func TestCommandLines(t *testing.T) {
 		{"-h on a subcommand", []string{"ping", "-h"}, 0, ""},
 		{"no subcommand", nil, 2, "a subcommand is needed"},
 		{"unknown subcommand", []string{"pong"}, 2, "unknown subcommand pong"},
-		{"service down", []string{"ping"}, 1, "the mdr service is not reachable at " + closed},
+		{"service down", []string{"ping", "-insecure-plaintext"}, 1, "the mdr service is not reachable at " + closed},
+		{"service down, with TLS", []string{"ping", "-tls-cert", dir + "/admin.pem", "-tls-key", dir + "/admin-key.pem", "-tls-ca", dir + "/ca.pem"},
+			1, "the mdr service is not reachable at " + closed},
+		{"no TLS material", []string{"ping"}, 2, "-tls-cert, -tls-key and -tls-ca are required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := tool.Root(tool.Command(*ping()))

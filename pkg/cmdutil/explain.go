@@ -31,6 +31,12 @@ func (t Tool) explain(err error, addr string, reached bool) error {
 	st := se.GRPCStatus()
 	var plain string
 	switch {
+	case st.Code() == codes.Unavailable && !reached && strings.Contains(st.Message(), "server preface: EOF"):
+		// A TLS server closes a plaintext connection without a word.
+		plain = "the " + t.Name + " service at " + addr + " closed the connection: it takes TLS only (drop -insecure-plaintext)"
+	case st.Code() == codes.Unavailable && !reached && isTLS(st.Message()):
+		plain = "no TLS connection to the " + t.Name + " service at " + addr + ": " + st.Message() +
+			" (check -tls-cert, -tls-key and -tls-ca, or " + t.EnvPrefix + "_TLS_*: an operator's certificate of the deployment's CA)"
 	case st.Code() == codes.Unavailable && !reached:
 		plain = "the " + t.Name + " service is not reachable at " + addr +
 			": is `make run` going? (or set -addr / " + t.EnvPrefix + "_ADDR)"
@@ -43,6 +49,17 @@ func (t Tool) explain(err error, addr string, reached bool) error {
 	// Keep the context callers wrapped around the status ("import x: ...").
 	msg := strings.Replace(err.Error(), se.(error).Error(), plain, 1)
 	return &explained{msg: msg, err: err}
+}
+
+// isTLS tells a failed handshake (unknown CA, wrong host name, no or
+// refused client certificate) from a service that is not there.
+func isTLS(msg string) bool {
+	for _, s := range []string{"tls:", "x509:", "certificate", "handshake"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // withCode prefixes msg with the code in words ("not found: no such client")

@@ -10,9 +10,10 @@ import (
 )
 
 // Dial connects lazily to a service at addr (host:port, resolved by DNS and
-// re-resolved as replicas come and go). Traffic stays inside the
-// deployment's network, so it is plaintext; otelgrpc carries the caller's
-// trace context to the service.
+// re-resolved as replicas come and go); otelgrpc carries the caller's trace
+// context to the service. Pass the transport in opts (mtls.Config's
+// DialOption): without it the connection is plaintext, which services
+// refuse unless they run with -insecure-plaintext.
 func Dial(addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	base := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),

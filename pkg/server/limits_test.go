@@ -40,7 +40,7 @@ func runService(t *testing.T, cfg Config) map[string]string {
 // The operations port serves at most OpsMaxConns connections at once: one
 // more waits until a slot frees, it is not served beside them.
 func TestOpsPortCapsConnections(t *testing.T) {
-	addrs := runService(t, Config{GRPCAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", ShutdownTimeout: time.Second, OpsMaxConns: 1})
+	addrs := runService(t, Config{GRPCAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", ShutdownTimeout: time.Second, OpsMaxConns: 1, TLS: plaintext})
 	hold, err := net.Dial("tcp", addrs["ops"])
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +66,9 @@ func TestConfigValidate(t *testing.T) {
 		cfg  Config
 		ok   bool
 	}{
-		{"defaults", Config{MaxConns: 1024, MaxStreams: 1000, OpsMaxConns: 64}, true},
-		{"no caps", Config{}, true},
+		{"defaults", Config{MaxConns: 1024, MaxStreams: 1000, OpsMaxConns: 64, TLS: plaintext}, true},
+		{"no caps", Config{TLS: plaintext}, true},
+		{"no TLS material", Config{}, false},
 		{"negative conns", Config{MaxConns: -1}, false},
 		{"negative streams", Config{MaxStreams: -1}, false},
 		{"negative ops conns", Config{OpsMaxConns: -1}, false},

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,8 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+
+	"fris.dev/pkg/mtls"
 )
 
 // Config is the listening side of a service.
@@ -52,6 +55,9 @@ type Config struct {
 	// OpsMaxConns caps concurrent connections to the operations port (0: no
 	// cap), so a flood of probes or scrapes cannot exhaust the process.
 	OpsMaxConns int
+	// TLS is the gRPC port's mutual TLS (docs/security.md,
+	// "Service-to-service trust").
+	TLS mtls.Config
 }
 
 // Limits of the operations port. Its answers are small and local (health,
@@ -97,6 +103,15 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
 	fs.IntVar(&c.MaxConns, "max-conns", 1024, "most concurrent gRPC connections (0: no cap)")
 	fs.IntVar(&c.MaxStreams, "max-streams", 1000, "most concurrent RPCs on one gRPC connection (0: no cap)")
 	fs.IntVar(&c.OpsMaxConns, "ops-max-conns", 64, "most concurrent connections to the operations port (0: no cap)")
+	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, component(fs)))
+}
+
+// component is the service a flag set configures: cmdutil names a service's
+// serve flags "<service> serve". Its certificate in the development CA is
+// the TLS default, as the operator's is the CLIs'.
+func component(fs *flag.FlagSet) string {
+	name, _, _ := strings.Cut(fs.Name(), " ")
+	return name
 }
 
 // Validate reports configuration mistakes of the listening side.
@@ -107,6 +122,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		errs = append(errs, errors.New("-shutdown-timeout must not be negative"))
+	}
+	if err := c.TLS.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -139,6 +157,8 @@ type Service struct {
 	// Ops are extra handlers on the operations port, by ServeMux pattern
 	// (the auth service publishes its signing keys there for the gateway).
 	Ops map[string]http.Handler
+	// Access adds callers to the default access table (see defaultAccess).
+	Access Access
 }
 
 // Run serves until ctx ends, then drains in-flight requests.
@@ -157,14 +177,30 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	m := newRPCMetrics(reg)
 	ApplyGCPercent(cfg.GCPercent)
 
+	creds, err := cfg.TLS.ServerCredentials()
+	if err != nil {
+		return err
+	}
+	unary := []grpc.UnaryServerInterceptor{m.unary, logUnary(svc.Log)}
+	stream := []grpc.StreamServerInterceptor{}
+	z := &authorizer{log: svc.Log}
+	if creds != nil {
+		unary = append(unary, z.unary)
+		stream = append(stream, z.stream)
+	} else {
+		svc.Log.Warn("gRPC without TLS (-insecure-plaintext): any caller that reaches the port may act as the gateway or an operator; development only")
+	}
 	opts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
-		grpc.ChainUnaryInterceptor(m.unary, logUnary(svc.Log), recoverUnary(svc.Log)),
-		grpc.ChainStreamInterceptor(recoverStream(svc.Log)),
+		grpc.ChainUnaryInterceptor(append(unary, recoverUnary(svc.Log))...),
+		grpc.ChainStreamInterceptor(append(stream, recoverStream(svc.Log))...),
 		grpc.MaxRecvMsgSize(cfg.MaxRecvBytes),
 		grpc.ConnectionTimeout(grpcConnectionTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPingInterval, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: grpcPingAfter, Timeout: grpcPingTimeout, MaxConnectionIdle: grpcMaxIdle}),
+	}
+	if creds != nil {
+		opts = append(opts, grpc.Creds(creds))
 	}
 	if cfg.MaxStreams > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(uint32(cfg.MaxStreams)))
@@ -180,6 +216,11 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	healthpb.RegisterHealthServer(gs, hs)
 	reflection.Register(gs)
 	svc.Register(gs)
+	// Set before Serve, so no call reads it unset.
+	z.access = defaultAccess(gs, svc.Access)
+	if creds != nil {
+		svc.Log.Debug("access table", "access", z.access.String())
+	}
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 
 	glis, err := net.Listen("tcp", cfg.GRPCAddr)

@@ -50,7 +50,7 @@ func TestRunServesHealthReadinessMetricsAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{GRPCAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second, MaxRecvBytes: 1 << 20}, Service{
+		done <- Run(ctx, Config{GRPCAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second, MaxRecvBytes: 1 << 20, TLS: plaintext}, Service{
 			Name: "test.Svc",
 			Log:  log,
 			Register: func(s *grpc.Server) {
@@ -145,7 +145,7 @@ func TestRunServesHealthReadinessMetricsAndStops(t *testing.T) {
 }
 
 func TestRunFailsOnBusyPort(t *testing.T) {
-	err := Run(context.Background(), Config{GRPCAddr: "256.0.0.1:1"}, Service{Register: func(*grpc.Server) {}})
+	err := Run(context.Background(), Config{GRPCAddr: "256.0.0.1:1", TLS: plaintext}, Service{Register: func(*grpc.Server) {}})
 	if err == nil {
 		t.Fatal("Run with an impossible address succeeded")
 	}

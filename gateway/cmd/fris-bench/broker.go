@@ -39,7 +39,11 @@ const brokerQuery = `<Query xmlns="http://schema.samply.de/common/Query"><Where>
 // attacks: open loop at the rate, the banks' tokens in turn.
 func runBroker(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) (*BrokerReport, error) {
 	rep := &BrokerReport{Banks: cfg.brokerBanks, Sites: cfg.brokerSites, Inquiries: cfg.brokerInquiries, Rate: cfg.brokerRate, MaxP99Ms: ms(cfg.brokerMaxP99)}
-	cc, err := rpcclient.Dial(cfg.brokerAdmin)
+	transport, err := cfg.brokerTLS.DialOption()
+	if err != nil {
+		return nil, fmt.Errorf("-broker-admin: %w", err)
+	}
+	cc, err := rpcclient.Dial(cfg.brokerAdmin, transport)
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/server"
 )
 
@@ -80,6 +81,7 @@ type config struct {
 	creds             credentials
 
 	brokerAdmin       string
+	brokerTLS         mtls.Config
 	brokerBanks       int
 	brokerSites       int
 	brokerInquiries   int
@@ -157,6 +159,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.creds.email, "user-email", "", "auth, bearer: the seeded user, who signs in with a password")
 	fs.StringVar(&c.creds.password, "user-password", "", "auth, bearer: the user's password (default $"+envUserPassword+")")
 	fs.StringVar(&c.brokerAdmin, "broker-admin", "127.0.0.1:9104", "broker: gRPC address of the broker's admin API (banks are approved there)")
+	// The admin API admits only an operator's certificate ("admin").
+	c.brokerTLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Admin))
 	fs.IntVar(&c.brokerBanks, "broker-banks", 1000, "broker: banks registered and polling")
 	fs.IntVar(&c.brokerSites, "broker-sites", 10, "broker: sites the banks are spread over")
 	fs.IntVar(&c.brokerInquiries, "broker-inquiries", 3, "broker: released inquiries, addressed to every site")

@@ -35,6 +35,7 @@ import (
 	"fris.dev/gateway/internal/respcache"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/identity"
+	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/rpcclient"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
@@ -77,6 +78,11 @@ type Config struct {
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
+
+	// TLS is the gateway's side of the services' mutual TLS: its
+	// certificate ("gateway", the one peer whose identity metadata the
+	// services believe) and the deployment's CA.
+	TLS mtls.Config
 }
 
 // RegisterFlags adds the gateway's flags to fs.
@@ -115,6 +121,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// expose PDF); hence one minute more than -read-timeout.
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 6*time.Minute, "how long a request may take from the end of its headers to the last byte of its response (at least -read-timeout)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long a kept-alive connection may wait for its next request")
+	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Gateway))
 }
 
 // Validate reports every configuration mistake at once.
@@ -189,6 +196,9 @@ func (c *Config) Validate() error {
 		// would cut off a body the read timeout still allows.
 		errs = append(errs, errors.New("-write-timeout must be at least -read-timeout"))
 	}
+	if err := c.TLS.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -213,8 +223,12 @@ func (u Upstreams) Close() {
 // Dial connects to every service named in cfg.
 func Dial(cfg Config) (Upstreams, error) {
 	var up Upstreams
-	var err error
-	if up.MDR, err = rpcclient.Dial(cfg.MDRAddr, forwardClientAddr()...); err != nil {
+	transport, err := cfg.TLS.DialOption()
+	if err != nil {
+		return Upstreams{}, err
+	}
+	opts := append(forwardClientAddr(), transport)
+	if up.MDR, err = rpcclient.Dial(cfg.MDRAddr, opts...); err != nil {
 		return Upstreams{}, err
 	}
 	for _, o := range []struct {
@@ -224,7 +238,7 @@ func Dial(cfg Config) (Upstreams, error) {
 		if o.addr == "" {
 			continue
 		}
-		if *o.cc, err = rpcclient.Dial(o.addr, forwardClientAddr()...); err != nil {
+		if *o.cc, err = rpcclient.Dial(o.addr, opts...); err != nil {
 			up.Close()
 			return Upstreams{}, err
 		}
@@ -534,6 +548,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return fmt.Errorf("telemetry: %w", err)
 	}
 	defer func() { _ = shutdown(context.Background()) }()
+	if cfg.TLS.Insecure {
+		log.Warn("gRPC to the services without TLS (-insecure-plaintext): they must run with -insecure-plaintext too; development only")
+	}
 	up, err := Dial(cfg)
 	if err != nil {
 		return err

@@ -219,7 +219,7 @@ func newEnv(t *testing.T, withAuth bool, args ...string) *env {
 		args = append([]string{"-auth-addr", "set-by-test"}, args...)
 		up.Auth, e.authHS = serve(t, func(s *grpc.Server) { authv1.RegisterAuthServiceServer(s, fakeAuth{recorder: e.auth}) })
 	}
-	cfg := defaultConfig(t, append([]string{"-cors-origins", "https://app.example"}, args...)...)
+	cfg := defaultConfig(t, append([]string{"-cors-origins", "https://app.example", "-insecure-plaintext"}, args...)...)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -765,8 +765,11 @@ func TestConfigValidate(t *testing.T) {
 		{[]string{"-read-header-timeout", "10m"}, false},
 		{[]string{"-write-timeout", "1m"}, false},
 		{[]string{"-read-timeout", "30s", "-write-timeout", "1m"}, true},
+		// The cases above run with -insecure-plaintext; TLS is secure by default.
+		{[]string{"-insecure-plaintext=false"}, false},
+		{[]string{"-insecure-plaintext=false", "-tls-cert", "g.pem", "-tls-key", "g-key.pem", "-tls-ca", "ca.pem"}, true},
 	} {
-		cfg := defaultConfig(t, tc.args...)
+		cfg := defaultConfig(t, append([]string{"-insecure-plaintext"}, tc.args...)...)
 		if err := cfg.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%v: %v", tc.args, err)
 		}

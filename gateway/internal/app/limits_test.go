@@ -30,7 +30,7 @@ func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 // runGateway starts Run with the given flags and returns its address.
 func runGateway(t *testing.T, args ...string) string {
 	t.Helper()
-	cfg := defaultConfig(t, append([]string{"-addr", "127.0.0.1:0", "-jwks-url", ""}, args...)...)
+	cfg := defaultConfig(t, append([]string{"-addr", "127.0.0.1:0", "-jwks-url", "", "-insecure-plaintext"}, args...)...)
 	var logs lockedBuf
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -15,6 +15,7 @@ import (
 
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
+	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
 	mdrv1 "fris.dev/proto/mdr/v1"
@@ -89,5 +90,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),
+		// The upload checks patients' values against the registry.
+		Access: server.Access{mdrv1.MdrService_CheckValues_FullMethodName: {mtls.Upload}},
 	})
 }

@@ -63,7 +63,7 @@ func TestImportIfEmpty(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeAdmin{namespaces: tc.namespaces}
 			addr := serveAdmin(t, f)
-			args := append([]string{"import", "-addr", addr}, tc.flags...)
+			args := append([]string{"import", "-addr", addr, "-insecure-plaintext"}, tc.flags...)
 			args = append(args, "../../demo/mdr16.json")
 			var out bytes.Buffer
 			if err := Run(context.Background(), args, strings.NewReader(""), &out, io.Discard); err != nil {

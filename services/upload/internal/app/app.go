@@ -142,7 +142,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer db.Close()
 	var checker service.Checker
 	if cfg.Validation != service.ValidateOff {
-		cc, err := rpcclient.Dial(cfg.MDRAddr)
+		// Upload's own certificate: mdr admits it to CheckValues.
+		transport, err := cfg.Server.TLS.DialOption()
+		if err != nil {
+			return err
+		}
+		cc, err := rpcclient.Dial(cfg.MDRAddr, transport)
 		if err != nil {
 			return fmt.Errorf("mdr: %w", err)
 		}
