@@ -90,7 +90,7 @@ var authRoutes = []authRoute{
 // AuthService handlers (rules written for CanonicalAuthPrefix); login serves
 // GET and POST of the authorize page. A nil gw means the auth service is
 // not configured: every group A path answers 503.
-func Auth(mux *http.ServeMux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler) {
+func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler) {
 	prefix = strings.TrimRight(prefix, "/")
 	if gw == nil {
 		off := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

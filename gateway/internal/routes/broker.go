@@ -53,7 +53,7 @@ type BrokerConfig struct {
 // names the broker in its Server header. Paths are registered for every
 // method so that a wrong method is answered here (405, text) rather than
 // by the generic JSON 405.
-func Broker(mux *http.ServeMux, c BrokerConfig) {
+func Broker(mux Mux, c BrokerConfig) {
 	prefix := strings.TrimRight(c.Prefix, "/")
 	base := prefix + "/searchbroker"
 	name := &brokerName{client: c.Client, log: c.Log}

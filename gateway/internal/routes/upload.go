@@ -38,7 +38,7 @@ type UploadConfig struct {
 //
 // with <op> one of uploadStats, pats/{id}, patsPrefix/{prefix}. Errors are
 // plain text; 401 carries the Basic challenge.
-func Upload(mux *http.ServeMux, c UploadConfig) {
+func Upload(mux Mux, c UploadConfig) {
 	base := strings.TrimRight(c.Prefix, "/") + "/sites/"
 	if c.Client == nil {
 		mux.HandleFunc(base, func(w http.ResponseWriter, r *http.Request) {
