@@ -18,23 +18,22 @@ type record struct {
 	Tags  []string `json:"tags,omitempty"`
 }
 
-var jsonCases = []struct {
-	name string
-	fn   func(t *testing.T, s kv.Store)
-}{
-	{"RoundTrip", testJSONRoundTrip},
-	{"MissingIsNotFound", testJSONMissing},
-	{"CorruptRecordNamesItsKey", testJSONCorrupt},
-	{"UnencodableWritesNothing", testJSONUnencodable},
-	{"ScanOrderPrefixAndPaging", testJSONScan},
-	{"ScanFailsOnACorruptRecord", testJSONScanCorrupt},
-	{"InsideATransaction", testJSONInTx},
-}
-
+// TestJSON holds the JSON helpers to their contract on both backends.
 func TestJSON(t *testing.T) {
 	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) {
-		for _, c := range jsonCases {
-			t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+		for _, c := range []struct {
+			name string
+			run  func(t *testing.T, s kv.Store)
+		}{
+			{"RoundTrip", testJSONRoundTrip},
+			{"MissingIsNotFound", testJSONMissing},
+			{"CorruptRecordNamesItsKey", testJSONCorrupt},
+			{"UnencodableWritesNothing", testJSONUnencodable},
+			{"ScanOrderPrefixAndPaging", testJSONScan},
+			{"ScanFailsOnACorruptRecord", testJSONScanCorrupt},
+			{"InsideATransaction", testJSONInTx},
+		} {
+			t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
 		}
 	})
 }
