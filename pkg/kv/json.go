@@ -8,8 +8,9 @@ import (
 )
 
 // The services keep most records as JSON. These helpers are the one way to
-// do so, so a record that does not decode is reported the same everywhere
-// (naming its key) and ErrNotFound passes through unwrapped for rpcerr.
+// do so: a record that does not decode is reported the same everywhere,
+// naming its key, and an absent one is ErrNotFound exactly as Get returns
+// it, for rpcerr to map.
 
 // GetJSON reads and decodes the record at key; an absent key is ErrNotFound.
 func GetJSON[T any](ctx context.Context, r Reader, key string) (T, error) {

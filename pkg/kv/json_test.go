@@ -74,7 +74,8 @@ func testJSONRoundTrip(t *testing.T, s kv.Store) {
 
 func testJSONMissing(t *testing.T, s kv.Store) {
 	got, err := kv.GetJSON[record](context.Background(), s, "nope")
-	// Not wrapped: callers and rpcerr compare with errors.Is, some with ==.
+	// Exactly what Get returns, not wrapped: an absent record reads as it
+	// did before the helper, message included.
 	if err != kv.ErrNotFound || got.Name != "" {
 		t.Fatalf("GetJSON missing = %+v, %v; want ErrNotFound", got, err)
 	}
