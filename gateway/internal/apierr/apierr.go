@@ -144,6 +144,11 @@ func FromGRPC(err error) (int, string) {
 		// fault as 413 would say, and not over in a moment as 503 would.
 		return http.StatusInsufficientStorage, "insufficient storage: the service cannot store more data now"
 	}
+	if errinfo.Has(st, errinfo.UnsupportedMediaType) {
+		// The service does not read the body's Content-Type; its message
+		// says what to send.
+		return http.StatusUnsupportedMediaType, st.Message()
+	}
 	code := HTTPStatus(st.Code())
 	msg := st.Message()
 	if code >= 500 && code != http.StatusNotImplemented && code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout {
