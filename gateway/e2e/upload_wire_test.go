@@ -72,6 +72,10 @@ func TestUploadWire(t *testing.T) {
 			text(415, `charset "`+strings.Repeat("x", 40)+`" is not supported: send UTF-8 or ISO-8859-1`+"\n")},
 		{"stats quoted charset with spaces and UTF-8", "PUT", charite.spec() + "/uploadStats", ok, append(charite.auth(), "Content-Type", `text/xml; charset=" grüße "`),
 			text(415, `charset "grüße" is not supported: send UTF-8 or ISO-8859-1`+"\n")},
+		// The one change since the service decides: bytes that are not UTF-8
+		// reach it as U+FFFD (before, the gateway echoed "\xff").
+		{"stats charset not UTF-8", "PUT", charite.spec() + "/uploadStats", ok, append(charite.auth(), "Content-Type", "text/xml; charset=\"x\xffy\""),
+			text(415, "charset \"x\ufffdy\" is not supported: send UTF-8 or ISO-8859-1\n")},
 		{"stats malformed", "PUT", charite.spec() + "/uploadStats", `<Uploadstats><Last`, charite.xml(),
 			text(400, "malformed XML: XML syntax error on line 1: unexpected EOF\n")},
 		{"stats wrong root", "PUT", charite.spec() + "/uploadStats", `<Other/>`, charite.xml(),
