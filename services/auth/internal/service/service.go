@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/authheader"
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
@@ -591,9 +592,7 @@ func (p Public) bearer(ctx context.Context) (storage.User, *tokens.Claims, error
 	md, _ := metadata.FromIncomingContext(ctx)
 	var raw string
 	if v := md.Get("authorization"); len(v) > 0 {
-		if scheme, tok, ok := strings.Cut(strings.TrimSpace(v[0]), " "); ok && strings.EqualFold(scheme, "Bearer") {
-			raw = strings.TrimSpace(tok)
-		}
+		raw = authheader.Bearer(v[0])
 	}
 	if raw == "" {
 		return storage.User{}, nil, denied("an access token is required")

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"fris.dev/pkg/authheader"
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/rpcerr"
 	"fris.dev/services/broker/internal/storage"
@@ -44,24 +45,15 @@ func newCode() (string, error) {
 	return fmt.Sprintf("%08d", n.Int64()), nil
 }
 
-// credential reads the Authorization value the gateway passed on: with the
-// scheme "Samply" (what real clients send) or bare. Another scheme is no
-// bank token.
-func credential(ctx context.Context, scheme string) string {
-	h := strings.TrimSpace(identity.Incoming(ctx, "authorization"))
-	if h == "" {
-		return ""
-	}
-	if sch, rest, ok := strings.Cut(h, " "); ok {
-		if !strings.EqualFold(sch, scheme) {
-			return ""
-		}
-		return strings.TrimSpace(rest)
-	}
-	if scheme == "SamplyRegistration" {
-		return ""
-	}
-	return h
+// bankToken is the bank token of the Authorization value the gateway
+// passed on ("Samply <token>" or bare); activationCode is the code of a
+// "SamplyRegistration <code>" one.
+func bankToken(ctx context.Context) string {
+	return authheader.Samply(identity.Incoming(ctx, "authorization"))
+}
+
+func activationCode(ctx context.Context) string {
+	return authheader.SamplyRegistration(identity.Incoming(ctx, "authorization"))
 }
 
 // normalEmail checks a bank's email (a bare address) and lower-cases it:
@@ -93,7 +85,7 @@ func (s *Service) Register(ctx context.Context, email string) (token string, act
 		return "", false, err
 	}
 	if s.cfg.Registration == ModeActivationCode {
-		code := credential(ctx, "SamplyRegistration")
+		code := activationCode(ctx)
 		if code == "" {
 			return "", true, s.sendCode(ctx, email)
 		}
@@ -175,7 +167,7 @@ func (s *Service) bankForEmail(ctx context.Context, email string) (storage.Bank,
 	if err != nil {
 		return storage.Bank{}, notFound(err, "no bank %s", e)
 	}
-	tok := credential(ctx, "Samply")
+	tok := bankToken(ctx)
 	if tok == "" || subtle.ConstantTimeCompare([]byte(hashToken(tok)), []byte(b.TokenHash)) != 1 {
 		return b, errMismatch
 	}
@@ -219,7 +211,7 @@ func (s *Service) deleteBank(ctx context.Context, b storage.Bank) error {
 
 // caller is the bank whose token the call carries.
 func (s *Service) caller(ctx context.Context) (storage.Bank, error) {
-	tok := credential(ctx, "Samply")
+	tok := bankToken(ctx)
 	if tok == "" {
 		return storage.Bank{}, rpcerr.New(rpcerr.ErrUnauthenticated, "a bank token is required (Authorization: Samply <token>)")
 	}

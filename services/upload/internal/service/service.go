@@ -7,7 +7,6 @@ package service
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"log/slog"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"fris.dev/pkg/authheader"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/rpcerr"
 	"fris.dev/services/upload/internal/contenttype"
@@ -126,16 +126,8 @@ func basicAuth(ctx context.Context) (user, pass string, ok bool) {
 	if len(v) != 1 {
 		return "", "", false
 	}
-	scheme, cred, found := strings.Cut(strings.TrimSpace(v[0]), " ")
-	if !found || !strings.EqualFold(scheme, "Basic") {
-		return "", "", false
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
-	if err != nil {
-		return "", "", false
-	}
-	user, pass, ok = strings.Cut(string(raw), ":")
-	return user, pass, ok && user != ""
+	user, pass, err := authheader.Basic(v[0])
+	return user, pass, err == nil && user != ""
 }
 
 func checkTeiler(t storage.Teiler) error {
