@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"fris.dev/gateway/internal/apierr"
+	"fris.dev/pkg/authheader"
 	"fris.dev/pkg/identity"
 )
 
@@ -27,20 +27,11 @@ func (None) Verify(context.Context, string) (identity.Identity, error) {
 	return identity.Identity{}, ErrNoVerifier
 }
 
-// BearerToken returns the token of an `Authorization: Bearer <token>` header,
-// or "" when there is none. Real clients send `Bearer null` when logged out;
-// that is no token.
+// BearerToken returns the token of the request's `Authorization: Bearer
+// <token>` header, or "" when there is none (authheader.Bearer says what
+// counts as one).
 func BearerToken(r *http.Request) string {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	tok = strings.TrimSpace(tok)
-	if tok == "" || tok == "null" || tok == "undefined" {
-		return ""
-	}
-	return tok
+	return authheader.Bearer(r.Header.Get("Authorization"))
 }
 
 type ctxKey struct{}

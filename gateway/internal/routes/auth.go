@@ -3,13 +3,9 @@ package routes
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -18,6 +14,7 @@ import (
 
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/pkg/authheader"
 	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
 )
@@ -32,7 +29,7 @@ const DiscoveryPath = "/.well-known/openid-configuration"
 // AuthorizePath is the browser login below the prefix.
 const AuthorizePath = "/authorize"
 
-// body kinds a POST route accepts.
+// body kinds a POST route of group A accepts (see rewrite).
 type bodyKind int
 
 const (
@@ -105,10 +102,7 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 		mux.Handle("GET "+prefix+DiscoveryPath, off)
 		return
 	}
-	h := gw
-	if prefix != CanonicalAuthPrefix {
-		h = rewritePrefix(prefix, CanonicalAuthPrefix, gw)
-	}
+	h := canonical(prefix, CanonicalAuthPrefix, gw)
 	for _, rt := range authRoutes {
 		var rh http.Handler = h
 		switch {
@@ -117,7 +111,7 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 		case rt.bearer:
 			rh = authn.Required(v, rh)
 		case rt.method == http.MethodPost:
-			rh = requestBody(rt.body, rh)
+			rh = jsonBody(rt.body.rewrite(), rh)
 		}
 		if rt.noStore {
 			rh = noStore(rh)
@@ -162,66 +156,32 @@ func noStore(next http.Handler) http.Handler {
 	})
 }
 
-// requestBody admits JSON bodies (application/json in any charset, or no
-// Content-Type at all) and, for the token endpoint, HTML form bodies, which
-// standard OAuth clients send; a form becomes the equivalent JSON. Anything
-// else is 415. The body is read whole here (within the gateway's limit) so
-// an oversized one is 413, not a decoding error; an empty body goes on
-// empty for the service to refuse.
-func requestBody(kind bodyKind, next http.Handler) http.Handler {
-	want := "application/json"
-	if kind != jsonOnly {
-		want += " or application/x-www-form-urlencoded"
+// rewrite is how a POST body of kind reaches the service: nil (JSON as
+// sent) for JSON only; for the OAuth endpoints a form becomes the
+// equivalent JSON, and client_secret_basic credentials move into it.
+func (k bodyKind) rewrite() bodyRewrite {
+	if k == jsonOnly {
+		return nil
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		form := false
-		if ct := r.Header.Get("Content-Type"); ct != "" {
-			mt, _, err := mime.ParseMediaType(ct)
-			switch {
-			case err != nil:
-				apierr.WriteJSON(w, http.StatusUnsupportedMediaType, "Content-Type must be "+want)
-				return
-			case mt == "application/json":
-			case mt == "application/x-www-form-urlencoded" && kind != jsonOnly:
-				form = true
-			default:
-				apierr.WriteJSON(w, http.StatusUnsupportedMediaType, "Content-Type must be "+want)
-				return
-			}
-		}
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				apierr.WriteJSON(w, http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
-				return
-			}
-			apierr.WriteJSON(w, http.StatusBadRequest, "reading the request body failed")
-			return
-		}
+	return func(w http.ResponseWriter, r *http.Request, b []byte, form bool) ([]byte, bool) {
+		var err error
 		if form && len(bytes.TrimSpace(b)) > 0 {
-			if b, err = formToJSON(string(b), kind.message()); err != nil {
+			if b, err = formToJSON(string(b), k.message()); err != nil {
 				apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
-				return
+				return nil, false
 			}
 		}
-		if kind != jsonOnly {
-			if b, err = basicClient(r.Header.Get("Authorization"), b, kind.message()); err != nil {
-				var ce clientAuthError
-				if errors.As(err, &ce) {
-					apierr.WriteOAuth(w, http.StatusUnauthorized, "invalid_client", err.Error())
-				} else {
-					apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
-				}
-				return
+		if b, err = basicClient(r.Header.Get("Authorization"), b, k.message()); err != nil {
+			var ce clientAuthError
+			if errors.As(err, &ce) {
+				apierr.WriteOAuth(w, http.StatusUnauthorized, "invalid_client", err.Error())
+			} else {
+				apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
 			}
+			return nil, false
 		}
-		r2 := r.Clone(r.Context())
-		r2.Header.Set("Content-Type", "application/json")
-		r2.Body = io.NopCloser(bytes.NewReader(b))
-		r2.ContentLength = int64(len(b))
-		next.ServeHTTP(w, r2)
-	})
+		return b, true
+	}
 }
 
 // clientAuthError is a malformed Basic header: 401 invalid_client.
@@ -240,16 +200,13 @@ func (e clientAuthError) Error() string { return string(e) }
 // spec's JSON clients pay nothing for it. Credentials in both places are
 // refused unless they agree: a client uses one method (RFC 6749 2.3).
 func basicClient(authz string, b []byte, msg proto.Message) ([]byte, error) {
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(authz), " ")
-	if !ok || !strings.EqualFold(scheme, "Basic") {
+	user, pass, err := authheader.Basic(authz)
+	switch {
+	case errors.Is(err, authheader.ErrNotBasic):
 		return b, nil
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
-	if err != nil {
+	case errors.Is(err, authheader.ErrNotBase64):
 		return nil, clientAuthError("the Basic credentials are not base64")
-	}
-	user, pass, ok := strings.Cut(string(raw), ":")
-	if !ok {
+	case err != nil:
 		return nil, clientAuthError("the Basic credentials have no ':' between client ID and secret")
 	}
 	id, err1 := url.QueryUnescape(user)

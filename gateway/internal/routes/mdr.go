@@ -1,4 +1,3 @@
-// Package routes maps the documented REST paths onto the services.
 package routes
 
 import (
@@ -30,33 +29,8 @@ var mdrPaths = []string{
 // is rewritten to it first.
 func MDR(mux Mux, prefix string, gw http.Handler) {
 	prefix = strings.TrimRight(prefix, "/")
-	h := gw
-	if prefix != CanonicalMDRPrefix {
-		h = rewritePrefix(prefix, CanonicalMDRPrefix, gw)
-	}
+	h := asGET(canonical(prefix, CanonicalMDRPrefix, gw))
 	for _, p := range mdrPaths {
-		mux.Handle("GET "+prefix+p, asGET(h))
+		mux.Handle("GET "+prefix+p, h)
 	}
-}
-
-// asGET lets HEAD through as GET; net/http drops the body of HEAD responses.
-func asGET(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodHead {
-			r = r.Clone(r.Context())
-			r.Method = http.MethodGet
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func rewritePrefix(from, to string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r2 := r.Clone(r.Context())
-		r2.URL.Path = to + strings.TrimPrefix(r.URL.Path, from)
-		if r.URL.RawPath != "" {
-			r2.URL.RawPath = to + strings.TrimPrefix(r.URL.RawPath, from)
-		}
-		next.ServeHTTP(w, r2)
-	})
 }

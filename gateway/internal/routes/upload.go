@@ -144,22 +144,16 @@ func uploadError(w http.ResponseWriter, err error) {
 	apierr.WriteText(w, code, msg)
 }
 
-// contentType is the request's Content-Type for the service. A header may
-// carry bytes that are not UTF-8, which a proto string cannot.
-func contentType(r *http.Request) string {
-	return strings.ToValidUTF8(r.Header.Get("Content-Type"), "\uFFFD")
-}
-
 func (h *uploadHandlers) putPatient(p UploadPath) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, ok := readBody(w, r)
+		body, ok := readBody(w, r, apierr.WriteText)
 		if !ok {
 			return
 		}
 		ctx, cancel := h.ctx(r)
 		defer cancel()
 		res, err := h.client.PutPatient(ctx, &uploadv1.PutPatientRequest{
-			Teiler: p.teiler(), PatientId: p.Arg, Document: body, ContentType: contentType(r),
+			Teiler: p.teiler(), PatientId: p.Arg, Document: body, ContentType: headerString(r, "Content-Type"),
 		})
 		if err != nil {
 			uploadError(w, err)
@@ -246,14 +240,14 @@ func (h *uploadHandlers) getStats(p UploadPath) http.HandlerFunc {
 
 func (h *uploadHandlers) putStats(p UploadPath) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, ok := readBody(w, r)
+		body, ok := readBody(w, r, apierr.WriteText)
 		if !ok {
 			return
 		}
 		ctx, cancel := h.ctx(r)
 		defer cancel()
 		if _, err := h.client.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{
-			Teiler: p.teiler(), Document: body, ContentType: contentType(r),
+			Teiler: p.teiler(), Document: body, ContentType: headerString(r, "Content-Type"),
 		}); err != nil {
 			uploadError(w, err)
 			return

@@ -101,8 +101,8 @@ func TestUploadContentType(t *testing.T) {
 		if in != "" {
 			r.Header.Set("Content-Type", in)
 		}
-		if got := contentType(r); got != want || !utf8.ValidString(got) {
-			t.Errorf("contentType(%q) = %q, want %q", in, got, want)
+		if got := headerString(r, "Content-Type"); got != want || !utf8.ValidString(got) {
+			t.Errorf("headerString(Content-Type %q) = %q, want %q", in, got, want)
 		}
 	}
 }
