@@ -1,0 +1,249 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/cors"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"fris.dev/gateway/internal/apierr"
+	"fris.dev/gateway/internal/authn"
+	"fris.dev/gateway/internal/httpx"
+	"fris.dev/gateway/internal/login"
+	"fris.dev/gateway/internal/respcache"
+	"fris.dev/gateway/internal/routes"
+	"fris.dev/pkg/identity"
+	authv1 "fris.dev/proto/auth/v1"
+	brokerv1 "fris.dev/proto/broker/v1"
+	mdrv1 "fris.dev/proto/mdr/v1"
+	uploadv1 "fris.dev/proto/upload/v1"
+)
+
+// newGatewayMux is grpc-gateway's mux as every JSON group uses it.
+func newGatewayMux() *runtime.ServeMux {
+	return runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler{&runtime.JSONPb{
+			MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
+		}}),
+		runtime.WithIncomingHeaderMatcher(incomingHeaders),
+		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithMetadata(func(ctx context.Context, r *http.Request) metadata.MD {
+			md := metadata.Pairs("x-request-id", httpx.RequestID(ctx))
+			if tok := authn.Forwarding(ctx); tok != "" {
+				md.Set("authorization", tok)
+			}
+			if p := routes.AuthPrefix(ctx); p != "" {
+				md.Set(identity.KeyAuthPrefix, p)
+			}
+			return metadata.Join(md, metadata.Pairs(authn.From(ctx).Pairs()...))
+		}),
+		runtime.WithErrorHandler(apierr.GatewayErrorHandler),
+		runtime.WithRoutingErrorHandler(func(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, code int) {
+			apierr.WriteJSON(w, code, http.StatusText(code))
+		}),
+		runtime.WithUnescapingMode(runtime.UnescapingModeAllCharacters),
+	)
+}
+
+// routeTable registers every public path of the gateway on mux: groups A-D
+// and the operations endpoints. It is apart from Handler so that a test can
+// list the table (docs/interface.md names every pattern).
+func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
+	gw := newGatewayMux()
+	if err := mdrv1.RegisterMdrServiceHandlerClient(ctx, gw, mdrv1.NewMdrServiceClient(up.MDR)); err != nil {
+		return err
+	}
+	cache := respcache.New(cfg.MDRCacheSize, cfg.MDRCacheTTL, 64<<10)
+	routes.MDR(mux, cfg.MDRPrefix, authn.Optional(verifier, cache.Handler(upstream(cfg.UpstreamTimeout, gw))))
+
+	// Group A: never through the registry's response cache.
+	var authGW, loginPage http.Handler
+	if up.Auth != nil {
+		client := authv1.NewAuthServiceClient(up.Auth)
+		agw := newGatewayMux()
+		if err := authv1.RegisterAuthServiceHandlerClient(ctx, agw, client); err != nil {
+			return err
+		}
+		authGW = upstream(cfg.UpstreamTimeout, agw)
+		loginPage = login.New(login.Config{Client: client, Prefix: cfg.AuthPrefix, Timeout: cfg.UpstreamTimeout, Log: log})
+	}
+	routes.Auth(mux, cfg.AuthPrefix, authGW, verifier, loginPage)
+
+	// Group C (upload).
+	uc := routes.UploadConfig{Prefix: cfg.UploadPrefix, Timeout: cfg.UpstreamTimeout}
+	if up.Upload != nil {
+		uc.Client = uploadv1.NewUploadServiceClient(up.Upload)
+	}
+	routes.Upload(mux, uc)
+
+	// Group D (broker): wired here.
+	bc := routes.BrokerConfig{Prefix: cfg.BrokerPrefix, Verifier: verifier, Timeout: cfg.UpstreamTimeout, Log: log}
+	if up.Broker != nil {
+		bc.Client = brokerv1.NewBrokerServiceClient(up.Broker)
+		rgw := newGatewayMux()
+		if err := brokerv1.RegisterResearcherServiceHandlerClient(ctx, rgw, brokerv1.NewResearcherServiceClient(up.Broker)); err != nil {
+			return err
+		}
+		bc.Researcher = upstream(cfg.UpstreamTimeout, rgw)
+	}
+	routes.Broker(mux, bc)
+
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	// /readyz is about this process: it can serve (every group's routes
+	// answer, if only with 503) until shutdown begins. A service's outage is
+	// shared by every replica of the gateway, so taking replicas out of
+	// rotation for it would only turn 503s into refused connections.
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if ctx.Err() != nil {
+			apierr.WriteText(w, http.StatusServiceUnavailable, "shutting down")
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	mux.Handle("GET "+GroupsPath, groupHealth(up, verifier))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return nil
+}
+
+// Handler builds the gateway's whole HTTP handler.
+func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) (http.Handler, error) {
+	if verifier == nil {
+		verifier = authn.None{}
+	}
+	mux := http.NewServeMux()
+	if err := routeTable(ctx, mux, cfg, up, verifier, log, reg); err != nil {
+		return nil, err
+	}
+
+	metrics := httpx.NewMetrics(reg)
+	origins := strings.Split(cfg.CORSOrigins, ",")
+	for i := range origins {
+		origins[i] = strings.TrimSpace(origins[i])
+	}
+	c := cors.New(cors.Options{
+		AllowedOrigins: origins,
+		AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodHead},
+		AllowedHeaders: []string{"Authorization", "Content-Type", "Accept", "Accept-Language", "If-None-Match", "X-Request-Id"},
+		ExposedHeaders: []string{"ETag", "X-Request-Id"},
+		MaxAge:         600,
+	})
+
+	route := func(r *http.Request) string {
+		if _, p := mux.Handler(r); p != "" {
+			return p
+		}
+		return "unmatched"
+	}
+	var h http.Handler = routed(mux)
+	h = httpx.CleanTarget(func(p string) bool {
+		return httpx.Under(p, cfg.UploadPrefix) ||
+			httpx.Under(p, cfg.BrokerPrefix) && !httpx.Under(p, routes.ResearcherPath(cfg.BrokerPrefix))
+	}, h)
+	h = httpx.ETag(h)
+	h = httpx.LimitBody(cfg.MaxBody, h)
+	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath}, h)
+	h = httpx.Observe(log, metrics, h)
+	h = otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+		return r.Method + " " + httpx.Route(r)
+	}))
+	h = httpx.WithRoute(route, h)
+	h = httpx.WithRequestID(h)
+	h = withClientAddr(h)
+	h = httpx.Recover(log, h)
+	return h, nil
+}
+
+// routed answers unknown paths with 404 and known paths with a wrong method
+// with 405 and the Allow header, as JSON errors like every other.
+func routed(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if httpx.Route(r) != "unmatched" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// ServeMux knows which it is and which methods the path allows.
+		probe := &headerOnly{h: http.Header{}}
+		mux.ServeHTTP(probe, r)
+		if probe.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", probe.h.Get("Allow"))
+			apierr.WriteJSON(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed here")
+			return
+		}
+		if probe.status == http.StatusMovedPermanently || probe.status == http.StatusTemporaryRedirect || probe.status == http.StatusPermanentRedirect {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		apierr.WriteJSON(w, http.StatusNotFound, "no such path")
+	})
+}
+
+type headerOnly struct {
+	h      http.Header
+	status int
+}
+
+func (p *headerOnly) Header() http.Header         { return p.h }
+func (p *headerOnly) WriteHeader(c int)           { p.status = c }
+func (p *headerOnly) Write(b []byte) (int, error) { return len(b), nil }
+
+// corsExcept applies CORS everywhere but on the given paths (the browser
+// login page, which no script of another origin has any business reading).
+func corsExcept(c *cors.Cors, paths []string, next http.Handler) http.Handler {
+	withCORS := c.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, p := range paths {
+			if r.URL.Path == p {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		withCORS.ServeHTTP(w, r)
+	})
+}
+
+// upstream prepares a request for grpc-gateway: a deadline, and no
+// Authorization header. grpc-gateway would forward that header to every
+// service whatever the header matcher says; the routes whose service reads
+// the token put it in the context instead (authn.Required), and only those
+// forward it.
+func upstream(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		r = r.WithContext(ctx)
+		if _, ok := r.Header["Authorization"]; ok {
+			r.Header = r.Header.Clone()
+			r.Header.Del("Authorization")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// incomingHeaders forwards only what services need. Nothing else reaches
+// them: in particular no client can send identity metadata of its own.
+func incomingHeaders(key string) (string, bool) {
+	switch strings.ToLower(key) {
+	case "accept-language":
+		return "accept-language", true
+	}
+	return "", false
+}
+
+// jsonMarshaler names the charset, as every text response does.
+type jsonMarshaler struct{ *runtime.JSONPb }
+
+func (jsonMarshaler) ContentType(any) string { return "application/json; charset=utf-8" }
