@@ -365,6 +365,10 @@ func TestBroker(t *testing.T) {
 		wantText(t, s, http.MethodPut, path+c.email, textBody("1"), 404, append(c.auth(), plain...)...)
 		wantText(t, s, http.MethodPut, path+a.email, textBody(strings.Repeat("9", 5000)), 413, append(a.auth(), plain...)...)
 		wantText(t, s, http.MethodPut, path+a.email, textBody("7"), 400, append(a.auth(), "Content-Type", "text/plain; charset=klingon")...)
+		// A Content-Type that is not UTF-8 reaches the broker with U+FFFD
+		// (a proto string can hold nothing else), whose charset it refuses:
+		// before, the gateway could not marshal the call and answered 500.
+		wantText(t, s, http.MethodPut, path+a.email, textBody("7"), 400, append(a.auth(), "Content-Type", "text/plain; charset=\"x\xffy\"")...)
 
 		v := researcherDo(t, s, http.MethodGet, "/inquiries/"+id+"/replies", access, "", 200)
 		if v["total"] != float64(17) || len(v["replies"].([]any)) != 2 {
