@@ -70,33 +70,59 @@ func Forwarding(ctx context.Context) string {
 	return s
 }
 
-// Required lets a request through only with a bearer token the verifier
-// accepts; it then carries the identity and, for the service that reads the
-// token itself, the token. Without one it answers 403 (the spec's status for
-// these routes) with a WWW-Authenticate challenge (RFC 6750), and the
-// service is not called.
-func Required(v Verifier, next http.Handler) http.Handler {
+// Challenge is how a route that requires a bearer token answers a request
+// without a valid one (RFC 6750 3), and whether the token travels on.
+type Challenge struct {
+	// Status is the refusal's: 403 on group A's routes (the spec's), 401
+	// on the researcher API (what JSON clients expect of an API).
+	Status int
+	// Realm, when not empty, is named in the WWW-Authenticate challenge.
+	Realm string
+	// Forward passes the token on to the service (see Forwarding), for a
+	// service that reads the token itself.
+	Forward bool
+}
+
+// Require lets a request through only with a bearer token the verifier
+// accepts; it then carries the identity (and the token, if c says so).
+// Without one it answers as c says, with a WWW-Authenticate challenge, and
+// the service is not called.
+func Require(v Verifier, c Challenge, next http.Handler) http.Handler {
+	missing, invalid := "Bearer", "Bearer "
+	if c.Realm != "" {
+		missing += ` realm="` + c.Realm + `"`
+		invalid += `realm="` + c.Realm + `", `
+	}
+	invalid += `error="invalid_token"`
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := BearerToken(r)
 		if tok == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer`)
-			apierr.WriteJSON(w, http.StatusForbidden, "a bearer access token is required")
+			w.Header().Set("WWW-Authenticate", missing)
+			apierr.WriteJSON(w, c.Status, "a bearer access token is required")
 			return
 		}
 		id, err := v.Verify(r.Context(), tok)
 		if err != nil || id.Anonymous() {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			apierr.WriteJSON(w, http.StatusForbidden, "the access token is not valid")
+			w.Header().Set("WWW-Authenticate", invalid)
+			apierr.WriteJSON(w, c.Status, "the access token is not valid")
 			return
 		}
 		ctx := With(r.Context(), id)
-		ctx = context.WithValue(ctx, forwardKey{}, "Bearer "+tok)
+		if c.Forward {
+			ctx = context.WithValue(ctx, forwardKey{}, "Bearer "+tok)
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
+// Required is Require as group A's bearer routes use it: 403 (the spec's
+// status for these routes), and the token forwarded to the auth service.
+func Required(v Verifier, next http.Handler) http.Handler {
+	return Require(v, Challenge{Status: http.StatusForbidden, Forward: true}, next)
+}
+
 // Scope lets a request through only when the identity a previous check
-// stored (Required, or the researcher API's own) carries scope. Otherwise
+// stored (Require) carries scope. Otherwise
 // it answers 403 with the RFC 6750 insufficient_scope challenge naming the
 // scope, so a client learns what to ask its operator for; the service is
 // not called. realm, when not empty, goes into the challenge as the

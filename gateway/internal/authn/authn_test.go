@@ -119,3 +119,34 @@ func TestScope(t *testing.T) {
 		})
 	}
 }
+
+// TestRequireWithRealm is the researcher API's refusal: 401 with the
+// realm in both challenges, and the token not passed on.
+func TestRequireWithRealm(t *testing.T) {
+	v := stub{"good": {Subject: "1"}}
+	var fwd string
+	h := Require(v, Challenge{Status: http.StatusUnauthorized, Realm: "fris"}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fwd = Forwarding(r.Context())
+	}))
+	for _, tc := range []struct {
+		header, challenge string
+		code              int
+	}{
+		{"", `Bearer realm="fris"`, http.StatusUnauthorized},
+		{"Bearer bad", `Bearer realm="fris", error="invalid_token"`, http.StatusUnauthorized},
+		{"Bearer good", "", http.StatusOK},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		if tc.header != "" {
+			r.Header.Set("Authorization", tc.header)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != tc.code || rec.Header().Get("WWW-Authenticate") != tc.challenge {
+			t.Errorf("%q: %d %q, want %d %q", tc.header, rec.Code, rec.Header().Get("WWW-Authenticate"), tc.code, tc.challenge)
+		}
+	}
+	if fwd != "" {
+		t.Errorf("the token was passed on: %q", fwd)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
 	"fris.dev/pkg/identity"
 )
@@ -60,19 +59,5 @@ func researcherRoutes(handle func(string, methods), prefix string, c BrokerConfi
 // expect of an API (RFC 6750). The researcher scope is checked after it
 // (authn.Scope): a valid token without it is 403.
 func researcherAuth(v authn.Verifier, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := authn.BearerToken(r)
-		if tok == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fris"`)
-			apierr.WriteJSON(w, http.StatusUnauthorized, "a bearer access token is required")
-			return
-		}
-		id, err := v.Verify(r.Context(), tok)
-		if err != nil || id.Anonymous() {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fris", error="invalid_token"`)
-			apierr.WriteJSON(w, http.StatusUnauthorized, "the access token is not valid")
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(authn.With(r.Context(), id)))
-	})
+	return authn.Require(v, authn.Challenge{Status: http.StatusUnauthorized, Realm: "fris"}, next)
 }
