@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -211,7 +212,10 @@ func basicClient(authz string, b []byte, msg proto.Message) ([]byte, error) {
 	}
 	id, err1 := url.QueryUnescape(user)
 	secret, err2 := url.QueryUnescape(pass)
-	if err1 != nil || err2 != nil || id == "" {
+	// Both go into proto strings, which must be UTF-8; no client FRIS
+	// registers has an ID or secret that is not, so such credentials are
+	// refused as malformed (before, protojson's error was a 400).
+	if err1 != nil || err2 != nil || id == "" || !utf8.ValidString(id) || !utf8.ValidString(secret) {
 		return nil, clientAuthError("the Basic credentials are not a form-urlencoded client ID and secret")
 	}
 	if len(bytes.TrimSpace(b)) > 0 {

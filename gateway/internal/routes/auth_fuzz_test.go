@@ -2,6 +2,7 @@ package routes
 
 import (
 	"encoding/base64"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -95,6 +96,19 @@ func TestBasicClient(t *testing.T) {
 				t.Fatalf("got %v", &got)
 			}
 		})
+	}
+}
+
+// TestBasicClientNotUTF8: credentials that are not UTF-8, raw or
+// percent-encoded, cannot become proto strings; they are malformed client
+// credentials (401 invalid_client), not a 400 with protojson's words.
+func TestBasicClientNotUTF8(t *testing.T) {
+	for _, cred := range []string{"c\xff:s", "c:\xfe", "%FF:s", "c:%FE"} {
+		_, err := basicClient("Basic "+base64.StdEncoding.EncodeToString([]byte(cred)), nil, &authv1.TokenRequest{})
+		var ce clientAuthError
+		if !errors.As(err, &ce) {
+			t.Errorf("%q: err = %v, want a clientAuthError", cred, err)
+		}
 	}
 }
 
