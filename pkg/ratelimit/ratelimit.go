@@ -107,7 +107,7 @@ func newLimiter(b backend, reg prometheus.Registerer, log *slog.Logger) *Limiter
 }
 
 // Guard limits one flow (a sign-in form, a secret check, a mail) per
-// account and per client address.
+// account and per client address. A nil Guard limits nothing.
 type Guard struct {
 	l             *Limiter
 	flow          string
@@ -131,6 +131,9 @@ type key struct {
 
 func (g *Guard) keys(ctx context.Context, account string) []key {
 	var ks []key
+	if g == nil {
+		return nil
+	}
 	if account != "" && !g.account.Off() {
 		ks = append(ks, key{"account", account, g.account})
 	}
