@@ -24,8 +24,8 @@ import (
 
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/identity"
-	"fris.dev/pkg/kv"
 	"fris.dev/pkg/inputlimit"
+	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
