@@ -81,3 +81,11 @@ func Each(name string, values []string, max int) error {
 	}
 	return nil
 }
+
+// Size refuses a body of n bytes longer than max, as Check does a field.
+func Size(name string, n, max int) error {
+	if n > max {
+		return rpcerr.New(rpcerr.ErrInvalid, "%s is longer than %d bytes (%d sent)", name, max, n)
+	}
+	return nil
+}
