@@ -405,10 +405,12 @@ func TestLoginUnderGuessing(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(300 * time.Millisecond) // the guessers are at it
+	// The guessers' first wave (up to the address's burst of 30 checks)
+	// passes; the measurement is of what follows.
+	time.Sleep(time.Second)
 	var took []time.Duration
 	c := browser(t)
-	deadline := time.Now().Add(2500 * time.Millisecond)
+	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) || len(took) < 10 {
 		start := time.Now()
 		if st := formLogin(c, s.URL, "198.51.100.7", demoEmail, demoPass); st != http.StatusFound {
@@ -425,6 +427,12 @@ func TestLoginUnderGuessing(t *testing.T) {
 		len(took), guessers, took[len(took)/2].Round(time.Millisecond), p99.Round(time.Millisecond), guessed.Load(), refused.Load())
 	if refused.Load() == 0 {
 		t.Fatal("no guess was refused: the abuse limit did not apply")
+	}
+	// Without limits the review measured 2 s per sign-in here; the bound
+	// is loose because the machine may be shared (BENCHMARKS.md has the
+	// measured figure).
+	if p99 > time.Second {
+		t.Fatalf("the real user's p99 under guessing is %v, want under 1s", p99)
 	}
 	// Default -limit-addr: 30 failures, then a back-off; a few more pass
 	// while the first are in flight.

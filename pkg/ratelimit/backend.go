@@ -37,6 +37,9 @@ type backend interface {
 	// take spends one event of key under l; >0 is the wait when it does
 	// not fit (nothing is spent then).
 	take(ctx context.Context, key string, l Limit) (time.Duration, error)
+	// refund gives back one event taken from key under l (never beyond
+	// its burst).
+	refund(ctx context.Context, key string, l Limit) error
 	// count adds one to key's counter and returns it; the counter is
 	// forgotten window after its last increment.
 	count(ctx context.Context, key string, window time.Duration) (int64, error)
@@ -90,6 +93,22 @@ func (b *redisBackend) take(ctx context.Context, key string, l Limit) (time.Dura
 		return 0, nil
 	}
 	return max(res.RetryAfter, time.Millisecond), nil
+}
+
+func (b *redisBackend) refund(ctx context.Context, key string, l Limit) error {
+	// A negative cost moves the bucket's time back by one interval. The
+	// script stores the new time only while it is ahead of now; when it
+	// is not, the bucket is full again, which deleting the key says.
+	res, err := b.lim.AllowN(ctx, b.prefix+key, b.limit(l), -1)
+	if err != nil {
+		return unavailable(err)
+	}
+	if res.ResetAfter <= 0 {
+		if err := b.lim.Reset(ctx, b.prefix+key); err != nil {
+			return unavailable(err)
+		}
+	}
+	return nil
 }
 
 func (b *redisBackend) count(ctx context.Context, key string, window time.Duration) (int64, error) {
@@ -202,6 +221,18 @@ func (m *memBackend) take(_ context.Context, key string, l Limit) (time.Duration
 	}
 	b.idle = now.Add(time.Duration(l.Burst) * l.interval())
 	return 0, nil
+}
+
+func (m *memBackend) refund(_ context.Context, key string, l Limit) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if b, ok := m.buckets[key]; ok && b.l == l && b.lim.TokensAt(now) < float64(l.Burst) {
+		// A negative event adds a token; the limiter caps the bucket at
+		// its burst.
+		b.lim.AllowN(now, -1)
+	}
+	return nil
 }
 
 func (m *memBackend) count(_ context.Context, key string, window time.Duration) (int64, error) {

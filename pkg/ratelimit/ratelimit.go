@@ -5,9 +5,12 @@
 // Redis, so every replica shares it (github.com/go-redis/redis_rate, GCRA),
 // and in process on the embedded store (golang.org/x/time/rate).
 //
-// Only failures spend an account's budget: a user who signs in correctly
-// is never slowed by it, however often. A refusal is the same whether or
-// not the account exists, and costs no password hash.
+// Only failures spend a budget: a user who signs in correctly is never
+// slowed by it, however often. An address's attempt is spent when it
+// starts (Check) and given back when it succeeds (Succeeded), so a flood
+// from one address is cut off at its burst even while its first attempts
+// are still being checked; back-offs grow with the failures. A refusal is the same whether or not the
+// account exists, and costs no password hash.
 package ratelimit
 
 import (
@@ -152,13 +155,19 @@ func (g *Guard) name(k key, part string) string {
 func lock(d time.Duration) Limit { return Limit{Events: 1, Per: d, Burst: 1} }
 
 // Check refuses an attempt on account (may be "") from the caller's
-// address while either has failed too often, before anything costly is
-// done: an error of rpcerr.Throttled. It spends nothing.
+// address while either has failed too often (or the address tried too
+// often), before anything costly is done: an error of rpcerr.Throttled.
+// It spends one attempt of the address's budget, none of the account's;
+// call Succeeded when the attempt succeeds, Failed when it fails.
 func (g *Guard) Check(ctx context.Context, account string) error {
 	var wait time.Duration
 	var which string
 	for _, k := range g.keys(ctx, account) {
-		d, err := g.l.b.peek(ctx, g.name(k, "f"), k.p.Limit)
+		spend := g.l.b.peek
+		if k.kind == "addr" {
+			spend = g.l.b.take
+		}
+		d, err := spend(ctx, g.name(k, "f"), k.p.Limit)
 		if err != nil {
 			return err
 		}
@@ -200,8 +209,11 @@ func (g *Guard) Failed(ctx context.Context, account string) {
 }
 
 func (g *Guard) fail(ctx context.Context, k key) error {
-	if _, err := g.l.b.take(ctx, g.name(k, "f"), k.p.Limit); err != nil {
-		return err
+	// The address spent its attempt in Check already.
+	if k.kind != "addr" {
+		if _, err := g.l.b.take(ctx, g.name(k, "f"), k.p.Limit); err != nil {
+			return err
+		}
 	}
 	if k.p.Backoff <= 0 {
 		return nil
@@ -214,6 +226,19 @@ func (g *Guard) fail(ctx context.Context, k key) error {
 		_, err = g.l.b.take(ctx, g.name(k, "b"), lock(d))
 	}
 	return err
+}
+
+// Succeeded gives the caller's address back the attempt Check spent: only
+// failures stay counted against an address, and a busy address (many
+// users behind one proxy) is not refused for signing in correctly. The
+// attempt was spent meanwhile, so a flood is still cut off at the burst
+// while its first attempts are checked.
+func (g *Guard) Succeeded(ctx context.Context) {
+	for _, k := range g.keys(ctx, "") {
+		if err := g.l.b.refund(ctx, g.name(k, "f"), k.p.Limit); err != nil {
+			g.l.log.WarnContext(ctx, "returning a successful attempt", "flow", g.flow, "err", err)
+		}
+	}
 }
 
 // Spend takes one event (a mail sent) from account's and the address's

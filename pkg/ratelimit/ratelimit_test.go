@@ -118,10 +118,14 @@ func TestAddressKey(t *testing.T) {
 		l := newLimiter(f.b, nil, nil)
 		g := l.Guard("basic", Policy{}, Policy{Limit: Limit{Events: 1, Per: 10 * f.unit, Burst: 2}})
 		a, b := from("192.0.2.1"), from("2001:db8::1")
-		g.Failed(a, "x")
-		g.Failed(a, "y")
+		for _, acct := range []string{"x", "y"} {
+			if err := g.Check(a, acct); err != nil {
+				t.Fatalf("attempt on %s: %v", acct, err)
+			}
+			g.Failed(a, acct)
+		}
 		if err := g.Check(a, "z"); err == nil {
-			t.Fatal("a third account from an address that failed twice was admitted")
+			t.Fatal("a third account from an address that tried twice was admitted")
 		}
 		if err := g.Check(b, "x"); err != nil {
 			t.Fatalf("another address: %v", err)
@@ -130,6 +134,44 @@ func TestAddressKey(t *testing.T) {
 		if err := g.Check(context.Background(), "x"); err != nil {
 			t.Fatalf("no address: %v", err)
 		}
+	})
+}
+
+// Every attempt spends the address's budget, so a flood is cut off at the
+// burst even before its first failures are recorded.
+func TestAddressSpentByAttempts(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		g := newLimiter(f.b, nil, nil).Guard("login", Policy{}, Policy{Limit: Limit{Events: 3, Per: 10 * f.unit, Burst: 3}})
+		ctx := from("198.51.100.4")
+		for i := range 3 {
+			if err := g.Check(ctx, "a@example.org"); err != nil {
+				t.Fatalf("attempt %d: %v", i+1, err)
+			}
+		}
+		retryOf(t, g.Check(ctx, "a@example.org"))
+	})
+}
+
+// A successful attempt gives its address's attempt back: correct sign-ins
+// from one address never run out.
+func TestSuccessesGiveTheAddressBack(t *testing.T) {
+	eachBackend(t, func(t *testing.T, f fixture) {
+		g := newLimiter(f.b, nil, nil).Guard("login", Policy{}, Policy{Limit: Limit{Events: 3, Per: 100 * f.unit, Burst: 3}})
+		ctx := from("198.51.100.5")
+		for i := range 20 {
+			if err := g.Check(ctx, "a@example.org"); err != nil {
+				t.Fatalf("successful attempt %d: %v", i+1, err)
+			}
+			g.Succeeded(ctx)
+		}
+		// Failures are not given back.
+		for range 3 {
+			if err := g.Check(ctx, "a@example.org"); err != nil {
+				t.Fatal(err)
+			}
+			g.Failed(ctx, "a@example.org")
+		}
+		retryOf(t, g.Check(ctx, "a@example.org"))
 	})
 }
 

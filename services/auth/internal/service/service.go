@@ -318,6 +318,7 @@ func (p Public) checkSecret(ctx context.Context, c storage.Client, secret string
 		p.cfg.Guards.Secret.Failed(ctx, c.ID)
 		return rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)
 	}
+	p.cfg.Guards.Secret.Succeeded(ctx)
 	return nil
 }
 
@@ -357,6 +358,7 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 		p.cfg.Guards.Secret.Failed(ctx, c.ID)
 		return tokens.Set{}, unknown
 	}
+	p.cfg.Guards.Secret.Succeeded(ctx)
 	if c.Disabled {
 		return tokens.Set{}, unauth("the client has been disabled")
 	}
@@ -400,13 +402,14 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 			return tokens.Set{}, unauth("the client has been disabled")
 		}
 	}
-	// The address first: the sign request is spent by looking at it.
+	// The key is known once the sign request is taken (a lookup, no
+	// work); an unknown code counts against the address alone.
 	guard := p.cfg.Guards.Signature
-	if err := guard.Check(ctx, ""); err != nil {
-		return tokens.Set{}, err
-	}
 	g, err := p.store.TakeGrant(ctx, r.GetCode())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && g.Kind != storage.GrantSignRequest) {
+		if err := guard.Check(ctx, ""); err != nil {
+			return tokens.Set{}, err
+		}
 		guard.Failed(ctx, "")
 		return tokens.Set{}, notFound("the sign request is unknown")
 	} else if err != nil {
@@ -434,6 +437,7 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 		guard.Failed(ctx, account)
 		return tokens.Set{}, unauth("the signature does not verify with the registered key")
 	}
+	guard.Succeeded(ctx)
 	u, err := p.activeUser(ctx, g.UserID)
 	if err != nil {
 		return tokens.Set{}, err
@@ -949,6 +953,7 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		p.cfg.Guards.Login.Failed(ctx, account)
 		return nil, p.err(ctx, wrong)
 	}
+	p.cfg.Guards.Login.Succeeded(ctx)
 	code := tokens.RandomString(32)
 	ar := r.GetRequest()
 	g := storage.Grant{

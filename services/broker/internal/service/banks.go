@@ -155,6 +155,7 @@ func (s *Service) checkCode(ctx context.Context, email, code string) error {
 		return err
 	}
 	if subtle.ConstantTimeCompare([]byte(hashToken(code)), []byte(a.CodeHash)) == 1 {
+		guard.Succeeded(ctx)
 		return nil
 	}
 	guard.Failed(ctx, email)
@@ -200,6 +201,7 @@ func (s *Service) bankForEmail(ctx context.Context, email string) (storage.Bank,
 		guard.Failed(ctx, e)
 		return b, errMismatch
 	}
+	guard.Succeeded(ctx)
 	return b, nil
 }
 
@@ -265,6 +267,7 @@ func (s *Service) caller(ctx context.Context) (storage.Bank, error) {
 	if err != nil {
 		return storage.Bank{}, err
 	}
+	guard.Succeeded(ctx)
 	s.tokens.put(h, b, s.now())
 	return b, nil
 }

@@ -111,7 +111,8 @@ func (s *Service) authorize(ctx context.Context, t storage.Teiler) error {
 	// A credential right a moment ago costs no limiter round trip: a
 	// connector presents it with every upload. Anything else passes the
 	// abuse limit first, the same for a name that does not exist.
-	if !known || c.Disabled || !s.hasher.Remembered(c.Hash, pass) {
+	guarded := !known || c.Disabled || !s.hasher.Remembered(c.Hash, pass)
+	if guarded {
 		if err := s.guard.Check(ctx, user); err != nil {
 			return err
 		}
@@ -129,6 +130,9 @@ func (s *Service) authorize(ctx context.Context, t storage.Teiler) error {
 		}
 		s.guard.Failed(ctx, user)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
+	}
+	if guarded {
+		s.guard.Succeeded(ctx)
 	}
 	if c.Teiler != t {
 		return rpcerr.New(rpcerr.ErrPermission, "these credentials may not upload for %s", t)
