@@ -1,4 +1,5 @@
-// Command fris-bench loads the gateway with vegeta. Three suites:
+// Command fris-bench loads the gateway with vegeta. Its suites (mdr, auth,
+// bearer, broker, upload, guess; BENCHMARKS.md) include these four:
 //
 //   - mdr: registry reads next to a baseline, a plain net/http server started
 //     in this process that answers the same path with the same bytes and
@@ -12,6 +13,10 @@
 //
 //   - bearer: one registry read with and without a valid access token, so
 //     the cost of checking a bearer token shows.
+//
+//   - guess: a real user's sign-ins at the login form, alone and while 64
+//     guessers send wrong passwords from another loopback address, so the
+//     abuse limits' effect shows.
 //
 //     fris-bench -gateway http://127.0.0.1:8080 -connections 64 -duration 10s \
 //     /v3/api/mdr/namespaces/mdr16/members
