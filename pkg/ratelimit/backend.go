@@ -164,7 +164,9 @@ func (m *memBackend) bucketFor(key string, l Limit, now time.Time) *bucket {
 				lim.AllowN(now, l.Burst-int(math.Floor(t)))
 			}
 		}
-		b = &bucket{lim: lim, l: l}
+		// Until it is full again it must not be swept: a refused take
+		// does not move this.
+		b = &bucket{lim: lim, l: l, idle: now.Add(time.Duration(l.Burst) * l.interval())}
 		m.buckets[key] = b
 	}
 	return b
@@ -219,6 +221,7 @@ func (m *memBackend) take(_ context.Context, key string, l Limit) (time.Duration
 	if !b.lim.AllowN(now, 1) {
 		return wait(b.lim.TokensAt(now), l), nil
 	}
+	// Full again at the latest after Burst intervals from now.
 	b.idle = now.Add(time.Duration(l.Burst) * l.interval())
 	return 0, nil
 }

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -258,5 +259,33 @@ func TestNewPicksTheStoresBackend(t *testing.T) {
 	defer r.Close()
 	if _, ok := New(r, nil, nil).b.(*redisBackend); !ok {
 		t.Fatal("the Redis store did not get the Redis backend")
+	}
+}
+
+// The in-process backend forgets buckets and counters only once they are
+// full (or expired) again, however many other keys pass.
+func TestMemorySweepKeepsLiveState(t *testing.T) {
+	c := &clock{t: time.Unix(1_700_000_000, 0), fake: true}
+	b := newMemBackend(c.now)
+	g := newLimiter(b, nil, nil).Guard("login", Policy{Limit: Limit{Events: 1, Per: time.Hour, Burst: 1}, Backoff: time.Minute, MaxBackoff: time.Hour, Window: 3 * time.Hour}, Policy{})
+	ctx := context.Background()
+	g.Failed(ctx, "locked@example.org")
+	g.Failed(ctx, "locked@example.org") // over the burst: refused take, and a back-off lock
+	for i := range 5000 {
+		g.Failed(ctx, "other"+strconv.Itoa(i)+"@example.org")
+	}
+	c.advance(30 * time.Second)
+	if err := g.Check(ctx, "locked@example.org"); err == nil {
+		t.Fatal("the sweep forgot a locked account")
+	}
+	c.advance(2 * time.Hour)
+	for i := range 5000 {
+		g.Failed(ctx, "later"+strconv.Itoa(i)+"@example.org")
+	}
+	b.mu.Lock()
+	n := len(b.buckets)
+	b.mu.Unlock()
+	if n > 5000+2048 {
+		t.Fatalf("%d buckets kept: full ones are not swept", n)
 	}
 }
