@@ -160,7 +160,7 @@ wait_ready() {
 }
 
 # The load tool is built first, so no compiler competes with the run.
-go build -o "$BIN/fris-bench" ./gateway/cmd/fris-bench
+go build -o "$BIN/fris-bench" ./tools/fris-bench
 
 free_port grpc_port
 free_port ops_port

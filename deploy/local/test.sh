@@ -5,6 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+# Progress per step and the timing at the end, so a long run never looks hung.
+start=$SECONDS
+step_start=$SECONDS
+timings=()
+step() {
+  echo "test: ==> $* ($(date +%H:%M:%S))"
+  step_start=$SECONDS
+}
+step_done() {
+  local took=$((SECONDS - step_start))
+  timings+=("$1 ${took}s")
+  echo "test: <== $1 took ${took}s"
+}
+
 redis_pid=""
 redis_dir=""
 # The trap keeps the tests' exit status: nothing in it may end non-zero.
@@ -15,6 +29,9 @@ cleanup() {
     wait "$redis_pid" 2>/dev/null || true
   fi
   if [[ -n "$redis_dir" ]]; then rm -rf "$redis_dir"; fi
+  if ((rc != 0)); then
+    echo "test: FAILED (exit $rc) after $((SECONDS - start))s (${timings[*]:-})" >&2
+  fi
   exit "$rc"
 }
 trap cleanup EXIT
@@ -52,8 +69,13 @@ fi
 modules=$(go list -m -f '{{.Dir}}')
 pkgs=()
 for m in $modules; do pkgs+=("$m/..."); done
+step "1/3 go vet (${#pkgs[@]} modules)"
 go vet "${pkgs[@]}"
+step_done vet
+# Each package prints its ok/FAIL line as it finishes.
+step "2/3 go test -race, every package of every module"
 go test -race -count=1 -timeout 12m "${pkgs[@]}"
+step_done tests
 
 # Every fuzz target in the workspace (their seed corpora already ran above as
 # plain tests), found with `go test -list` so a new one cannot be left out.
@@ -64,6 +86,7 @@ go test -race -count=1 -timeout 12m "${pkgs[@]}"
 fuzz_execs=${FUZZ_EXECS:-20000x}
 fuzz_minimize=${FUZZ_MINIMIZE:-50x}
 fuzz_targets=()
+echo "test: listing the fuzz targets of every module"
 for m in $modules; do
   # A plain assignment so that set -e and pipefail see a failing listing.
   listed=$(cd "$m" && go test -list '^Fuzz' ./... |
@@ -76,9 +99,15 @@ if [ ${#fuzz_targets[@]} -eq 0 ]; then
   echo "test: no fuzz targets found" >&2
   exit 1
 fi
+step "3/3 fuzzing ${#fuzz_targets[@]} targets, $fuzz_execs each"
+i=0
 for t in "${fuzz_targets[@]}"; do
   read -r pkg name <<<"$t"
-  echo "test: fuzzing $name in $pkg for $fuzz_execs"
+  i=$((i + 1))
+  echo "test: fuzz $i/${#fuzz_targets[@]}: $name in $pkg"
   go test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzz_execs" \
     -fuzzminimizetime="$fuzz_minimize" "$pkg"
 done
+step_done fuzz
+total=$((SECONDS - start))
+echo "test: all passed in $((total / 60))m$((total % 60))s (${timings[*]})"

@@ -22,6 +22,11 @@ const Domain = "fris.dev"
 // without it).
 const InsufficientStorage = "INSUFFICIENT_STORAGE"
 
+// UnsupportedMediaType on an InvalidArgument status means "the service does
+// not read a body of this media type or charset" (HTTP 415), as opposed to a
+// body it read and found wrong (400). The message names what to send.
+const UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+
 // New returns a status of code c with message msg and the given reason.
 func New(c codes.Code, msg, reason string) *status.Status {
 	return With(status.New(c, msg), reason)

@@ -24,6 +24,9 @@ var (
 	ErrUnauthenticated = errors.New("unauthenticated")
 	ErrUnimplemented   = errors.New("not enabled")
 	ErrTooLarge        = errors.New("too large")
+	// ErrMediaType is a body in a media type or charset the service does
+	// not read.
+	ErrMediaType = errors.New("unsupported media type")
 )
 
 // kindError carries a caller-facing message and the sentinel that decides
@@ -86,6 +89,10 @@ func from(ctx context.Context, log *slog.Logger, err error) error {
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, kv.ErrExists):
 		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, ErrMediaType):
+		// InvalidArgument as any unreadable request; the reason tells the
+		// gateway it is the body's type (415), not its content (400).
+		return errinfo.New(codes.InvalidArgument, err.Error(), errinfo.UnsupportedMediaType).Err()
 	case errors.Is(err, ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrPermission):

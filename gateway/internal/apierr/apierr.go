@@ -153,6 +153,11 @@ func FromGRPC(err error) (int, string) {
 		// caller may try again after Retry-After (SetRetryAfter).
 		return http.StatusTooManyRequests, st.Message()
 	}
+	if errinfo.Has(st, errinfo.UnsupportedMediaType) {
+		// The service does not read the body's Content-Type; its message
+		// says what to send.
+		return http.StatusUnsupportedMediaType, st.Message()
+	}
 	code := HTTPStatus(st.Code())
 	msg := st.Message()
 	if code >= 500 && code != http.StatusNotImplemented && code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout {

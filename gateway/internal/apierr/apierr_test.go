@@ -97,3 +97,13 @@ func TestThrottled(t *testing.T) {
 		t.Fatalf("GatewayErrorHandler: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 }
+
+func TestUnsupportedMediaType(t *testing.T) {
+	msg := `charset "koi8-r" is not supported: send UTF-8`
+	if st, desc := FromGRPC(errinfo.New(codes.InvalidArgument, msg, errinfo.UnsupportedMediaType).Err()); st != 415 || desc != msg {
+		t.Fatalf("unsupported media type: %d %q, want 415 %q", st, desc, msg)
+	}
+	if st, _ := FromGRPC(status.Error(codes.InvalidArgument, msg)); st != 400 {
+		t.Fatalf("without the reason: %d, want 400", st)
+	}
+}

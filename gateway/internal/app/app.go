@@ -303,17 +303,14 @@ func newGatewayMux() *runtime.ServeMux {
 	)
 }
 
-// Handler builds the gateway's whole HTTP handler.
-func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) (http.Handler, error) {
-	if verifier == nil {
-		verifier = authn.None{}
-	}
+// routeTable registers every public path of the gateway on mux: groups A-D
+// and the operations endpoints. It is apart from Handler so that a test can
+// list the table (docs/interface.md names every pattern).
+func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
 	gw := newGatewayMux()
 	if err := mdrv1.RegisterMdrServiceHandlerClient(ctx, gw, mdrv1.NewMdrServiceClient(up.MDR)); err != nil {
-		return nil, err
+		return err
 	}
-
-	mux := http.NewServeMux()
 	cache := respcache.New(cfg.MDRCacheSize, cfg.MDRCacheTTL, 64<<10)
 	routes.MDR(mux, cfg.MDRPrefix, authn.Optional(verifier, cache.Handler(upstream(cfg.UpstreamTimeout, gw))))
 
@@ -323,7 +320,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		client := authv1.NewAuthServiceClient(up.Auth)
 		agw := newGatewayMux()
 		if err := authv1.RegisterAuthServiceHandlerClient(ctx, agw, client); err != nil {
-			return nil, err
+			return err
 		}
 		authGW = upstream(cfg.UpstreamTimeout, agw)
 		loginPage = login.New(login.Config{Client: client, Prefix: cfg.AuthPrefix, Timeout: cfg.UpstreamTimeout, Log: log, MaxForm: min(cfg.MaxAuthBody, cfg.MaxBody)})
@@ -344,7 +341,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		bc.Client = brokerv1.NewBrokerServiceClient(up.Broker)
 		rgw := newGatewayMux()
 		if err := brokerv1.RegisterResearcherServiceHandlerClient(ctx, rgw, brokerv1.NewResearcherServiceClient(up.Broker)); err != nil {
-			return nil, err
+			return err
 		}
 		bc.Researcher = upstream(cfg.UpstreamTimeout, rgw)
 	}
@@ -368,6 +365,18 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	})
 	mux.Handle("GET "+GroupsPath, groupHealth(up, verifier))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return nil
+}
+
+// Handler builds the gateway's whole HTTP handler.
+func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) (http.Handler, error) {
+	if verifier == nil {
+		verifier = authn.None{}
+	}
+	mux := http.NewServeMux()
+	if err := routeTable(ctx, mux, cfg, up, verifier, log, reg); err != nil {
+		return nil, err
+	}
 
 	metrics := httpx.NewMetrics(reg)
 	origins := strings.Split(cfg.CORSOrigins, ",")

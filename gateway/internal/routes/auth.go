@@ -92,7 +92,7 @@ var authRoutes = []authRoute{
 // not configured: every group A path answers 503.
 // maxBody bounds every POST body of the group (-max-auth-body): 413
 // beyond.
-func Auth(mux *http.ServeMux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler, maxBody int64) {
+func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler, maxBody int64) {
 	prefix = strings.TrimRight(prefix, "/")
 	if gw == nil {
 		off := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

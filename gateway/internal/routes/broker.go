@@ -53,7 +53,7 @@ type BrokerConfig struct {
 // names the broker in its Server header. Paths are registered for every
 // method so that a wrong method is answered here (405, text) rather than
 // by the generic JSON 405.
-func Broker(mux *http.ServeMux, c BrokerConfig) {
+func Broker(mux Mux, c BrokerConfig) {
 	prefix := strings.TrimRight(c.Prefix, "/")
 	base := prefix + "/searchbroker"
 	name := &brokerName{client: c.Client, log: c.Log}
@@ -404,7 +404,8 @@ func (h *bankHandlers) expose(w http.ResponseWriter, r *http.Request) {
 	writeDoc(w, d)
 }
 
-// readBody reads a bank's request body; on failure it has answered.
+// readBody reads a request body whole (a bank's, an upload's), within the
+// gateway's limit; on failure it has answered.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -28,7 +28,7 @@ var mdrPaths = []string{
 // MDR registers group B under prefix. The handler is grpc-gateway's mux,
 // which knows the paths under the canonical prefix, so a configured prefix
 // is rewritten to it first.
-func MDR(mux *http.ServeMux, prefix string, gw http.Handler) {
+func MDR(mux Mux, prefix string, gw http.Handler) {
 	prefix = strings.TrimRight(prefix, "/")
 	h := gw
 	if prefix != CanonicalMDRPrefix {

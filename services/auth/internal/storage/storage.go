@@ -5,7 +5,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -292,42 +291,6 @@ func (s *KV) Ping(ctx context.Context) error {
 	return s.codes.Ping(ctx)
 }
 
-func put(tx kv.Tx, key string, v any, ttl time.Duration) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return tx.Put(key, b, ttl)
-}
-
-func get[T any](ctx context.Context, r kv.Reader, key string) (T, error) {
-	var v T
-	b, err := r.Get(ctx, key)
-	if err != nil {
-		return v, err
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return v, fmt.Errorf("decode %s: %w", key, err)
-	}
-	return v, nil
-}
-
-func list[T any](ctx context.Context, r kv.Reader, prefix string) ([]T, error) {
-	es, err := r.Scan(ctx, prefix, "", 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(es))
-	for _, e := range es {
-		var v T
-		if err := json.Unmarshal(e.Value, &v); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", e.Key, err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 func id32(n int32) string { return fmt.Sprintf("%010d", n) }
 
 // NormalizeEmail is the form emails are compared in.
@@ -340,7 +303,7 @@ func (s *KV) CreateClient(ctx context.Context, c Client) error {
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
-		return put(tx, pClient+c.ID, c, 0)
+		return kv.PutJSON(tx, pClient+c.ID, c, 0)
 	})
 }
 
@@ -348,12 +311,12 @@ func (s *KV) GetClient(ctx context.Context, id string) (Client, error) {
 	if id == "" {
 		return Client{}, ErrNotFound
 	}
-	return get[Client](ctx, s.db, pClient+id)
+	return kv.GetJSON[Client](ctx, s.db, pClient+id)
 }
 
 func (s *KV) UpdateClient(ctx context.Context, id string, fn func(*Client) error) error {
 	return s.db.Update(ctx, func(tx kv.Tx) error {
-		c, err := get[Client](ctx, tx, pClient+id)
+		c, err := kv.GetJSON[Client](ctx, tx, pClient+id)
 		if err != nil {
 			return err
 		}
@@ -369,12 +332,12 @@ func (s *KV) UpdateClient(ctx context.Context, id string, fn func(*Client) error
 				return err
 			}
 		}
-		return put(tx, pClient+id, c, 0)
+		return kv.PutJSON(tx, pClient+id, c, 0)
 	})
 }
 
 func (s *KV) ListClients(ctx context.Context) ([]Client, error) {
-	return list[Client](ctx, s.db, pClient)
+	return kv.ScanJSON[Client](ctx, s.db, pClient, "", 0)
 }
 
 func next(ctx context.Context, tx kv.Tx, key string) (int32, error) {
@@ -406,7 +369,7 @@ func (s *KV) CreateUser(ctx context.Context, u User, key *UserKey) (User, *UserK
 		}
 		nu := u
 		nu.ID = id
-		if err := put(tx, pUser+id32(id), nu, 0); err != nil {
+		if err := kv.PutJSON(tx, pUser+id32(id), nu, 0); err != nil {
 			return err
 		}
 		if err := tx.Put(pUserEmail+email, []byte(id32(id)), 0); err != nil {
@@ -427,7 +390,7 @@ func (s *KV) CreateUser(ctx context.Context, u User, key *UserKey) (User, *UserK
 		}
 		nk := *key
 		nk.ID, nk.UserID = kid, id
-		if err := put(tx, pUserKey+id32(kid), nk, 0); err != nil {
+		if err := kv.PutJSON(tx, pUserKey+id32(kid), nk, 0); err != nil {
 			return err
 		}
 		outK = &nk
@@ -437,7 +400,7 @@ func (s *KV) CreateUser(ctx context.Context, u User, key *UserKey) (User, *UserK
 }
 
 func (s *KV) GetUser(ctx context.Context, id int32) (User, error) {
-	return get[User](ctx, s.db, pUser+id32(id))
+	return kv.GetJSON[User](ctx, s.db, pUser+id32(id))
 }
 
 func (s *KV) GetUserByEmail(ctx context.Context, email string) (User, error) {
@@ -445,12 +408,12 @@ func (s *KV) GetUserByEmail(ctx context.Context, email string) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	return get[User](ctx, s.db, pUser+string(b))
+	return kv.GetJSON[User](ctx, s.db, pUser+string(b))
 }
 
 func (s *KV) UpdateUser(ctx context.Context, id int32, fn func(*User) error) error {
 	return s.db.Update(ctx, func(tx kv.Tx) error {
-		u, err := get[User](ctx, tx, pUser+id32(id))
+		u, err := kv.GetJSON[User](ctx, tx, pUser+id32(id))
 		if err != nil {
 			return err
 		}
@@ -469,16 +432,16 @@ func (s *KV) UpdateUser(ctx context.Context, id int32, fn func(*User) error) err
 				return err
 			}
 		}
-		return put(tx, pUser+id32(id), u, 0)
+		return kv.PutJSON(tx, pUser+id32(id), u, 0)
 	})
 }
 
 func (s *KV) ListUsers(ctx context.Context) ([]User, error) {
-	return list[User](ctx, s.db, pUser)
+	return kv.ScanJSON[User](ctx, s.db, pUser, "", 0)
 }
 
 func (s *KV) GetUserKey(ctx context.Context, id int32) (UserKey, error) {
-	return get[UserKey](ctx, s.db, pUserKey+id32(id))
+	return kv.GetJSON[UserKey](ctx, s.db, pUserKey+id32(id))
 }
 
 func (s *KV) GetUserKeyByHash(ctx context.Context, sha512hex string) (UserKey, error) {
@@ -486,7 +449,7 @@ func (s *KV) GetUserKeyByHash(ctx context.Context, sha512hex string) (UserKey, e
 	if err != nil {
 		return UserKey{}, err
 	}
-	return get[UserKey](ctx, s.db, pUserKey+string(b))
+	return kv.GetJSON[UserKey](ctx, s.db, pUserKey+string(b))
 }
 
 func (s *KV) PutGrant(ctx context.Context, code string, g Grant) error {
@@ -494,7 +457,7 @@ func (s *KV) PutGrant(ctx context.Context, code string, g Grant) error {
 	if ttl <= 0 {
 		return fmt.Errorf("grant already expired")
 	}
-	return s.codes.Update(ctx, func(tx kv.Tx) error { return put(tx, pGrant+code, g, ttl) })
+	return s.codes.Update(ctx, func(tx kv.Tx) error { return kv.PutJSON(tx, pGrant+code, g, ttl) })
 }
 
 func (s *KV) TakeGrant(ctx context.Context, code string) (Grant, error) {
@@ -504,7 +467,7 @@ func (s *KV) TakeGrant(ctx context.Context, code string) (Grant, error) {
 	var g Grant
 	err := s.codes.Update(ctx, func(tx kv.Tx) error {
 		var err error
-		if g, err = get[Grant](ctx, tx, pGrant+code); err != nil {
+		if g, err = kv.GetJSON[Grant](ctx, tx, pGrant+code); err != nil {
 			return err
 		}
 		return tx.Delete(pGrant + code)
@@ -520,7 +483,7 @@ func (s *KV) SigningKeys(ctx context.Context) ([]SigningKey, error) {
 }
 
 func (s *KV) signingKeys(ctx context.Context, r kv.Reader) ([]SigningKey, error) {
-	recs, err := list[signingRecord](ctx, r, pSigning)
+	recs, err := kv.ScanJSON[signingRecord](ctx, r, pSigning, "", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +528,7 @@ func (s *KV) putSigningKey(tx kv.Tx, k SigningKey) error {
 	if err != nil {
 		return fmt.Errorf("signing key %s: %w", k.KID, err)
 	}
-	return put(tx, pSigning+k.KID, signingRecord{SigningKey: k, Sealed: sealed}, 0)
+	return kv.PutJSON(tx, pSigning+k.KID, signingRecord{SigningKey: k, Sealed: sealed}, 0)
 }
 
 func sortKeys(ks []SigningKey) {
@@ -609,7 +572,7 @@ func (s *KV) RewrapSigningKeys(ctx context.Context) (Rewrapped, error) {
 	var done Rewrapped
 	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		done = Rewrapped{}
-		recs, err := list[signingRecord](ctx, tx, pSigning)
+		recs, err := kv.ScanJSON[signingRecord](ctx, tx, pSigning, "", 0)
 		if err != nil {
 			return err
 		}
@@ -665,7 +628,7 @@ func (s *KV) SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) 
 			return err
 		}
 		r.Used = true
-		return put(tx, pRefresh+r.JTI, r, ttl)
+		return kv.PutJSON(tx, pRefresh+r.JTI, r, ttl)
 	})
 	if err != nil {
 		return err
@@ -702,7 +665,7 @@ func (s *KV) logRevocation(ctx context.Context, tx kv.Tx, r Revocation) error {
 		return err
 	}
 	r.Version = uint32(v)
-	return put(tx, pRevLog+id32(v), r, ttl)
+	return kv.PutJSON(tx, pRevLog+id32(v), r, ttl)
 }
 
 func (s *KV) revokeChain(ctx context.Context, tx kv.Tx, chain string, until time.Time) error {
@@ -710,7 +673,7 @@ func (s *KV) revokeChain(ctx context.Context, tx kv.Tx, chain string, until time
 	if ttl <= 0 {
 		return nil
 	}
-	if err := put(tx, pChain+chain, struct{}{}, ttl); err != nil {
+	if err := kv.PutJSON(tx, pChain+chain, struct{}{}, ttl); err != nil {
 		return err
 	}
 	return s.logRevocation(ctx, tx, Revocation{Kind: RevokeChain, ID: chain, Until: until.Unix()})
@@ -744,7 +707,7 @@ func (s *KV) RevokeToken(ctx context.Context, jti string, until time.Time) error
 		if ttl <= 0 {
 			return nil
 		}
-		if err := put(tx, pJTI+jti, struct{}{}, ttl); err != nil {
+		if err := kv.PutJSON(tx, pJTI+jti, struct{}{}, ttl); err != nil {
 			return err
 		}
 		return s.logRevocation(ctx, tx, Revocation{Kind: RevokeToken, ID: jti, Until: until.Unix()})
@@ -787,17 +750,13 @@ func (s *KV) Revocations(ctx context.Context, since uint32) ([]Revocation, uint3
 	} else {
 		after = pRevLog + id32(int32(since))
 	}
-	es, err := s.db.Scan(ctx, pRevLog, after, 0)
+	rs, err := kv.ScanJSON[Revocation](ctx, s.db, pRevLog, after, 0)
 	if err != nil {
 		return nil, 0, false, err
 	}
 	now := s.now().Unix()
-	out := make([]Revocation, 0, len(es))
-	for _, e := range es {
-		var r Revocation
-		if err := json.Unmarshal(e.Value, &r); err != nil {
-			return nil, 0, false, fmt.Errorf("decode %s: %w", e.Key, err)
-		}
+	out := make([]Revocation, 0, len(rs))
+	for _, r := range rs {
 		version = max(version, r.Version)
 		if r.Until > now {
 			out = append(out, r)

@@ -5,7 +5,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -159,25 +158,6 @@ func pad(id string) string {
 	return fmt.Sprintf("%012s", id)
 }
 
-func getJSON(ctx context.Context, r kv.Reader, key string, v any) error {
-	b, err := r.Get(ctx, key)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("record %s: %w", key, err)
-	}
-	return nil
-}
-
-func putJSON(tx kv.Tx, key string, v any, ttl time.Duration) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return tx.Put(key, b, ttl)
-}
-
 func absent(ctx context.Context, r kv.Reader, key string) error {
 	_, err := r.Get(ctx, key)
 	if err == nil {
@@ -197,7 +177,7 @@ func (s *KV) CreateBank(ctx context.Context, b Bank) error {
 		if err := absent(ctx, tx, tokenPrefix+b.TokenHash); err != nil {
 			return err
 		}
-		if err := putJSON(tx, bankPrefix+b.Email, b, 0); err != nil {
+		if err := kv.PutJSON(tx, bankPrefix+b.Email, b, 0); err != nil {
 			return err
 		}
 		if err := tx.Put(tokenPrefix+b.TokenHash, []byte(b.Email), 0); err != nil {
@@ -208,9 +188,7 @@ func (s *KV) CreateBank(ctx context.Context, b Bank) error {
 }
 
 func (s *KV) Bank(ctx context.Context, email string) (Bank, error) {
-	var b Bank
-	err := getJSON(ctx, s.db, bankPrefix+email, &b)
-	return b, err
+	return kv.GetJSON[Bank](ctx, s.db, bankPrefix+email)
 }
 
 func (s *KV) BankByToken(ctx context.Context, tokenHash string) (Bank, error) {
@@ -229,23 +207,23 @@ func (s *KV) BankByToken(ctx context.Context, tokenHash string) (Bank, error) {
 func (s *KV) UpdateBank(ctx context.Context, email string, fn func(*Bank) error) (Bank, error) {
 	var out Bank
 	err := s.db.Update(ctx, func(tx kv.Tx) error {
-		var b Bank
-		if err := getJSON(ctx, tx, bankPrefix+email, &b); err != nil {
+		b, err := kv.GetJSON[Bank](ctx, tx, bankPrefix+email)
+		if err != nil {
 			return err
 		}
 		if err := fn(&b); err != nil {
 			return err
 		}
 		out = b
-		return putJSON(tx, bankPrefix+email, b, 0)
+		return kv.PutJSON(tx, bankPrefix+email, b, 0)
 	})
 	return out, err
 }
 
 func (s *KV) DeleteBank(ctx context.Context, email string) error {
 	return s.db.Update(ctx, func(tx kv.Tx) error {
-		var b Bank
-		if err := getJSON(ctx, tx, bankPrefix+email, &b); err != nil {
+		b, err := kv.GetJSON[Bank](ctx, tx, bankPrefix+email)
+		if err != nil {
 			return err
 		}
 		if err := tx.Delete(tokenPrefix + b.TokenHash); err != nil {
@@ -259,42 +237,28 @@ func (s *KV) DeleteBank(ctx context.Context, email string) error {
 }
 
 func (s *KV) Banks(ctx context.Context) ([]Bank, error) {
-	es, err := s.db.Scan(ctx, bankPrefix, "", 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Bank, 0, len(es))
-	for _, e := range es {
-		var b Bank
-		if err := json.Unmarshal(e.Value, &b); err != nil {
-			return nil, fmt.Errorf("record %s: %w", e.Key, err)
-		}
-		out = append(out, b)
-	}
-	return out, nil
+	return kv.ScanJSON[Bank](ctx, s.db, bankPrefix, "", 0)
 }
 
 func (s *KV) PutActivation(ctx context.Context, a Activation, ttl time.Duration) error {
-	return s.db.Update(ctx, func(tx kv.Tx) error { return putJSON(tx, actPrefix+a.Email, a, ttl) })
+	return s.db.Update(ctx, func(tx kv.Tx) error { return kv.PutJSON(tx, actPrefix+a.Email, a, ttl) })
 }
 
 func (s *KV) Activation(ctx context.Context, email string) (Activation, error) {
-	var a Activation
-	err := getJSON(ctx, s.db, actPrefix+email, &a)
-	return a, err
+	return kv.GetJSON[Activation](ctx, s.db, actPrefix+email)
 }
 
 func (s *KV) UpdateActivation(ctx context.Context, a Activation, ttl time.Duration) error {
 	return s.db.Update(ctx, func(tx kv.Tx) error {
-		var old Activation
-		if err := getJSON(ctx, tx, actPrefix+a.Email, &old); err != nil {
+		old, err := kv.GetJSON[Activation](ctx, tx, actPrefix+a.Email)
+		if err != nil {
 			return err
 		}
 		if old.CodeHash != a.CodeHash {
 			// A new code was sent meanwhile; this update is about the old one.
 			return ErrConflict
 		}
-		return putJSON(tx, actPrefix+a.Email, a, ttl)
+		return kv.PutJSON(tx, actPrefix+a.Email, a, ttl)
 	})
 }
 
@@ -324,7 +288,7 @@ func putExpose(ctx context.Context, tx kv.Tx, inquiryID string, e *NewExpose) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := putJSON(tx, exposePrefix+pad(id), Expose{ID: id, InquiryID: inquiryID, Filename: e.Filename, Data: e.Data}, 0); err != nil {
+	if err := kv.PutJSON(tx, exposePrefix+pad(id), Expose{ID: id, InquiryID: inquiryID, Filename: e.Filename, Data: e.Data}, 0); err != nil {
 		return nil, err
 	}
 	return &brokerv1.ExposeInfo{Id: id, Filename: e.Filename, SizeBytes: int32(len(e.Data))}, nil
@@ -421,31 +385,17 @@ func (s *KV) Inquiries(ctx context.Context) ([]*brokerv1.Inquiry, error) {
 }
 
 func (s *KV) Expose(ctx context.Context, id string) (Expose, error) {
-	var e Expose
-	err := getJSON(ctx, s.db, exposePrefix+pad(id), &e)
-	return e, err
+	return kv.GetJSON[Expose](ctx, s.db, exposePrefix+pad(id))
 }
 
 func (s *KV) PutReply(ctx context.Context, r Reply) error {
 	return s.db.Update(ctx, func(tx kv.Tx) error {
-		return putJSON(tx, replyPrefix+pad(r.InquiryID)+"/"+r.BankEmail, r, 0)
+		return kv.PutJSON(tx, replyPrefix+pad(r.InquiryID)+"/"+r.BankEmail, r, 0)
 	})
 }
 
 func (s *KV) Replies(ctx context.Context, inquiryID string) ([]Reply, error) {
-	es, err := s.db.Scan(ctx, replyPrefix+pad(inquiryID)+"/", "", 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Reply, 0, len(es))
-	for _, e := range es {
-		var r Reply
-		if err := json.Unmarshal(e.Value, &r); err != nil {
-			return nil, fmt.Errorf("record %s: %w", e.Key, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return kv.ScanJSON[Reply](ctx, s.db, replyPrefix+pad(inquiryID)+"/", "", 0)
 }
 
 func (s *KV) PutReport(ctx context.Context, r Report) error {
@@ -455,22 +405,10 @@ func (s *KV) PutReport(ctx context.Context, r Report) error {
 		if _, err := tx.Get(ctx, bankPrefix+r.BankEmail); err != nil {
 			return err
 		}
-		return putJSON(tx, reportPrefix+r.BankEmail, r, 0)
+		return kv.PutJSON(tx, reportPrefix+r.BankEmail, r, 0)
 	})
 }
 
 func (s *KV) Reports(ctx context.Context) ([]Report, error) {
-	es, err := s.db.Scan(ctx, reportPrefix, "", 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Report, 0, len(es))
-	for _, e := range es {
-		var r Report
-		if err := json.Unmarshal(e.Value, &r); err != nil {
-			return nil, fmt.Errorf("record %s: %w", e.Key, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return kv.ScanJSON[Report](ctx, s.db, reportPrefix, "", 0)
 }

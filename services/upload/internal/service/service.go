@@ -20,6 +20,7 @@ import (
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
+	"fris.dev/services/upload/internal/contenttype"
 	"fris.dev/services/upload/internal/patient"
 	"fris.dev/services/upload/internal/stats"
 	"fris.dev/services/upload/internal/storage"
@@ -200,8 +201,24 @@ const (
 	Rejected
 )
 
-// PutPatient parses, optionally validates and stores one document.
-func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, doc []byte) (Outcome, []Problem, error) {
+// mediaType refuses a body whose Content-Type the service does not read.
+// It comes before every other check, the credentials' too, as when the
+// gateway decided it: a client learns what to send first.
+func mediaType(contentType string, b contenttype.Body) (contenttype.Charset, error) {
+	cs, err := contenttype.Parse(contentType, b)
+	var ue *contenttype.UnsupportedError
+	if errors.As(err, &ue) {
+		return cs, rpcerr.New(rpcerr.ErrMediaType, "%s", ue.Reason)
+	}
+	return cs, err
+}
+
+// PutPatient parses, optionally validates and stores one document sent as
+// contentType.
+func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, doc []byte, contentType string) (Outcome, []Problem, error) {
+	if _, err := mediaType(contentType, contenttype.Patient); err != nil {
+		return 0, nil, err
+	}
 	if err := checkTeiler(t); err != nil {
 		return 0, nil, err
 	}
@@ -338,6 +355,10 @@ func (s *Service) LastUpload(ctx context.Context, t storage.Teiler) (time.Time, 
 // one that is not in the future, else the current time (an empty document
 // too). contentType's charset says how doc is encoded.
 func (s *Service) SetLastUpload(ctx context.Context, t storage.Teiler, doc []byte, contentType string) (time.Time, bool, error) {
+	cs, err := mediaType(contentType, contenttype.Stats)
+	if err != nil {
+		return time.Time{}, false, err
+	}
 	if err := checkTeiler(t); err != nil {
 		return time.Time{}, false, err
 	}
@@ -348,7 +369,7 @@ func (s *Service) SetLastUpload(ctx context.Context, t storage.Teiler, doc []byt
 	if err := inputlimit.Size("the uploadStats document", len(doc), inputlimit.Text); err != nil {
 		return time.Time{}, false, err
 	}
-	at, ok, err := stats.ParseCharset(bytes.NewReader(doc), stats.Charset(contentType))
+	at, ok, err := stats.Parse(bytes.NewReader(doc), cs)
 	if err != nil {
 		return time.Time{}, false, rpcerr.New(rpcerr.ErrInvalid, "%s", err.Error())
 	}

@@ -15,7 +15,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,70 +122,43 @@ func sumPrefix(t Teiler, p string) string { return "sum/" + t.key() + esc(p) }
 func (s *store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 func (s *store) CreateCredential(ctx context.Context, c Credential) error {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return err
-	}
 	return s.db.Update(ctx, func(tx kv.Tx) error {
 		if _, err := tx.Get(ctx, credKey(c.Username)); err == nil {
 			return ErrExists
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
-		return tx.Put(credKey(c.Username), b, 0)
+		return kv.PutJSON(tx, credKey(c.Username), c, 0)
 	})
 }
 
 func (s *store) Credential(ctx context.Context, username string) (Credential, error) {
-	var c Credential
-	b, err := s.db.Get(ctx, credKey(username))
-	if err != nil {
-		return c, err
-	}
-	return c, json.Unmarshal(b, &c)
+	return kv.GetJSON[Credential](ctx, s.db, credKey(username))
 }
 
 func (s *store) UpdateCredential(ctx context.Context, username string, fn func(*Credential) error) (Credential, error) {
 	var out Credential
 	err := s.db.Update(ctx, func(tx kv.Tx) error {
-		b, err := tx.Get(ctx, credKey(username))
+		c, err := kv.GetJSON[Credential](ctx, tx, credKey(username))
 		if err != nil {
-			return err
-		}
-		var c Credential
-		if err := json.Unmarshal(b, &c); err != nil {
 			return err
 		}
 		if err := fn(&c); err != nil {
 			return err
 		}
-		nb, err := json.Marshal(c)
-		if err != nil {
-			return err
-		}
 		out = c
-		return tx.Put(credKey(username), nb, 0)
+		return kv.PutJSON(tx, credKey(username), c, 0)
 	})
 	return out, err
 }
 
 func (s *store) Credentials(ctx context.Context) ([]Credential, error) {
-	es, err := s.db.Scan(ctx, "cred/", "", 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Credential, 0, len(es))
-	for _, e := range es {
-		var c Credential
-		if err := json.Unmarshal(e.Value, &c); err != nil {
-			return nil, fmt.Errorf("credential %s: %w", e.Key, err)
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return kv.ScanJSON[Credential](ctx, s.db, "cred/", "", 0)
 }
 
 func (s *store) PutPatient(ctx context.Context, sum Summary, doc []byte) (bool, error) {
+	// Not kv.PutJSON: the summary's bytes go into two records (its own and
+	// the document's, see packDoc), encoded once.
 	b, err := json.Marshal(sum)
 	if err != nil {
 		return false, err
@@ -283,17 +255,9 @@ func (s *store) DeletePatientsByPrefix(ctx context.Context, t Teiler, prefix str
 }
 
 func (s *store) Patients(ctx context.Context, t Teiler, prefix, after string, limit int) ([]Summary, error) {
-	es, err := s.db.Scan(ctx, sumPrefix(t, prefix), "", 0)
+	out, err := kv.ScanJSON[Summary](ctx, s.db, sumPrefix(t, prefix), "", 0)
 	if err != nil {
 		return nil, err
-	}
-	out := make([]Summary, 0, len(es))
-	for _, e := range es {
-		var sum Summary
-		if err := json.Unmarshal(e.Value, &sum); err != nil {
-			return nil, fmt.Errorf("summary %s: %w", e.Key, err)
-		}
-		out = append(out, sum)
 	}
 	// Escaping can reorder ids ('%' sorts before letters), so order, page
 	// and limit by the ids themselves.

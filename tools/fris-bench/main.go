@@ -184,7 +184,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.uploadTeiler, "upload-teiler", "teiler1", "upload: teiler id of the credentials")
 	fs.StringVar(&c.uploadUser, "upload-user", "bench-teiler1", "upload: Basic username")
 	fs.StringVar(&c.uploadPassword, "upload-password", "", "upload: its password (default $"+envSitePassword+")")
-	fs.StringVar(&c.uploadTemplate, "upload-template", "gateway/cmd/fris-bench/testdata/patient.xml", "upload: the patient document the uploads are made from (a connector-shaped patient of about 3.5 KB)")
+	fs.StringVar(&c.uploadTemplate, "upload-template", "tools/fris-bench/testdata/patient.xml", "upload: the patient document the uploads are made from (a connector-shaped patient of about 3.5 KB)")
 	fs.IntVar(&c.uploadDocBytes, "upload-doc-bytes", 5000, "upload: size of each document (the template, padded with attributes)")
 	fs.IntVar(&c.uploadClients, "upload-clients", 8, "upload: concurrent clients (closed loop)")
 	fs.DurationVar(&c.uploadDuration, "upload-duration", 10*time.Second, "upload: measured time")
