@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"fris.dev/gateway/internal/clientaddr"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/server"
@@ -15,24 +16,33 @@ import (
 
 // Config is everything the gateway reads from flags and FRIS_GATEWAY_*.
 type Config struct {
-	Addr            string
-	MDRAddr         string
-	MDRPrefix       string
-	AuthAddr        string
-	AuthPrefix      string
-	UploadAddr      string
-	UploadPrefix    string
-	BrokerAddr      string
-	BrokerPrefix    string
-	JWKSURL         string
-	Issuer          string
-	TokenSkew       time.Duration
-	JWKSRefresh     time.Duration
-	JWKSMinRefresh  time.Duration
-	RevocationsURL  string
-	RevocationPoll  time.Duration
-	CORSOrigins     string
-	MaxBody         int64
+	Addr           string
+	MDRAddr        string
+	MDRPrefix      string
+	AuthAddr       string
+	AuthPrefix     string
+	UploadAddr     string
+	UploadPrefix   string
+	BrokerAddr     string
+	BrokerPrefix   string
+	JWKSURL        string
+	Issuer         string
+	TokenSkew      time.Duration
+	JWKSRefresh    time.Duration
+	JWKSMinRefresh time.Duration
+	RevocationsURL string
+	RevocationPoll time.Duration
+	CORSOrigins    string
+	MaxBody        int64
+	// MaxAuthBody bounds the bodies of group A's POST routes (register,
+	// token, the login form...), which are small (docs/security.md,
+	// "Input limits").
+	MaxAuthBody int64
+	// MaxPathSegment bounds each path segment (400 beyond).
+	MaxPathSegment int
+	// TrustedProxies may tell the client's address in X-Forwarded-For
+	// (comma-separated CIDR prefixes; empty: nobody).
+	TrustedProxies  string
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	UpstreamTimeout time.Duration
@@ -73,6 +83,11 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.JWKSMinRefresh, "jwks-min-refresh", 2*time.Second, "least time between fetches of the signing keys caused by tokens with an unknown kid (such tokens wait for the next allowed fetch; at most 30s)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated origins allowed by CORS on the JSON groups (* for any)")
 	fs.Int64Var(&c.MaxBody, "max-body", 10<<20, "largest request body accepted, in bytes")
+	fs.Int64Var(&c.MaxAuthBody, "max-auth-body", 64<<10, "largest body of the identity provider's POST routes (register, token, sign request, revoke, introspect, the login form), in bytes")
+	// A patient id may have 512 bytes (the upload service's limit), the
+	// longest id any path carries.
+	fs.IntVar(&c.MaxPathSegment, "max-path-segment", 512, "longest path segment accepted (decoded), in bytes; longer is 400")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes of reverse proxies whose X-Forwarded-For names the client's address (empty: the connection's address is the client's, the header is ignored)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 30*time.Second, "deadline of one call to a service")
@@ -149,6 +164,15 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBody <= 0 {
 		errs = append(errs, errors.New("-max-body must be positive"))
+	}
+	if c.MaxAuthBody <= 0 {
+		errs = append(errs, errors.New("-max-auth-body must be positive"))
+	}
+	if c.MaxPathSegment < 64 {
+		errs = append(errs, errors.New("-max-path-segment must be at least 64"))
+	}
+	if _, err := clientaddr.Parse(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Errorf("-trusted-proxies: %w", err))
 	}
 	if c.MaxConns < 0 {
 		errs = append(errs, errors.New("-max-conns must not be negative (0: no cap)"))

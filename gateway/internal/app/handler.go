@@ -17,6 +17,7 @@ import (
 
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/gateway/internal/clientaddr"
 	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/login"
 	"fris.dev/gateway/internal/respcache"
@@ -75,9 +76,10 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 			return err
 		}
 		authGW = upstream(cfg.UpstreamTimeout, agw)
-		loginPage = login.New(login.Config{Client: client, Prefix: cfg.AuthPrefix, Timeout: cfg.UpstreamTimeout, Log: log})
+		loginPage = login.New(login.Config{Client: client, Prefix: cfg.AuthPrefix, Timeout: cfg.UpstreamTimeout, Log: log, MaxForm: min(cfg.MaxAuthBody, cfg.MaxBody)})
 	}
-	routes.Auth(mux, cfg.AuthPrefix, authGW, verifier, loginPage)
+	// -max-body bounds every body, these included.
+	routes.Auth(mux, cfg.AuthPrefix, authGW, verifier, loginPage, min(cfg.MaxAuthBody, cfg.MaxBody))
 
 	// Group C (upload).
 	uc := routes.UploadConfig{Prefix: cfg.UploadPrefix, Timeout: cfg.UpstreamTimeout}
@@ -149,10 +151,12 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		return "unmatched"
 	}
 	var h http.Handler = routed(mux)
-	h = httpx.CleanTarget(func(p string) bool {
+	textErrors := func(p string) bool {
 		return httpx.Under(p, cfg.UploadPrefix) ||
 			httpx.Under(p, cfg.BrokerPrefix) && !httpx.Under(p, routes.ResearcherPath(cfg.BrokerPrefix))
-	}, h)
+	}
+	h = httpx.LimitSegments(cfg.MaxPathSegment, textErrors, h)
+	h = httpx.CleanTarget(textErrors, h)
 	h = httpx.ETag(h)
 	h = httpx.LimitBody(cfg.MaxBody, h)
 	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath}, h)
@@ -162,7 +166,11 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}))
 	h = httpx.WithRoute(route, h)
 	h = httpx.WithRequestID(h)
-	h = withClientAddr(h)
+	proxies, err := clientaddr.Parse(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	h = withClientAddr(proxies, h)
 	h = httpx.Recover(log, h)
 	return h, nil
 }

@@ -88,7 +88,9 @@ var authRoutes = []authRoute{
 // AuthService handlers (rules written for CanonicalAuthPrefix); login serves
 // GET and POST of the authorize page. A nil gw means the auth service is
 // not configured: every group A path answers 503.
-func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler) {
+// maxBody bounds every POST body of the group (-max-auth-body): 413
+// beyond.
+func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler, maxBody int64) {
 	prefix = strings.TrimRight(prefix, "/")
 	if gw == nil {
 		off := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +114,7 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 		case rt.bearer:
 			rh = authn.Required(v, rh)
 		case rt.method == http.MethodPost:
-			rh = jsonBody(rt.body.rewrite(), rh)
+			rh = limitBody(maxBody, jsonBody(rt.body.rewrite(), rh))
 		}
 		if rt.noStore {
 			rh = noStore(rh)
@@ -123,7 +125,7 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 		mux.Handle(rt.method+" "+prefix+rt.path, rh)
 	}
 	mux.Handle("GET "+prefix+AuthorizePath, login)
-	mux.Handle("POST "+prefix+AuthorizePath, login)
+	mux.Handle("POST "+prefix+AuthorizePath, login) // bounded by its own MaxForm, with a page
 	discovery := asGET(withAuthPrefix(prefix, gw))
 	mux.Handle("GET "+DiscoveryPath, discovery)
 	// Also below the prefix, where the Samply auth client looks for it

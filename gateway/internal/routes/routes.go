@@ -125,6 +125,23 @@ func readBody(w http.ResponseWriter, r *http.Request, fail errorWriter) (body []
 	return body, true
 }
 
+// limitBody caps a route's body below the gateway's -max-body (group A's
+// -max-auth-body): readBody answers 413 past it, and a declared length
+// past it is refused at once, in JSON.
+func limitBody(max int64, next http.Handler) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			apierr.WriteJSON(w, http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(max, 10)+" bytes")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}
+
 // bodyRewrite turns an admitted body (form: it came as an HTML form) into
 // the JSON the service reads; on failure it has answered and ok is false.
 type bodyRewrite func(w http.ResponseWriter, r *http.Request, b []byte, form bool) (json []byte, ok bool)
