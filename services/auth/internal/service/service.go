@@ -1,4 +1,10 @@
-// Package service implements the identity provider's gRPC APIs.
+// Package service implements the identity provider's gRPC APIs, a file per
+// flow: discovery.go (client list, certificates, discovery), token.go (the
+// token endpoint's grants and client authentication), bearer.go (tokens
+// presented back: token info, user info, user search, introspection),
+// register.go (key registration and sign requests), login.go (the login form
+// and authorization codes), revoke.go (RFC 7009 and the revocation list) and
+// admin.go (AuthAdmin). This file holds the Service and what they share.
 package service
 
 import (
