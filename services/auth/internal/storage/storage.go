@@ -1,6 +1,8 @@
 // Package storage keeps the identity provider's data: clients, users and
 // their public keys, single-use grants (authorization codes and sign
-// requests), the RSA signing keys, and refresh-token chains.
+// requests), the RSA signing keys, refresh-token chains and the revocation
+// log, a file for each; this file holds the Store interface, the key table
+// and KV.
 package storage
 
 import (
