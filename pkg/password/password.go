@@ -144,6 +144,18 @@ func (h *Hasher) Check(ctx context.Context, encoded, secret string) error {
 	return nil
 }
 
+// Remembered reports whether secret was checked against encoded
+// successfully within the cache's TTL, at no cost: callers skip what only
+// guards a costly or failing check (pkg/ratelimit) for a credential known
+// to be right.
+func (h *Hasher) Remembered(encoded, secret string) bool {
+	if h.cache == nil {
+		return false
+	}
+	_, ok := h.cache.Get(sha256.Sum256([]byte(encoded + "\x00" + secret)))
+	return ok
+}
+
 // Burn spends the time of one check; used when there is no hash to check
 // against (unknown user), so timing does not tell whether an account exists.
 func (h *Hasher) Burn(ctx context.Context, secret string) { _ = h.check(ctx, h.dummy, secret) }

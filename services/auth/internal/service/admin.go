@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"fris.dev/pkg/inputlimit"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
@@ -56,6 +57,9 @@ func splitURLs(s string) ([]string, error) {
 }
 
 func (a Admin) CreateClient(ctx context.Context, r *authv1.CreateClientRequest) (*authv1.CreateClientResponse, error) {
+	if err := createClientLimits(r); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	typ := strings.ToUpper(r.GetType())
 	if typ == "" {
 		typ = "UNDEFINED"
@@ -129,6 +133,9 @@ func (a Admin) ListAllClients(ctx context.Context, _ *authv1.ListAllClientsReque
 }
 
 func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*authv1.CreateUserResponse, error) {
+	if err := createUserLimits(r); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	email := strings.TrimSpace(r.GetEmail())
 	if !validEmail(email) {
 		return nil, a.err(ctx, invalid("email is not a valid address"))
@@ -195,6 +202,9 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 	if len(r.GetPassword()) < 8 {
 		return nil, a.err(ctx, invalid("a password needs at least 8 characters"))
 	}
+	if err := inputlimit.Check(inputlimit.F("password", r.GetPassword(), inputlimit.Password)); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	h, err := a.hash.Hash(ctx, r.GetPassword())
 	if err != nil {
 		return nil, a.err(ctx, err)
@@ -211,6 +221,9 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 }
 
 func (a Admin) SetUserScopes(ctx context.Context, r *authv1.SetUserScopesRequest) (*authv1.SetUserScopesResponse, error) {
+	if err := inputlimit.Each("scope", r.GetScopes(), inputlimit.Scope); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	for _, s := range r.GetScopes() {
 		if s == "" || strings.ContainsAny(s, " \t\n") {
 			return nil, a.err(ctx, invalid("scope %q must be one word", s))

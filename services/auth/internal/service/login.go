@@ -7,8 +7,10 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/inputlimit"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
@@ -16,6 +18,9 @@ import (
 
 // authorize checks an authorization request and picks the redirect URI.
 func (p Public) authorize(ctx context.Context, r *authv1.AuthorizeRequest) (storage.Client, string, error) {
+	if err := authorizeLimits(r); err != nil {
+		return storage.Client{}, "", err
+	}
 	c, err := p.store.GetClient(ctx, r.GetClientId())
 	if errors.Is(err, storage.ErrNotFound) {
 		return c, "", notFound("unknown client_id")
@@ -68,14 +73,24 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		}
 		p.cfg.Audit.Record(ctx, ev)
 	}()
+	if err := inputlimit.Check(inputlimit.F("email", r.GetEmail(), inputlimit.Email), inputlimit.F("password", r.GetPassword(), inputlimit.Password)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	c, redirect, err := p.authorize(ctx, r.GetRequest())
 	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	// Before the user is looked up, and the same for an address no
+	// account has: a refusal tells nothing and costs no hash.
+	account := loginAccount(r.GetEmail())
+	if err := p.cfg.Guards.Login.Check(ctx, account); err != nil {
 		return nil, p.err(ctx, err)
 	}
 	wrong := unauth("email or password is wrong")
 	u, err := p.store.GetUserByEmail(ctx, r.GetEmail())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && u.PasswordHash == "") {
 		p.hash.Burn(ctx, r.GetPassword())
+		p.cfg.Guards.Login.Failed(ctx, account)
 		return nil, p.err(ctx, wrong)
 	} else if err != nil {
 		return nil, p.err(ctx, err)
@@ -84,8 +99,10 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		if ctx.Err() != nil {
 			return nil, p.err(ctx, ctx.Err())
 		}
+		p.cfg.Guards.Login.Failed(ctx, account)
 		return nil, p.err(ctx, wrong)
 	}
+	p.cfg.Guards.Login.Succeeded(ctx)
 	code := tokens.RandomString(32)
 	ar := r.GetRequest()
 	g := storage.Grant{
@@ -99,3 +116,7 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 	user = u.ID
 	return &authv1.LoginResponse{Code: code, RedirectUri: redirect}, nil
 }
+
+// loginAccount is the key of an email address's sign-in budget: its case
+// and surrounding spaces do not make another account.
+func loginAccount(email string) string { return strings.ToLower(strings.TrimSpace(email)) }

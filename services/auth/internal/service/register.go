@@ -30,6 +30,9 @@ func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (res *a
 	if !p.cfg.AllowRegister {
 		return nil, p.err(ctx, rpcerr.New(rpcerr.ErrUnimplemented, "registration has been disabled"))
 	}
+	if err := registerLimits(r); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	email := strings.TrimSpace(r.GetEmail())
 	if email == "" && r.GetBase64EncodedPublicKey() == "" {
 		return nil, p.err(ctx, invalid("no payload"))

@@ -4,7 +4,8 @@
 // presented back: token info, user info, user search, introspection),
 // register.go (key registration and sign requests), login.go (the login form
 // and authorization codes), revoke.go (RFC 7009 and the revocation list) and
-// admin.go (AuthAdmin). This file holds the Service and what they share.
+// admin.go (AuthAdmin); limits.go holds the size limits of their fields.
+// This file holds the Service and what they share.
 package service
 
 import (
@@ -19,6 +20,7 @@ import (
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
@@ -45,6 +47,21 @@ type Config struct {
 	// Audit records sign-ins, registrations and refresh reuse; nil
 	// records nothing.
 	Audit *audit.Logger
+	// Guards are the abuse limits of the credential checks; nil ones
+	// limit nothing.
+	Guards Guards
+}
+
+// Guards limit failed credential checks per account and per client
+// address (docs/security.md, "Abuse limits").
+type Guards struct {
+	// Login: the login form's password, per email address.
+	Login *ratelimit.Guard
+	// Secret: a client's secret (token, revocation and introspection
+	// endpoints), per client ID.
+	Secret *ratelimit.Guard
+	// Signature: a signed sign-request code, per user key.
+	Signature *ratelimit.Guard
 }
 
 // Service holds what every RPC needs.

@@ -46,7 +46,11 @@ func (p Public) Token(ctx context.Context, r *authv1.TokenRequest) (*authv1.Toke
 		flow string
 	)
 	gt := r.GetGrantType()
+	tooLong := tokenLimits(r)
 	switch {
+	case tooLong != nil:
+		flow = "invalid"
+		err = tooLong
 	case gt == grantClient:
 		flow = grantClient
 		set, err = p.clientCredentials(ctx, r)
@@ -100,9 +104,7 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	}
 	c, err := p.store.GetClient(ctx, r.GetClientId())
 	if errors.Is(err, storage.ErrNotFound) {
-		// As long as a wrong secret takes: no telling which IDs exist.
-		p.hash.Burn(ctx, r.GetClientSecret())
-		return tokens.Set{}, failed
+		return tokens.Set{}, p.unknownClient(ctx, r.GetClientId(), r.GetClientSecret(), failed)
 	} else if err != nil {
 		return tokens.Set{}, err
 	}
@@ -121,16 +123,40 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	return p.tokens.IssueClient(c.ID, scopes, c.RevokedBefore)
 }
 
-// checkSecret verifies a client's secret: 401 invalid_client when wrong.
+// checkSecret verifies a client's secret: 401 invalid_client when wrong,
+// 429 while the client ID or the caller's address failed too often (then
+// without hashing anything).
 func (p Public) checkSecret(ctx context.Context, c storage.Client, secret string) error {
+	if p.hash.Remembered(c.SecretHash, secret) {
+		// Right a moment ago: the client's every token request costs
+		// no limiter round trip.
+		return nil
+	}
+	if err := p.cfg.Guards.Secret.Check(ctx, c.ID); err != nil {
+		return err
+	}
 	if err := p.hash.Check(ctx, c.SecretHash, secret); err != nil {
 		if ctx.Err() != nil {
 			// Gave up waiting for a hashing slot: not the client's mistake.
 			return ctx.Err()
 		}
+		p.cfg.Guards.Secret.Failed(ctx, c.ID)
 		return rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)
 	}
+	p.cfg.Guards.Secret.Succeeded(ctx)
 	return nil
+}
+
+// unknownClient answers a secret presented for a client ID that does not
+// exist exactly as a wrong secret: refused by the same abuse limit, after
+// as long as a hash takes, counted as a failure; failed is the answer.
+func (p Public) unknownClient(ctx context.Context, id, secret string, failed error) error {
+	if err := p.cfg.Guards.Secret.Check(ctx, id); err != nil {
+		return err
+	}
+	p.hash.Burn(ctx, secret)
+	p.cfg.Guards.Secret.Failed(ctx, id)
+	return failed
 }
 
 // authClient authenticates a client by id and secret (RFC 6749 2.3.1, the
@@ -143,8 +169,7 @@ func (p Public) authClient(ctx context.Context, id, secret string) (storage.Clie
 	}
 	c, err := p.store.GetClient(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		p.hash.Burn(ctx, secret)
-		return storage.Client{}, failed
+		return storage.Client{}, p.unknownClient(ctx, id, secret, failed)
 	} else if err != nil {
 		return storage.Client{}, err
 	}
@@ -160,22 +185,28 @@ func (p Public) authClient(ctx context.Context, id, secret string) (storage.Clie
 // clientCode is flow 1: a code from the browser login plus the client's
 // secret.
 func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
+	unknown := notFound("client ID, client secret or code unknown")
 	c, err := p.store.GetClient(ctx, r.GetClientId())
 	if errors.Is(err, storage.ErrNotFound) {
-		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+		return tokens.Set{}, p.unknownClient(ctx, r.GetClientId(), r.GetClientSecret(), unknown)
 	} else if err != nil {
 		return tokens.Set{}, err
 	}
 	if r.GetClientSecret() == "" {
-		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+		return tokens.Set{}, unknown
+	}
+	if err := p.cfg.Guards.Secret.Check(ctx, c.ID); err != nil {
+		return tokens.Set{}, err
 	}
 	if err := p.hash.Check(ctx, c.SecretHash, r.GetClientSecret()); err != nil {
 		if ctx.Err() != nil {
 			// Gave up waiting for a hashing slot: not the client's mistake.
 			return tokens.Set{}, ctx.Err()
 		}
-		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+		p.cfg.Guards.Secret.Failed(ctx, c.ID)
+		return tokens.Set{}, unknown
 	}
+	p.cfg.Guards.Secret.Succeeded(ctx)
 	if c.Disabled {
 		return tokens.Set{}, unauth("the client has been disabled")
 	}
@@ -219,10 +250,21 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 			return tokens.Set{}, unauth("the client has been disabled")
 		}
 	}
+	// The key is known once the sign request is taken (a lookup, no
+	// work); an unknown code counts against the address alone.
+	guard := p.cfg.Guards.Signature
 	g, err := p.store.TakeGrant(ctx, r.GetCode())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && g.Kind != storage.GrantSignRequest) {
+		if err := guard.Check(ctx, ""); err != nil {
+			return tokens.Set{}, err
+		}
+		guard.Failed(ctx, "")
 		return tokens.Set{}, notFound("the sign request is unknown")
 	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	account := "key:" + strconv.Itoa(int(g.KeyID))
+	if err := guard.Check(ctx, account); err != nil {
 		return tokens.Set{}, err
 	}
 	key, err := p.store.GetUserKey(ctx, g.KeyID)
@@ -235,12 +277,15 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	}
 	sig, err := decodeSignature(r.GetSignature())
 	if err != nil {
+		guard.Failed(ctx, account)
 		return tokens.Set{}, invalid("signature is not base64")
 	}
 	sum := sha512.Sum512([]byte(r.GetCode()))
 	if rsa.VerifyPKCS1v15(pub, crypto.SHA512, sum[:], sig) != nil {
+		guard.Failed(ctx, account)
 		return tokens.Set{}, unauth("the signature does not verify with the registered key")
 	}
+	guard.Succeeded(ctx)
 	u, err := p.activeUser(ctx, g.UserID)
 	if err != nil {
 		return tokens.Set{}, err
