@@ -110,7 +110,7 @@ type apiCheck struct {
 	// gateway, when set, is the only host:port checked: a stack's client
 	// also reaches the services' operations ports, which the document
 	// does not describe.
-	gateway string
+	gateway  string
 	mu       sync.Mutex
 	problems []string
 }
