@@ -181,8 +181,14 @@ func (c *apiCheck) check(req *http.Request, res *http.Response, body []byte) str
 		return ""
 	}
 	lookup := req.Clone(req.Context())
-	lookup.URL.Path, lookup.URL.RawPath = c.canonical(req.URL.Path), c.canonical(req.URL.RawPath)
+	var moved bool
+	lookup.URL.Path, moved = c.canonical(req.URL.Path)
+	lookup.URL.RawPath, _ = c.canonical(req.URL.RawPath)
 	route, params, err := router.FindRoute(lookup)
+	if moved {
+		// A default prefix this stack moved elsewhere: not served here.
+		route, err = nil, routers.ErrPathNotFound
+	}
 	switch {
 	case errors.Is(err, routers.ErrPathNotFound):
 		// Unknown paths answer 404 (the common rules), in any group's format.
@@ -219,12 +225,19 @@ func (c *apiCheck) check(req *http.Request, res *http.Response, body []byte) str
 	return ""
 }
 
-// canonical rewrites a non-default prefix to the default one.
-func (c *apiCheck) canonical(p string) string {
+// canonical rewrites a non-default prefix to the default one; moved says
+// that p is under a default prefix the stack does not serve.
+func (c *apiCheck) canonical(p string) (_ string, moved bool) {
+	under := func(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
 	for from, to := range c.prefixes {
-		if p == from || strings.HasPrefix(p, from+"/") {
-			return to + strings.TrimPrefix(p, from)
+		if under(p, from) {
+			return to + strings.TrimPrefix(p, from), false
 		}
 	}
-	return p
+	for _, to := range c.prefixes {
+		if under(p, to) {
+			return p, true
+		}
+	}
+	return p, false
 }
