@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -125,3 +126,16 @@ func from(ctx context.Context, log *slog.Logger, err error) error {
 
 // Errorf is status.Errorf, re-exported so services need one import for errors.
 func Errorf(c codes.Code, format string, a ...any) error { return status.Errorf(c, format, a...) }
+
+// Throttled is the refusal of an abuse limit (pkg/ratelimit): gRPC
+// ResourceExhausted with a google.rpc.RetryInfo detail saying when to try
+// again (errinfo.Throttled), which the gateway answers with 429 and
+// Retry-After. Its message names no account: it is the same whether or not
+// the account exists.
+func Throttled(retry time.Duration) error {
+	return errinfo.Throttled("too many attempts; try again later", retry).Err()
+}
+
+// RetryAfter is the delay a Throttled error carries; false for any other
+// error.
+func RetryAfter(err error) (time.Duration, bool) { return errinfo.RetryAfter(err) }

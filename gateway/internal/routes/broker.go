@@ -280,6 +280,7 @@ func writeText(w http.ResponseWriter, code int, body string) {
 
 func writeError(w http.ResponseWriter, err error) {
 	code, msg := apierr.FromGRPC(err)
+	apierr.SetRetryAfter(w.Header(), err)
 	apierr.WriteText(w, code, msg)
 }
 

@@ -141,6 +141,7 @@ func uploadError(w http.ResponseWriter, err error) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="fris"`)
 	}
 	code, msg := apierr.FromGRPC(err)
+	apierr.SetRetryAfter(w.Header(), err)
 	apierr.WriteText(w, code, msg)
 }
 

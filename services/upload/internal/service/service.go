@@ -16,7 +16,9 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"fris.dev/pkg/inputlimit"
 	"fris.dev/pkg/password"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
 	"fris.dev/services/upload/internal/contenttype"
 	"fris.dev/services/upload/internal/patient"
@@ -37,6 +39,9 @@ type Config struct {
 	MaxDepth         int
 	// Validation is ValidateOff, ValidateWarn or ValidateReject.
 	Validation string
+	// Guard limits failed Basic credentials per username and per client
+	// address (docs/security.md, "Abuse limits"); nil limits nothing.
+	Guard *ratelimit.Guard
 }
 
 // Checker validates values against the registry.
@@ -70,6 +75,7 @@ type Service struct {
 	count   Counters
 	log     *slog.Logger
 	now     func() time.Time
+	guard   *ratelimit.Guard
 }
 
 // New returns the service. checker may be nil when validation is off.
@@ -80,7 +86,7 @@ func New(cfg Config, store storage.Store, hasher *password.Hasher, checker Check
 	if cfg.Validation == "" {
 		cfg.Validation = ValidateOff
 	}
-	return &Service{cfg: cfg, store: store, hasher: hasher, checker: checker, count: counters, log: log, now: time.Now}
+	return &Service{cfg: cfg, store: store, hasher: hasher, checker: checker, count: counters, log: log, now: time.Now, guard: cfg.Guard}
 }
 
 // SetClock replaces the clock (tests).
@@ -99,20 +105,35 @@ func (s *Service) authorize(ctx context.Context, t storage.Teiler) error {
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "Basic credentials are required")
 	}
 	c, err := s.store.Credential(ctx, user)
-	if errors.Is(err, storage.ErrNotFound) {
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	known := err == nil
+	// A credential right a moment ago costs no limiter round trip: a
+	// connector presents it with every upload. Anything else passes the
+	// abuse limit first, the same for a name that does not exist.
+	guarded := !known || c.Disabled || !s.hasher.Remembered(c.Hash, pass)
+	if guarded {
+		if err := s.guard.Check(ctx, user); err != nil {
+			return err
+		}
+	}
+	if !known {
 		// Spend a check's time so the answer does not tell which usernames exist.
 		s.hasher.Burn(ctx, pass)
+		s.guard.Failed(ctx, user)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
-	}
-	if err != nil {
-		return err
 	}
 	if err := s.hasher.Check(ctx, c.Hash, pass); err != nil || c.Disabled {
 		if ctx.Err() != nil {
 			// Gave up waiting for a hashing slot: not the client's mistake.
 			return ctx.Err()
 		}
+		s.guard.Failed(ctx, user)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
+	}
+	if guarded {
+		s.guard.Succeeded(ctx)
 	}
 	if c.Teiler != t {
 		return rpcerr.New(rpcerr.ErrPermission, "these credentials may not upload for %s", t)
@@ -342,6 +363,10 @@ func (s *Service) SetLastUpload(ctx context.Context, t storage.Teiler, doc []byt
 		return time.Time{}, false, err
 	}
 	if err := s.authorize(ctx, t); err != nil {
+		return time.Time{}, false, err
+	}
+	// Only a timestamp is kept; a real document is a few hundred bytes.
+	if err := inputlimit.Size("the uploadStats document", len(doc), inputlimit.Text); err != nil {
 		return time.Time{}, false, err
 	}
 	at, ok, err := stats.Parse(bytes.NewReader(doc), cs)
