@@ -388,6 +388,9 @@ func addCommonResponses(doc *openapi3.T) {
 				}
 				op.Responses.Set(key, &openapi3.ResponseRef{Ref: "#/components/responses/" + format + key})
 			}
+			if limited(op) && op.Responses.Value("429") == nil {
+				op.Responses.Set("429", &openapi3.ResponseRef{Ref: "#/components/responses/" + format + "429"})
+			}
 			if method == http.MethodGet && op.Responses.Value("304") == nil {
 				op.Responses.Set("304", &openapi3.ResponseRef{Ref: "#/components/responses/NotModified"})
 			}
@@ -399,7 +402,7 @@ func addCommonResponses(doc *openapi3.T) {
 	doc.Components.Responses["NotModified"] = &openapi3.ResponseRef{Value: openapi3.NewResponse().
 		WithDescription("Not modified: the request's If-None-Match names the current ETag. No body.")}
 	for _, format := range []string{"json", "text", "html"} {
-		for _, code := range commonStatuses {
+		for _, code := range append(commonStatuses, http.StatusTooManyRequests) {
 			desc := commonText[code]
 			r := openapi3.NewResponse().WithDescription(desc)
 			switch format {
@@ -413,12 +416,40 @@ func addCommonResponses(doc *openapi3.T) {
 				r.Content = openapi3.NewContentWithSchemaRef(&openapi3.SchemaRef{Ref: "#/components/schemas/HTMLPage"}, []string{"text/html"})
 				r.Content["application/json"] = openapi3.NewMediaType().WithSchemaRef(&openapi3.SchemaRef{Ref: "#/components/schemas/Error"})
 			}
+			if code == http.StatusTooManyRequests {
+				r.Headers = openapi3.Headers{"Retry-After": &openapi3.HeaderRef{Value: &openapi3.Header{Parameter: openapi3.Parameter{
+					Description: "Whole seconds until the next attempt may be made.", Required: true,
+					Schema: openapi3.NewIntegerSchema().WithMin(1).NewRef(),
+				}}}}
+			}
 			doc.Components.Responses[format+strconv.Itoa(code)] = &openapi3.ResponseRef{Value: r}
 		}
 	}
 }
 
+// limited tells whether the operation checks a credential a client can
+// guess, which the abuse limits answer with 429 (docs/security.md): every
+// operation with client, site or bank credentials, and those the written
+// part marks x-abuse-limited (the login form, bank registration).
+func limited(op *openapi3.Operation) bool {
+	if v, ok := op.Extensions["x-abuse-limited"].(bool); ok {
+		return v
+	}
+	if op.Security == nil {
+		return false
+	}
+	for _, req := range *op.Security {
+		for _, scheme := range []string{"client", "site", "bank"} {
+			if _, ok := req[scheme]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 var commonText = map[int]string{
+	429: "Too many failed attempts of this account or from this address (abuse limits); the same answer whether or not the account exists.",
 	400: "The path or query is not valid UTF-8 or holds a NUL byte, or the request is malformed.",
 	413: "The body is larger than -max-body (10 MiB). Plain text when the declared Content-Length is already too large.",
 	500: "A fault of the server; the logs have it under the request id.",
