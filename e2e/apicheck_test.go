@@ -29,6 +29,9 @@ import (
 var apiDoc struct {
 	once   sync.Once
 	router routers.Router
+	// notAPI are the document's x-fris-not-api patterns: browser pages
+	// it leaves out on purpose.
+	notAPI []string
 	err    error
 }
 
@@ -49,6 +52,12 @@ func apiRouter() (routers.Router, error) {
 		if err := doc.Validate(context.Background()); err != nil {
 			apiDoc.err = fmt.Errorf("the OpenAPI document is invalid: %w", err)
 			return
+		}
+		list, _ := doc.Extensions["x-fris-not-api"].([]any)
+		for _, p := range list {
+			if s, ok := p.(string); ok {
+				apiDoc.notAPI = append(apiDoc.notAPI, s)
+			}
 		}
 		apiDoc.router, apiDoc.err = gorillamux.NewRouter(doc)
 	})
@@ -179,6 +188,9 @@ func (c *apiCheck) check(req *http.Request, res *http.Response, body []byte) str
 	case res.StatusCode == http.StatusRequestHeaderFieldsTooLarge:
 		// Written by net/http before any route, for any path.
 		return ""
+	case notAPI(req.URL.Path):
+		// Browser pages (the Explorer), which the document leaves out.
+		return ""
 	}
 	lookup := req.Clone(req.Context())
 	var moved bool
@@ -240,4 +252,21 @@ func (c *apiCheck) canonical(p string) (_ string, moved bool) {
 		}
 	}
 	return p, false
+}
+
+// notAPI tells whether p is one of the document's x-fris-not-api patterns
+// (ServeMux syntax: "/{$}" the root alone, a trailing "/" a subtree).
+func notAPI(p string) bool {
+	for _, pat := range apiDoc.notAPI {
+		if exact, ok := strings.CutSuffix(pat, "{$}"); ok {
+			if p == exact {
+				return true
+			}
+			continue
+		}
+		if p == pat || strings.HasSuffix(pat, "/") && strings.HasPrefix(p, pat) {
+			return true
+		}
+	}
+	return false
 }

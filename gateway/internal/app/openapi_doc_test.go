@@ -16,19 +16,35 @@ import (
 // apiRoute is one operation of the served OpenAPI document.
 type apiRoute struct{ method, path string }
 
-func apiRoutes(t *testing.T) []apiRoute {
+// apiRoutes lists the document's operations, and the patterns it leaves
+// out on purpose (x-fris-not-api: browser pages).
+func apiRoutes(t *testing.T) (ops []apiRoute, notAPI []string) {
 	t.Helper()
 	doc, err := build.Load(apidoc.Document())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []apiRoute
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
-			out = append(out, apiRoute{method, path})
+			ops = append(ops, apiRoute{method, path})
 		}
 	}
-	return out
+	list, _ := doc.Extensions["x-fris-not-api"].([]any)
+	for _, p := range list {
+		notAPI = append(notAPI, p.(string))
+	}
+	return ops, notAPI
+}
+
+// notDescribed tells whether a route-table path is one of the document's
+// x-fris-not-api patterns, or below one that ends in "/".
+func notDescribed(path string, notAPI []string) bool {
+	for _, p := range notAPI {
+		if path == p || strings.HasSuffix(p, "/") && strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestOpenAPIListsEveryRoute fails when a pattern of the gateway's route
@@ -40,12 +56,15 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 	if err := routeTable(t.Context(), &table, cfg, up, stubVerifier{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry()); err != nil {
 		t.Fatal(err)
 	}
-	api := apiRoutes(t)
+	api, notAPI := apiRoutes(t)
 	norm := func(p string) string { return docPlaceholder.ReplaceAllString(p, "{}") }
 	for _, pattern := range table {
 		method, path, ok := strings.Cut(pattern, " ")
 		if !ok {
 			method, path = "", pattern
+		}
+		if notDescribed(path, notAPI) {
+			continue
 		}
 		subtree := strings.HasSuffix(path, "/")
 		path = norm(strings.TrimSuffix(path, "{$}"))
@@ -74,7 +93,7 @@ func TestOpenAPIRoutesAreServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := apiRoutes(t)
+	api, _ := apiRoutes(t)
 	if len(api) < 60 {
 		t.Fatalf("%d operations in the OpenAPI document: it lost most of them", len(api))
 	}
