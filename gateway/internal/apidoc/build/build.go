@@ -450,7 +450,7 @@ func limited(op *openapi3.Operation) bool {
 
 var commonText = map[int]string{
 	429: "Too many failed attempts of this account or from this address (abuse limits); the same answer whether or not the account exists.",
-	400: "The path or query is not valid UTF-8 or holds a NUL byte, or the request is malformed.",
+	400: "The path or query is not valid UTF-8 or holds a NUL byte, a path segment is longer than -max-path-segment (512 bytes), or the request is malformed.",
 	413: "The body is larger than -max-body (10 MiB). Plain text when the declared Content-Length is already too large.",
 	500: "A fault of the server; the logs have it under the request id.",
 	503: "The service behind the path is not configured, cannot be reached, or cannot reach its store.",
