@@ -428,11 +428,14 @@ func TestLoginUnderGuessing(t *testing.T) {
 	if refused.Load() == 0 {
 		t.Fatal("no guess was refused: the abuse limit did not apply")
 	}
-	// Without limits the review measured 2 s per sign-in here; the bound
-	// is loose because the machine may be shared (BENCHMARKS.md has the
-	// measured figure).
-	if p99 > time.Second {
-		t.Fatalf("the real user's p99 under guessing is %v, want under 1s", p99)
+	// What keeps the user fast is that guesses stop being hashed, which the
+	// count below proves deterministically; the latency itself depends on
+	// how busy the machine is (make test runs packages side by side under
+	// -race), so it is only logged here, bounded loosely against a hang,
+	// and measured on a quiet machine by `make bench` (BENCHMARKS.md,
+	// "Login under guessing": p99 under 200 ms).
+	if p99 > 5*time.Second {
+		t.Fatalf("the real user's p99 under guessing is %v, want under 5s", p99)
 	}
 	// Default -limit-addr: 30 failures, then a back-off; a few more pass
 	// while the first are in flight.

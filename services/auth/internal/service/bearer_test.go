@@ -1,0 +1,57 @@
+package service
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	authv1 "fris.dev/proto/auth/v1"
+)
+
+func TestBearerEndpoints(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	clientID, secret := e.seed(t)
+	res, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: e.login(t, clientID, nil), ClientId: clientID, ClientSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := e.pub.GetTokenInfo(bearer(res.GetAccessToken()), &authv1.GetTokenInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.GetSubject() != "1" || info.GetIssuer() != issuer || info.GetNonce() == "" || info.GetNotBeofre() == 0 ||
+		int64(info.GetExpirationDate()) <= time.Now().Unix() || !contains(info.GetScope(), "openid") {
+		t.Fatalf("tokeninfo = %v", info)
+	}
+	ui, err := e.pub.GetUserInfo(bearer(res.GetAccessToken()), &authv1.GetUserInfoRequest{})
+	if err != nil || ui.GetEmail() != "ada@example.org" || ui.GetRealName() != "Ada Lovelace" || ui.GetLocality() == nil {
+		t.Fatalf("userinfo = %v %v", ui, err)
+	}
+	register(t, e, "registry@example.org", userKey())
+	found, err := e.pub.SearchUsers(bearer(res.GetAccessToken()), &authv1.SearchUsersRequest{Query: "LOVE"})
+	if err != nil || len(found.GetUsers()) != 1 || found.GetUsers()[0].GetEmail() != "ada@example.org" {
+		t.Fatalf("search = %v %v", found, err)
+	}
+	found, _ = e.pub.SearchUsers(bearer(res.GetAccessToken()), &authv1.SearchUsersRequest{Query: "example.org"})
+	if len(found.GetUsers()) != 2 {
+		t.Fatalf("search by email = %v", found)
+	}
+	_, err = e.pub.SearchUsers(bearer(res.GetAccessToken()), &authv1.SearchUsersRequest{})
+	wantCode(t, err, codes.InvalidArgument)
+
+	for _, tok := range []string{"", "garbage", res.GetIdToken(), res.GetRefreshToken()} {
+		c := ctx
+		if tok != "" {
+			c = bearer(tok)
+		}
+		_, err := e.pub.GetTokenInfo(c, &authv1.GetTokenInfoRequest{})
+		wantCode(t, err, codes.PermissionDenied)
+		_, err = e.pub.GetUserInfo(c, &authv1.GetUserInfoRequest{})
+		wantCode(t, err, codes.PermissionDenied)
+		_, err = e.pub.SearchUsers(c, &authv1.SearchUsersRequest{Query: "a"})
+		wantCode(t, err, codes.PermissionDenied)
+	}
+}

@@ -1,0 +1,122 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"fris.dev/pkg/audit"
+	"fris.dev/pkg/inputlimit"
+	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/storage"
+	"fris.dev/services/auth/internal/tokens"
+)
+
+// authorize checks an authorization request and picks the redirect URI.
+func (p Public) authorize(ctx context.Context, r *authv1.AuthorizeRequest) (storage.Client, string, error) {
+	if err := authorizeLimits(r); err != nil {
+		return storage.Client{}, "", err
+	}
+	c, err := p.store.GetClient(ctx, r.GetClientId())
+	if errors.Is(err, storage.ErrNotFound) {
+		return c, "", notFound("unknown client_id")
+	} else if err != nil {
+		return c, "", err
+	}
+	if c.Disabled {
+		return c, "", unauth("the client has been disabled")
+	}
+	redirect := r.GetRedirectUri()
+	if redirect == "" {
+		if len(c.RedirectURLs) == 0 {
+			return c, "", invalid("the client has no registered redirect URL")
+		}
+		redirect = c.RedirectURLs[0]
+	} else if !contains(c.RedirectURLs, redirect) {
+		return c, "", invalid("redirect_uri is not registered for this client")
+	}
+	switch r.GetCodeChallengeMethod() {
+	case "", "S256":
+	default:
+		return c, "", invalid("code_challenge_method must be S256")
+	}
+	if r.GetCodeChallengeMethod() == "S256" && r.GetCodeChallenge() == "" {
+		return c, "", invalid("code_challenge is missing")
+	}
+	if ch := r.GetCodeChallenge(); ch != "" {
+		if b, err := base64.RawURLEncoding.DecodeString(ch); err != nil || len(b) != sha256.Size {
+			return c, "", invalid("code_challenge must be the base64url SHA-256 of the verifier (S256)")
+		}
+	}
+	return c, redirect, nil
+}
+
+func (p Public) Authorize(ctx context.Context, r *authv1.AuthorizeRequest) (*authv1.AuthorizeResponse, error) {
+	c, redirect, err := p.authorize(ctx, r)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &authv1.AuthorizeResponse{ClientName: c.Name, RedirectUri: redirect}, nil
+}
+
+func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.LoginResponse, err error) {
+	var user int32
+	defer func() {
+		ev := audit.Event{Action: "auth.login", Target: auditEmail(r.GetEmail()), Err: err,
+			Attrs: []slog.Attr{slog.String("client_id", r.GetRequest().GetClientId())}}
+		if err == nil {
+			ev.Actor = strconv.Itoa(int(user))
+		}
+		p.cfg.Audit.Record(ctx, ev)
+	}()
+	if err := inputlimit.Check(inputlimit.F("email", r.GetEmail(), inputlimit.Email), inputlimit.F("password", r.GetPassword(), inputlimit.Password)); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	c, redirect, err := p.authorize(ctx, r.GetRequest())
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	// Before the user is looked up, and the same for an address no
+	// account has: a refusal tells nothing and costs no hash.
+	account := loginAccount(r.GetEmail())
+	if err := p.cfg.Guards.Login.Check(ctx, account); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	wrong := unauth("email or password is wrong")
+	u, err := p.store.GetUserByEmail(ctx, r.GetEmail())
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && u.PasswordHash == "") {
+		p.hash.Burn(ctx, r.GetPassword())
+		p.cfg.Guards.Login.Failed(ctx, account)
+		return nil, p.err(ctx, wrong)
+	} else if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	if err := p.hash.Check(ctx, u.PasswordHash, r.GetPassword()); err != nil || u.Disabled {
+		if ctx.Err() != nil {
+			return nil, p.err(ctx, ctx.Err())
+		}
+		p.cfg.Guards.Login.Failed(ctx, account)
+		return nil, p.err(ctx, wrong)
+	}
+	p.cfg.Guards.Login.Succeeded(ctx)
+	code := tokens.RandomString(32)
+	ar := r.GetRequest()
+	g := storage.Grant{
+		Kind: storage.GrantAuthorization, ClientID: c.ID, UserID: u.ID, RedirectURI: redirect,
+		Challenge: ar.GetCodeChallenge(), ChallengeMeth: ar.GetCodeChallengeMethod(), Scope: ar.GetScope(), Nonce: ar.GetNonce(),
+		Expires: p.now().Add(p.cfg.AuthCodeTTL).Unix(),
+	}
+	if err := p.store.PutGrant(ctx, code, g); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	user = u.ID
+	return &authv1.LoginResponse{Code: code, RedirectUri: redirect}, nil
+}
+
+// loginAccount is the key of an email address's sign-in budget: its case
+// and surrounding spaces do not make another account.
+func loginAccount(email string) string { return strings.ToLower(strings.TrimSpace(email)) }

@@ -1,0 +1,90 @@
+package storagetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"fris.dev/services/auth/internal/storage"
+)
+
+func testUsersAndKeys(t *testing.T, s storage.Store) {
+	ctx := context.Background()
+	u, k, err := s.CreateUser(ctx, storage.User{Email: "Ada@Example.org", RealName: "Ada"}, nil)
+	if err != nil || u.ID != 1 || k != nil {
+		t.Fatalf("CreateUser = %+v %v %v", u, k, err)
+	}
+	if _, _, err := s.CreateUser(ctx, storage.User{Email: "ada@example.ORG"}, nil); !errors.Is(err, storage.ErrExists) {
+		t.Fatalf("same email other case = %v", err)
+	}
+	u2, k2, err := s.CreateUser(ctx, storage.User{Email: "bob@example.org"}, &storage.UserKey{DER: []byte{1, 2}, SHA512: "abcd"})
+	if err != nil || u2.ID != 2 || k2 == nil || k2.ID != 1 || k2.UserID != 2 {
+		t.Fatalf("CreateUser with key = %+v %+v %v", u2, k2, err)
+	}
+	// The same key again: nothing is created, not even the user.
+	if _, _, err := s.CreateUser(ctx, storage.User{Email: "eve@example.org"}, &storage.UserKey{SHA512: "abcd"}); !errors.Is(err, storage.ErrExists) {
+		t.Fatalf("duplicate key = %v", err)
+	}
+	if _, err := s.GetUserByEmail(ctx, "eve@example.org"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("half-created user: %v", err)
+	}
+	got, err := s.GetUserByEmail(ctx, " ADA@example.org ")
+	if err != nil || got.ID != 1 || got.Email != "Ada@Example.org" {
+		t.Fatalf("GetUserByEmail = %+v %v", got, err)
+	}
+	if got, err := s.GetUserKeyByHash(ctx, "ABCD"); err != nil || got.ID != 1 {
+		t.Fatalf("GetUserKeyByHash = %+v %v", got, err)
+	}
+	if got, err := s.GetUserKey(ctx, 1); err != nil || got.UserID != 2 || string(got.DER) != "\x01\x02" {
+		t.Fatalf("GetUserKey = %+v %v", got, err)
+	}
+	if _, err := s.GetUserKey(ctx, 9); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("unknown key = %v", err)
+	}
+	if err := s.UpdateUser(ctx, 1, func(u *storage.User) error { u.Disabled = true; u.Scopes = []string{"mdr:x"}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateUser(ctx, 1, func(u *storage.User) error { u.Email = "other@x"; return nil }); err == nil {
+		t.Fatal("email change accepted")
+	}
+	got, _ = s.GetUser(ctx, 1)
+	if !got.Disabled || len(got.Scopes) != 1 || got.Email != "Ada@Example.org" {
+		t.Fatalf("after update: %+v", got)
+	}
+	us, _ := s.ListUsers(ctx)
+	if len(us) != 2 {
+		t.Fatalf("ListUsers = %d", len(us))
+	}
+}
+
+func testConcurrentUserIDsAreUnique(t *testing.T, s storage.Store) {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	ids := make(chan int32, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u, _, err := s.CreateUser(ctx, storage.User{Email: fmt.Sprintf("u%d@x.org", i)}, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids <- u.ID
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[int32]bool{}
+	for id := range ids {
+		if seen[id] {
+			t.Fatalf("id %d handed out twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != 20 {
+		t.Fatalf("%d users created", len(seen))
+	}
+}
