@@ -24,16 +24,22 @@ tools: ## install the pinned code generators into bin/
 	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO)
 	GOBIN=$(BIN) go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC)
 	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(PROTOC_GEN_GATEWAY)
+	GOBIN=$(BIN) go install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(PROTOC_GEN_GATEWAY)
 
-$(BIN)/buf:
+$(BIN)/buf $(BIN)/protoc-gen-openapiv2:
 	$(MAKE) tools
 
 .PHONY: proto
-proto: $(BIN)/buf ## regenerate the gRPC and gateway code under proto/
+proto: $(BIN)/buf $(BIN)/protoc-gen-openapiv2 ## regenerate the gRPC and gateway code under proto/, then the API reference
 	cd proto && $(BIN)/buf generate $(addprefix --path ,$(PROTO_SVCS))
+	$(MAKE) apidoc
+
+.PHONY: apidoc
+apidoc: ## merge proto/openapi and gateway/internal/apidoc/api.yaml into the served OpenAPI document
+	cd gateway && go run ./internal/apidoc/gen
 
 .PHONY: proto-verify
-proto-verify: $(BIN)/buf ## fail when the committed generated code is stale
+proto-verify: $(BIN)/buf $(BIN)/protoc-gen-openapiv2 ## fail when the committed generated code is stale
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
 	cp -r proto/. $$tmp/ && \
 	(cd $$tmp && sed -i 's#\.\./bin/#$(BIN)/#' buf.gen.yaml && $(BIN)/buf generate $(addprefix --path ,$(PROTO_SVCS))) && \

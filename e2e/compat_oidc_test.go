@@ -39,9 +39,9 @@ func issuerClient(t *testing.T, s *Stack) *http.Client {
 	var d net.Dialer
 	return &http.Client{
 		Timeout: 30 * time.Second,
-		Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		Transport: checked(t, &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, gw)
-		}},
+		}}, nil),
 		// The login's redirect goes to the client's callback, which the
 		// tests read instead of following.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

@@ -251,7 +251,7 @@ func NewKeySecret(t *testing.T) string {
 // NewStack starts mdr and the gateway and seeds the demo registry.
 func NewStack(t *testing.T, o Options) *Stack {
 	t.Helper()
-	s := &Stack{client: &http.Client{Timeout: 30 * time.Second}}
+	s := &Stack{client: &http.Client{Timeout: 30 * time.Second, Transport: checked(t, nil, o.GatewayArgs)}}
 	s.MDR = start(t, "mdr", append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0", "-log-level", "debug"}, storeArgs(t, o)...)...)
 	s.MDRAddr = s.MDR.addrs["grpc"]
 	if !o.NoDemo {
@@ -279,6 +279,7 @@ func NewStack(t *testing.T, o Options) *Stack {
 	}
 	s.Gateway = start(t, "gateway", append(gw, o.GatewayArgs...)...)
 	s.URL = "http://" + s.Gateway.addrs["http"]
+	s.client.Transport.(*apiCheck).gateway = s.Gateway.addrs["http"]
 	// /readyz says the gateway serves; /health/groups that every service
 	// behind it does too (and auth's signing keys are loaded).
 	s.waitFor(t, "/readyz", 200, 15*time.Second)

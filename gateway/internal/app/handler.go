@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"fris.dev/gateway/internal/apidoc"
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
 	"fris.dev/gateway/internal/clientaddr"
@@ -118,6 +119,7 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	})
 	mux.Handle("GET "+GroupsPath, groupHealth(up, verifier))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	apidoc.Register(mux)
 	return nil
 }
 
