@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,7 @@ import (
 
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/gateway/internal/explorer"
 	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/login"
 	"fris.dev/gateway/internal/respcache"
@@ -79,6 +81,13 @@ type Config struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 
+	// The Explorer's OAuth client (docs/decisions.md, "Explorer"): without
+	// an id and secret its sign-in says it is not configured.
+	ExplorerClientID         string
+	ExplorerClientSecretFile string
+	ExplorerURL              string
+	ExplorerSessions         int
+
 	// TLS is the gateway's side of the services' mutual TLS: its
 	// certificate ("gateway", the one peer whose identity metadata the
 	// services believe) and the deployment's CA.
@@ -121,6 +130,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// expose PDF); hence one minute more than -read-timeout.
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 6*time.Minute, "how long a request may take from the end of its headers to the last byte of its response (at least -read-timeout)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long a kept-alive connection may wait for its next request")
+	fs.StringVar(&c.ExplorerClientID, "explorer-client-id", "", "the FRIS Explorer's OAuth client id at the auth service (empty: the Explorer's sign-in is not configured)")
+	fs.StringVar(&c.ExplorerClientSecretFile, "explorer-client-secret-file", "", "file holding the Explorer's client secret")
+	fs.StringVar(&c.ExplorerURL, "explorer-url", "", "the gateway's origin as browsers reach it, e.g. https://fris.example.org, for the Explorer's redirect URI <url>/explorer/callback (empty: each request's own Host)")
+	fs.IntVar(&c.ExplorerSessions, "explorer-sessions", 10000, "most Explorer sessions kept in memory; beyond, the least recently used goes")
 	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Gateway))
 }
 
@@ -195,6 +208,17 @@ func (c *Config) Validate() error {
 		// The write deadline runs from the end of the headers: a shorter one
 		// would cut off a body the read timeout still allows.
 		errs = append(errs, errors.New("-write-timeout must be at least -read-timeout"))
+	}
+	if (c.ExplorerClientID == "") != (c.ExplorerClientSecretFile == "") {
+		errs = append(errs, errors.New("-explorer-client-id and -explorer-client-secret-file go together"))
+	}
+	if c.ExplorerURL != "" {
+		if u, err := url.Parse(c.ExplorerURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimRight(u.Path, "/") != "" || u.RawQuery != "" {
+			errs = append(errs, fmt.Errorf("-explorer-url %q must be an http(s) origin, without a path", c.ExplorerURL))
+		}
+	}
+	if c.ExplorerSessions < 1 {
+		errs = append(errs, errors.New("-explorer-sessions must be positive"))
 	}
 	if err := c.TLS.Validate(); err != nil {
 		errs = append(errs, err)
@@ -322,6 +346,10 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	}
 	routes.Broker(mux, bc)
 
+	if err := registerExplorer(mux, cfg, up, verifier, log); err != nil {
+		return err
+	}
+
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -340,6 +368,39 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	})
 	mux.Handle("GET "+GroupsPath, groupHealth(up, verifier))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return nil
+}
+
+// registerExplorer adds the FRIS Explorer and the landing page. It reaches
+// the registry through the gRPC client the registry's routes use, and the
+// identity provider through the gateway's own auth routes, called in
+// process on mux (when mux can serve: a test's recorder cannot).
+func registerExplorer(mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger) error {
+	ec := explorer.Config{
+		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
+		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
+		Timeout: cfg.UpstreamTimeout, Log: log,
+	}
+	if cfg.ExplorerClientSecretFile != "" {
+		b, err := os.ReadFile(cfg.ExplorerClientSecretFile)
+		if err != nil {
+			return fmt.Errorf("-explorer-client-secret-file: %w", err)
+		}
+		if ec.ClientSecret = strings.TrimSpace(string(b)); ec.ClientSecret == "" {
+			return fmt.Errorf("-explorer-client-secret-file %s is empty", cfg.ExplorerClientSecretFile)
+		}
+	}
+	if h, ok := mux.(http.Handler); ok && up.Auth != nil {
+		ec.Loopback = h
+	}
+	app, err := explorer.New(ec)
+	if err != nil {
+		return err
+	}
+	if ec.ClientID == "" {
+		log.Info("the Explorer's sign-in is not configured (-explorer-client-id); the registry can be browsed anonymously")
+	}
+	app.Register(mux)
 	return nil
 }
 
@@ -379,7 +440,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}, h)
 	h = httpx.ETag(h)
 	h = httpx.LimitBody(cfg.MaxBody, h)
-	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath}, h)
+	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath, "/", explorer.Prefix}, h)
 	h = httpx.Observe(log, metrics, h)
 	h = otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return r.Method + " " + httpx.Route(r)
@@ -498,13 +559,14 @@ func groupHealth(up Upstreams, verifier authn.Verifier) http.Handler {
 	})
 }
 
-// corsExcept applies CORS everywhere but on the given paths (the browser
-// login page, which no script of another origin has any business reading).
+// corsExcept applies CORS everywhere but on the given paths and below them
+// (the browser login page, the landing page and the Explorer, which no
+// script of another origin has any business reading).
 func corsExcept(c *cors.Cors, paths []string, next http.Handler) http.Handler {
 	withCORS := c.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, p := range paths {
-			if r.URL.Path == p {
+			if r.URL.Path == p || p != "/" && strings.HasPrefix(r.URL.Path, p+"/") {
 				next.ServeHTTP(w, r)
 				return
 			}
