@@ -318,6 +318,8 @@ type view struct {
 	CSRF    string
 	SignIn  string // sign-in link; "" when not configured
 	Section string
+	// Partial: only a part of the page is sent (an htmx request).
+	Partial bool
 	Crumbs  []crumb
 	Data    any
 }

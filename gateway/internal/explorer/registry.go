@@ -213,7 +213,7 @@ func (a *App) search(q *req) error {
 	// htmx asks for the results only as the user types; restoring history
 	// it asks for the whole page.
 	if q.r.Header.Get("HX-Request") == "true" && q.r.Header.Get("HX-History-Restore-Request") != "true" {
-		v.Data = d
+		v.Data, v.Partial = d, true
 		a.render(q, http.StatusOK, "results", v)
 		return nil
 	}
@@ -332,7 +332,10 @@ type elementData struct {
 	Designations []designation
 	Validation   *mdrv1.Validation
 	Values       []value
-	Slots        []*mdrv1.Slot
+	// ValueDefinitions: the meanings have definitions of their own (the
+	// registry often repeats the element's in every meaning).
+	ValueDefinitions bool
+	Slots            []*mdrv1.Slot
 }
 
 type designation struct {
@@ -358,7 +361,11 @@ func (a *App) dataElement(q *req) error {
 		d.Designations = append(d.Designations, designation{Lang: primary(ds.GetLang()), Text: ds.GetDesignation(), Definition: ds.GetDefinition()})
 	}
 	for _, pv := range de.GetValidation().GetPermissibleValues() {
-		d.Values = append(d.Values, value{Value: pv.GetValue(), Meaning: pick(pv.GetMeanings(), q.lang)})
+		m := pick(pv.GetMeanings(), q.lang)
+		if m.Definition != "" && m.Definition != d.Label.Definition && m.Definition != m.Text {
+			d.ValueDefinitions = true
+		}
+		d.Values = append(d.Values, value{Value: pv.GetValue(), Meaning: m})
 	}
 	v := a.view(q, "element.title")
 	v.Title = title(d.Label.Text, d.URN)

@@ -6,7 +6,7 @@ import "fris.dev/gateway/internal/i18n"
 // constants and literals of login.go).
 var messages = i18n.Catalogue{
 	"Sign in":                    {i18n.English: "Sign in", i18n.German: "Anmelden"},
-	"to continue to":             {i18n.English: "to continue to", i18n.German: "um fortzufahren zu"},
+	"to continue to":             {i18n.English: "to continue to", i18n.German: "weiter zu"},
 	"Email address":              {i18n.English: "Email address", i18n.German: "E-Mail-Adresse"},
 	"Password":                   {i18n.English: "Password", i18n.German: "Passwort"},
 	"Language":                   {i18n.English: "Language", i18n.German: "Sprache"},
