@@ -306,6 +306,18 @@ func TestExplorerSignIn(t *testing.T) {
 		t.Error("the session cookie outlived the sign-out")
 	}
 	p.check("signed-out-de")
+	// The identity provider revoked the session's refresh token: its
+	// audit log says so (the browser never saw the token to try it).
+	revoked := false
+	for _, line := range strings.Split(s.Auth.logs(), "\n") {
+		if strings.Contains(line, `"action":"auth.revoke"`) && strings.Contains(line, `"client_id":"`+explorerClient+`"`) &&
+			strings.Contains(line, `"outcome":"success"`) && strings.Contains(strings.ToLower(line), "refresh") {
+			revoked = true
+		}
+	}
+	if !revoked {
+		t.Errorf("signing out revoked no refresh token; auth log:\n%s", s.Auth.logs())
+	}
 	// The old session id is worth nothing now.
 	_, body := s.Get(t, "/explorer/", 200, "Cookie", "fris_explorer="+sess.Value)
 	if strings.Contains(string(body), "Ada Lovelace") {
