@@ -158,7 +158,7 @@ func cleanReturn(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || s == "" || u.IsAbs() || u.Host != "" || u.Opaque != "" || u.User != nil ||
 		strings.HasPrefix(s, "//") || strings.ContainsAny(s, "\\\r\n\t") ||
-		!strings.HasPrefix(u.Path, Home) || strings.Contains(u.Path, "/..") ||
+		!strings.HasPrefix(u.Path, Home) || !strings.HasPrefix(u.EscapedPath(), Home) || strings.Contains(u.Path, "..") ||
 		u.Path == LoginPath || u.Path == CallbackPath || u.Path == LogoutPath {
 		return Home
 	}

@@ -169,6 +169,9 @@ func (a *App) Register(mux routes.Mux) {
 		http.Redirect(w, r, Home, http.StatusMovedPermanently)
 	})
 	mux.Handle("GET "+Home+"{$}", a.page(a.home))
+	// Any other GET below /explorer/ is a page that does not exist: a
+	// page says so, rather than the JSON 404 of the API paths.
+	mux.Handle("GET "+Home, a.page(func(*req) error { return fail(http.StatusNotFound, "error.nopage") }))
 	mux.Handle("GET "+StaticPath, http.HandlerFunc(a.asset))
 	mux.Handle("GET "+LoginPath, a.page(a.login))
 	mux.Handle("GET "+CallbackPath, a.page(a.callback))

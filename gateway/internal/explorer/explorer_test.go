@@ -550,6 +550,7 @@ func TestRegistryPages(t *testing.T) {
 		{target: "/explorer/static/htmx.min.js", want: 200},
 		{target: "/explorer/static/nope.js", want: 404},
 		{target: "/explorer/static/", want: 404},
+		{target: "/explorer/nope", want: 404, texts: []string{"There is no such page.", `<html lang="en">`}},
 	} {
 		rec := b.do("GET", tc.target, nil, tc.hdr...)
 		body := rec.Body.String()
@@ -586,6 +587,8 @@ func TestCleanReturn(t *testing.T) {
 		"/explorer/login?return=//evil":    "/explorer/",
 		"javascript:alert(1)//explorer/":   "/explorer/",
 		"/explorer/%2e%2e/oauth2/register": "/explorer/",
+		"/explorer%2f":                     "/explorer/",
+		"/explorer%2Fnamespaces":           "/explorer/",
 	} {
 		if got := cleanReturn(in); got != want {
 			t.Errorf("cleanReturn(%q) = %q, want %q", in, got, want)
@@ -602,7 +605,7 @@ func FuzzCleanReturn(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got := cleanReturn(s)
 		u, err := url.Parse(got)
-		if err != nil || u.IsAbs() || u.Host != "" || !strings.HasPrefix(got, Home) || strings.HasPrefix(got, "//") || strings.Contains(u.Path, "..") {
+		if err != nil || u.IsAbs() || u.Host != "" || !strings.HasPrefix(got, Home) || !strings.HasPrefix(u.Path, Home) || strings.HasPrefix(got, "//") || strings.Contains(u.Path, "..") {
 			t.Fatalf("cleanReturn(%q) = %q", s, got)
 		}
 	})

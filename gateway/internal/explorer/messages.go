@@ -81,6 +81,7 @@ var messages = i18n.Catalogue{
 	"error.service":       {i18n.English: "The service could not answer. Try again later.", i18n.German: "Der Dienst konnte nicht antworten. Versuchen Sie es später erneut."},
 	"error.unavailable":   {i18n.English: "The service is temporarily unavailable. Try again later.", i18n.German: "Der Dienst ist vorübergehend nicht erreichbar. Versuchen Sie es später erneut."},
 	"error.notfound":      {i18n.English: "There is no such item, or you may not see it.", i18n.German: "Diesen Eintrag gibt es nicht, oder Sie dürfen ihn nicht sehen."},
+	"error.nopage":        {i18n.English: "There is no such page.", i18n.German: "Diese Seite gibt es nicht."},
 	"error.forbidden":     {i18n.English: "You may not see this.", i18n.German: "Sie dürfen dies nicht sehen."},
 	"error.badrequest":    {i18n.English: "The request is not valid.", i18n.German: "Die Anfrage ist ungültig."},
 	"error.notconfigured": {i18n.English: "Sign-in is not configured on this gateway. An operator gives the gateway the Explorer's client (-explorer-client-id and -explorer-client-secret-file).", i18n.German: "Die Anmeldung ist auf diesem Gateway nicht eingerichtet. Ein Betreiber gibt dem Gateway den Client des Explorers (-explorer-client-id und -explorer-client-secret-file)."},

@@ -73,14 +73,18 @@ type Store interface {
 	Delete(ctx context.Context, id string) error
 }
 
-// Memory is an in-memory Store with expiry and a size cap: when full, the
-// least recently used session goes first.
+// Memory is an in-memory Store with expiry and a size cap. When full, the
+// least recently used session goes first, and one that never signed in
+// before any that did: anyone can start signing in, and so make sessions,
+// but that must not push signed-in users out.
 type Memory struct {
-	mu    sync.Mutex
-	cap   int
-	now   func() time.Time
-	byID  map[string]*list.Element
-	order *list.List // front: most recently used
+	mu   sync.Mutex
+	cap  int
+	now  func() time.Time
+	byID map[string]*list.Element
+	// lists hold the sessions by class: [0] not signed in, [1] signed in;
+	// front is most recently used.
+	lists [2]*list.List
 }
 
 // NewMemory keeps at most capacity sessions (at least 1).
@@ -91,7 +95,14 @@ func NewMemory(capacity int, now func() time.Time) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{cap: capacity, now: now, byID: map[string]*list.Element{}, order: list.New()}
+	return &Memory{cap: capacity, now: now, byID: map[string]*list.Element{}, lists: [2]*list.List{list.New(), list.New()}}
+}
+
+func class(s *Session) int {
+	if s.User != nil {
+		return 1
+	}
+	return 0
 }
 
 func (m *Memory) Get(_ context.Context, id string) (*Session, error) {
@@ -106,7 +117,7 @@ func (m *Memory) Get(_ context.Context, id string) (*Session, error) {
 		m.remove(e)
 		return nil, ErrNoSession
 	}
-	m.order.MoveToFront(e)
+	m.lists[class(s)].MoveToFront(e)
 	return s.clone(), nil
 }
 
@@ -117,15 +128,18 @@ func (m *Memory) Put(_ context.Context, s *Session) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.byID[s.ID]; ok {
-		e.Value = s.clone()
-		m.order.MoveToFront(e)
-		return nil
+		m.remove(e) // it may change class
 	}
-	for m.order.Len() >= m.cap {
-		m.remove(m.order.Back())
+	for len(m.byID) >= m.cap {
+		l := m.lists[0]
+		if l.Len() == 0 {
+			l = m.lists[1]
+		}
+		m.remove(l.Back())
 	}
-	m.byID[s.ID] = m.order.PushFront(s.clone())
-	m.sweep(2)
+	m.byID[s.ID] = m.lists[class(s)].PushFront(s.clone())
+	m.sweep(0, 2)
+	m.sweep(1, 2)
 	return nil
 }
 
@@ -142,14 +156,14 @@ func (m *Memory) Delete(_ context.Context, id string) error {
 func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.order.Len()
+	return len(m.byID)
 }
 
-// sweep drops up to n expired sessions from the least recently used end,
-// so expired sessions do not wait for the cap to go.
-func (m *Memory) sweep(n int) {
+// sweep drops up to n expired sessions of a class from the least recently
+// used end, so expired sessions do not wait for the cap to go.
+func (m *Memory) sweep(c, n int) {
 	now := m.now()
-	for e := m.order.Back(); e != nil && n > 0; n-- {
+	for e := m.lists[c].Back(); e != nil && n > 0; n-- {
 		prev := e.Prev()
 		if !now.Before(e.Value.(*Session).Expires) {
 			m.remove(e)
@@ -159,8 +173,9 @@ func (m *Memory) sweep(n int) {
 }
 
 func (m *Memory) remove(e *list.Element) {
-	delete(m.byID, e.Value.(*Session).ID)
-	m.order.Remove(e)
+	s := e.Value.(*Session)
+	delete(m.byID, s.ID)
+	m.lists[class(s)].Remove(e)
 }
 
 // randomID is 32 random bytes, base64url: session ids, CSRF tokens, states.

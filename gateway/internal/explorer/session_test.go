@@ -55,6 +55,35 @@ func TestMemoryStore(t *testing.T) {
 			t.Fatal("b should have gone, a, c and d stayed")
 		}
 	})
+	t.Run("sessions that never signed in go first", func(t *testing.T) {
+		m := NewMemory(3, c.now)
+		_ = m.Put(ctx, &Session{ID: "ada", Expires: c.t.Add(time.Hour), User: &User{Name: "Ada"}})
+		_ = m.Put(ctx, &Session{ID: "grace", Expires: c.t.Add(time.Hour), User: &User{Name: "Grace"}})
+		for i := range 50 { // someone starting sign-ins in a loop
+			_ = m.Put(ctx, &Session{ID: fmt.Sprint("bot", i), Expires: c.t.Add(time.Hour)})
+		}
+		for _, id := range []string{"ada", "grace", "bot49"} {
+			if _, err := m.Get(ctx, id); err != nil {
+				t.Errorf("%s was pushed out", id)
+			}
+		}
+		// Signing out moves a session to the first to go.
+		s, _ := m.Get(ctx, "ada")
+		s.User = nil
+		_ = m.Put(ctx, s)
+		_ = m.Put(ctx, &Session{ID: "new", Expires: c.t.Add(time.Hour)})
+		if _, err := m.Get(ctx, "grace"); err != nil || m.Len() != 3 {
+			t.Errorf("grace pushed out, or %d sessions", m.Len())
+		}
+		// Only signed-in sessions left: the least recently used goes.
+		m2 := NewMemory(2, c.now)
+		for _, id := range []string{"a", "b", "c"} {
+			_ = m2.Put(ctx, &Session{ID: id, Expires: c.t.Add(time.Hour), User: &User{}})
+		}
+		if _, err := m2.Get(ctx, "a"); err == nil || m2.Len() != 2 {
+			t.Error("the cap does not hold for signed-in sessions")
+		}
+	})
 	t.Run("expired sessions are swept without waiting for the cap", func(t *testing.T) {
 		m := NewMemory(100, c.now)
 		for i := range 10 {
