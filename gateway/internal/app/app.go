@@ -161,6 +161,9 @@ func (c *Config) Validate() error {
 				continue
 			}
 		}
+		if p == explorer.Prefix || strings.HasPrefix(p, explorer.Prefix+"/") {
+			errs = append(errs, fmt.Errorf("%s %q is the Explorer's (%s)", flagName, p, explorer.Prefix))
+		}
 		if other, dup := prefixes[p]; dup {
 			errs = append(errs, fmt.Errorf("%s and %s must differ", other, flagName))
 		}
