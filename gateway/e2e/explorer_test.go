@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 const (
@@ -306,6 +307,15 @@ func TestExplorerSignIn(t *testing.T) {
 		t.Error("the session cookie outlived the sign-out")
 	}
 	p.check("signed-out-de")
+	// Nothing of the signed-in pages stays in the browser's storage (htmx
+	// keeps no history cache).
+	left, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage) + JSON.stringify(sessionStorage)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(left, "Ada Lovelace") || strings.Contains(left, "csrf") {
+		t.Errorf("browser storage after signing out: %s", left)
+	}
 	// The identity provider revoked the session's refresh token: its
 	// audit log says so (the browser never saw the token to try it).
 	revoked := false
@@ -335,6 +345,34 @@ func TestExplorerRegistry(t *testing.T) {
 	p.wantText("h1", "Metadata registry")
 	p.wantText("main", "GBA Suchdatensatz Basis")
 	p.check("registry-en")
+
+	// By keyboard: the first Tab reaches the skip link, Enter moves the
+	// focus to the content.
+	p.do("tab to the skip link", chromedp.KeyEvent(kb.Tab))
+	focused, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.activeElement.className + "|" + document.activeElement.textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if focused != "skip|Skip to content" {
+		t.Errorf("the first Tab focuses %q, want the skip link", focused)
+	}
+	p.shot("skip-link-focused")
+	p.do("follow the skip link", chromedp.KeyEvent(kb.Enter))
+	focused, err = chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.activeElement.id`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if focused != "main" {
+		t.Errorf("after the skip link the focus is on %q, want main", focused)
+	}
+	p.do("tab to the first namespace", chromedp.KeyEvent(kb.Tab))
+	focused, err = chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.activeElement.getAttribute("href")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if focused != "/explorer/namespaces/mdr16" {
+		t.Errorf("the first link of the content is %q", focused)
+	}
 
 	p.do("open the namespace", chromedp.Click(chromedp.CSS(`a[href="/explorer/namespaces/mdr16"]`)), chromedp.WaitVisible(chromedp.ID("q")))
 	p.wantText("main", "Biobank", "Sample", "Donor", "1 to 6 of 6")
