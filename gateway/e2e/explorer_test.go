@@ -3,7 +3,11 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"html"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,13 +30,14 @@ const (
 
 // explorerStack is a stack whose gateway has the Explorer's client, which
 // the auth service knows with the gateway's callback, and the demo user.
-func explorerStack(t *testing.T) *Stack {
+func explorerStack(t *testing.T, o Options) *Stack {
 	t.Helper()
 	secretFile := filepath.Join(t.TempDir(), "explorer-secret")
 	if err := os.WriteFile(secretFile, []byte(explorerSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := NewStack(t, Options{GatewayArgs: []string{"-explorer-client-id", explorerClient, "-explorer-client-secret-file", secretFile}})
+	o.GatewayArgs = append(o.GatewayArgs, "-explorer-client-id", explorerClient, "-explorer-client-secret-file", secretFile)
+	s := NewStack(t, o)
 	// The gateway's port is the kernel's choice: the client is registered
 	// once it is known, as an operator registers it once the address is.
 	s.AuthCLI(t, 0, "create-client", "-client-id", explorerClient, "-secret", explorerSecret, "-name", "FRIS Explorer",
@@ -236,7 +241,7 @@ var tokenLike = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`)
 // browser never holds a token.
 func TestExplorerSignIn(t *testing.T) {
 	p := newPage(t)
-	s := explorerStack(t)
+	s := explorerStack(t, Options{})
 
 	p.do("open the landing page", chromedp.Navigate(s.URL+"/"), chromedp.WaitVisible(chromedp.CSS("h1")))
 	p.wantText("h1", "Welcome to FRIS")
@@ -339,7 +344,7 @@ func TestExplorerSignIn(t *testing.T) {
 // English and German, and searches, without signing in.
 func TestExplorerRegistry(t *testing.T) {
 	p := newPage(t)
-	s := explorerStack(t)
+	s := explorerStack(t, Options{})
 
 	p.do("open the Explorer", chromedp.Navigate(s.URL+"/explorer/"), chromedp.WaitVisible(chromedp.CSS(`a[href="/explorer/namespaces/mdr16"]`)))
 	p.wantText("h1", "Metadata registry")
@@ -438,7 +443,7 @@ func TestExplorerRegistry(t *testing.T) {
 // TestExplorerPagesFast: every Explorer page answers within 300 ms with
 // the demo registry (the median of five, after one warm-up).
 func TestExplorerPagesFast(t *testing.T) {
-	s := explorerStack(t)
+	s := explorerStack(t, Options{})
 	paths := []string{"/", "/explorer/", "/explorer/namespaces/mdr16", "/explorer/namespaces/mdr16/search?q=Alter",
 		"/explorer/groups/urn:mdr16:dataelementgroup:6:1", "/explorer/dataelements/urn:mdr16:dataelement:15:1",
 		"/explorer/static/explorer.css", "/explorer/static/htmx.min.js"}
@@ -460,5 +465,120 @@ func TestExplorerPagesFast(t *testing.T) {
 				t.Errorf("%s (%s): median %v, over 300 ms", path, lang, took[2])
 			}
 		}
+	}
+}
+
+// signInHTTP signs the demo user in to the Explorer with a plain HTTP
+// client, as a browser would: the login page's form, its hidden fields,
+// the redirects. It returns the client, whose jar holds the session.
+func signInHTTP(t *testing.T, s *Stack) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	res, err := c.Get(s.URL + "/explorer/login?return=" + url.QueryEscape("/explorer/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, res)
+	if res.StatusCode != 200 || res.Request.URL.Path != "/oauth2/authorize" {
+		t.Fatalf("sign-in start: %d at %s\n%s", res.StatusCode, res.Request.URL, body)
+	}
+	form := url.Values{"email": {demoEmail}, "password": {demoPass}}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`).FindAllStringSubmatch(body, -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	res, err = c.PostForm(s.URL+"/oauth2/authorize", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = readAll(t, res)
+	if res.StatusCode != 200 || res.Request.URL.Path != "/explorer/" || !strings.Contains(body, "Ada Lovelace") {
+		t.Fatalf("sign-in: %d at %s\n%s", res.StatusCode, res.Request.URL, body)
+	}
+	return c
+}
+
+func readAll(t *testing.T, res *http.Response) string {
+	t.Helper()
+	defer res.Body.Close()
+	var b strings.Builder
+	if _, err := io.Copy(&b, res.Body); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func getPage(t *testing.T, c *http.Client, url string) (int, string) {
+	t.Helper()
+	res, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, res)
+	return res.StatusCode, body
+}
+
+// auditCount counts the auth service's audit lines of an action.
+func auditCount(s *Stack, action string) int {
+	n := 0
+	for _, line := range strings.Split(s.Auth.logs(), "\n") {
+		if strings.Contains(line, `"action":"`+action+`"`) && strings.Contains(line, `"outcome":"success"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestExplorerSession: what the session does on the server, seen over
+// HTTP. A signed-in user sees the private namespace their scopes grant
+// and an anonymous browser does not; the access token is refreshed
+// before it expires without the user noticing; an operator cutting the
+// user off signs the session out.
+func TestExplorerSession(t *testing.T) {
+	// Access tokens live 62 s and are refreshed in their last minute: the
+	// second request after signing in refreshes.
+	s := explorerStack(t, Options{AuthArgs: []string{"-access-ttl", "62s"}})
+	s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "gateway/e2e/testdata/extra.json"))
+	s.AuthCLI(t, 0, "set-scopes", "-scopes", "mdr:secret", demoEmail)
+	anon := &http.Client{Timeout: 30 * time.Second}
+	user := signInHTTP(t, s)
+
+	secret := "/explorer/dataelements/urn:secret:dataelement:1:1"
+	if code, body := getPage(t, anon, s.URL+"/explorer/"); code != 200 || strings.Contains(body, "Secret namespace") {
+		t.Errorf("anonymous home: %d, secret namespace shown: %t", code, strings.Contains(body, "Secret namespace"))
+	}
+	if code, _ := getPage(t, anon, s.URL+secret); code != 404 {
+		t.Errorf("anonymous private element: %d, want 404", code)
+	}
+	if code, body := getPage(t, user, s.URL+"/explorer/"); code != 200 || !strings.Contains(body, "Secret namespace") {
+		t.Errorf("signed-in home: %d, secret namespace shown: %t", code, strings.Contains(body, "Secret namespace"))
+	}
+	if code, body := getPage(t, user, s.URL+secret); code != 200 || !strings.Contains(body, "Hidden element") {
+		t.Errorf("signed-in private element: %d\n%s", code, body)
+	}
+
+	before := auditCount(s, "auth.token.refresh_token")
+	time.Sleep(2500 * time.Millisecond)
+	if code, body := getPage(t, user, s.URL+"/explorer/"); code != 200 || !strings.Contains(body, "Ada Lovelace") || !strings.Contains(body, "Secret namespace") {
+		t.Errorf("after the refresh: %d, signed in %t", code, strings.Contains(body, "Ada Lovelace"))
+	}
+	if after := auditCount(s, "auth.token.refresh_token"); after != before+1 {
+		t.Errorf("%d refreshes, want 1", after-before)
+	}
+
+	s.AuthCLI(t, 0, "revoke-user", demoEmail)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := getPage(t, user, s.URL+"/explorer/")
+		if !strings.Contains(body, "Ada Lovelace") {
+			if strings.Contains(body, "Secret namespace") {
+				t.Error("signed out, but the private namespace is still shown")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session outlived revoke-user by 10 s")
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
