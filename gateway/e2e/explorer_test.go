@@ -557,6 +557,28 @@ func TestExplorerSession(t *testing.T) {
 		t.Errorf("signed-in private element: %d\n%s", code, body)
 	}
 
+	// Records, ranges, units and slot values (the extra namespace "recs").
+	for _, tc := range []struct {
+		path, lang string
+		want       []string
+	}{
+		{"/explorer/namespaces/recs", "en", []string{"Datensätze", `href="/explorer/records/urn:recs:record:1:1"`, "Body measures", "Record", `href="/explorer/dataelements/urn:recs:dataelement:3:2"`}},
+		{"/explorer/records/urn:recs:record:1:1", "en", []string{"<h1>Body measures</h1>", "Order", "Height", "Weight"}},
+		{"/explorer/records/urn:recs:record:1:1", "de", []string{"<h1>Körpermaße</h1>", "Reihenfolge", "Gewicht"}},
+		{"/explorer/dataelements/urn:recs:dataelement:1:1", "en", []string{"<h1>Weight</h1>", "FLOAT", "FLOATRANGE", "0&lt;=x&lt;=500", "kg", "source", "scale"}},
+		{"/explorer/dataelements/urn:recs:dataelement:1:1", "de", []string{"<h1>Gewicht</h1>", "Körpergewicht", "Einheit", "Regel"}},
+	} {
+		_, body := s.Get(t, tc.path, 200, "Accept-Language", tc.lang)
+		for _, w := range tc.want {
+			if !strings.Contains(string(body), w) {
+				t.Errorf("%s (%s) lacks %q", tc.path, tc.lang, w)
+			}
+		}
+		if tc.path == "/explorer/records/urn:recs:record:1:1" && strings.Index(string(body), "urn:recs:dataelement:2:1") > strings.Index(string(body), "urn:recs:dataelement:1:1") {
+			t.Errorf("the record's members are not in their order")
+		}
+	}
+
 	before := auditCount(s, "auth.token.refresh_token")
 	time.Sleep(2500 * time.Millisecond)
 	if code, body := getPage(t, user, s.URL+"/explorer/"); code != 200 || !strings.Contains(body, "Ada Lovelace") || !strings.Contains(body, "Secret namespace") {
