@@ -16,7 +16,7 @@ var messages = i18n.Catalogue{
 	"signout":       {i18n.English: "Sign out", i18n.German: "Abmelden"},
 	"signedin":      {i18n.English: "Signed in as", i18n.German: "Angemeldet als"},
 	"notconfigured": {i18n.English: "Sign-in is not configured on this gateway; the public registry can be browsed.", i18n.German: "Die Anmeldung ist auf diesem Gateway nicht eingerichtet; das öffentliche Register kann durchsucht werden."},
-	"footer":        {i18n.English: "FRIS, the federated research information system", i18n.German: "FRIS, das föderierte Forschungsinformationssystem"},
+	"footer":        {i18n.English: "FRIS, the Federated Research Infrastructure Service", i18n.German: "FRIS, Federated Research Infrastructure Service"},
 
 	"landing.title":         {i18n.English: "Welcome to FRIS", i18n.German: "Willkommen bei FRIS"},
 	"landing.intro":         {i18n.English: "FRIS connects biobanks and researchers: a metadata registry, a central upload, and a search broker that asks the sites your questions.", i18n.German: "FRIS verbindet Biobanken und Forschende: ein Metadatenregister, ein zentraler Upload und ein Suchbroker, der den Standorten Ihre Fragen stellt."},
