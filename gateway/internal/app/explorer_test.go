@@ -28,3 +28,31 @@ func TestExplorerSecretFile(t *testing.T) {
 		}
 	}
 }
+
+// TestExplorerThroughGateway: the Explorer's pages come through the whole
+// handler without CORS, as HTML with their own CSP, and reach the
+// registry in the page's language with the gateway's request id.
+func TestExplorerThroughGateway(t *testing.T) {
+	e := newEnv(t, true)
+	for _, path := range []string{"/", "/explorer/", "/explorer/nope"} {
+		rec := e.do(t, "GET", path, "", "Origin", "https://app.example", "Accept-Language", "de")
+		h := rec.Header()
+		if !strings.HasPrefix(h.Get("Content-Type"), "text/html") || h.Get("Access-Control-Allow-Origin") != "" ||
+			h.Get("Cache-Control") != "no-store" || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
+			t.Errorf("%s: %d %v", path, rec.Code, h)
+		}
+		if !strings.Contains(rec.Body.String(), `<html lang="de">`) {
+			t.Errorf("%s: not in German:\n%s", path, rec.Body)
+		}
+	}
+	c := e.mdr.last(t)
+	if c.method != "ListNamespaces" || strings.Join(c.md.Get("accept-language"), ",") != "de" || len(c.md.Get("x-request-id")) != 1 {
+		t.Fatalf("the registry got %s with %v", c.method, c.md)
+	}
+	if rec := e.do(t, "GET", "/explorer", ""); rec.Code != 301 || rec.Header().Get("Location") != "/explorer/" {
+		t.Fatalf("/explorer: %d %v", rec.Code, rec.Header())
+	}
+	if rec := e.do(t, "GET", "/explorer/login", ""); rec.Code != 503 {
+		t.Fatalf("sign-in without the Explorer's client: %d", rec.Code)
+	}
+}
