@@ -23,7 +23,7 @@ import (
 // usable: refreshed when they expire soon, dropped when they are refused
 // (revoked, or the refresh failed). It returns the identity the services
 // are to see, anonymous when not signed in.
-func (a *App) session(w http.ResponseWriter, r *http.Request) (*Session, identity.Identity) {
+func (a *App) session(r *http.Request) (*Session, identity.Identity) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || !wellFormedID(c.Value) {
 		return nil, identity.Identity{}

@@ -204,7 +204,7 @@ func (a *App) page(fn func(*req) error) http.Handler {
 			i18n.Remember(w, r, lang)
 		}
 		q := &req{w: w, r: r, lang: lang}
-		q.sess, q.id = a.session(w, r)
+		q.sess, q.id = a.session(r)
 		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
 		defer cancel()
 		md := metadata.Pairs("x-request-id", httpx.RequestID(r.Context()), "accept-language", string(lang))
