@@ -54,7 +54,7 @@ test: ## run every test of every module with -race (starts a throwaway Redis unl
 
 .PHONY: compat
 compat: ## run only the client compatibility suite (the deployed clients' exact requests, real OIDC libraries; Redis variants need REDIS_URL)
-	go test -count=1 -run '^TestCompat' -v ./gateway/e2e
+	go test -count=1 -run '^TestCompat' -v ./e2e
 
 .PHONY: bench
 bench: build ## run the load benchmarks (see BENCHMARKS.md)

@@ -19,9 +19,15 @@
 #      redis-server with appendfsync always: an upload service and a gateway
 #      of its own, 8 clients uploading new 5 KB patients, next to the disk's
 #      plain fsync rate measured before and after in the same directory
+#   5. suite guess: an auth service of its own (no cache of verified
+#      passwords, so every sign-in hashes) and a gateway; a real user signs
+#      in at the login form alone, then while 64 guessers send wrong
+#      passwords from another loopback address (127.0.0.2)
 #
 # Environment:
-#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload (all)
+#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,guess (all)
+#   BENCH_GUESS_DURATION     the guess suite's measured time, alone and under guessing (10s)
+#   BENCH_GUESSERS           guessing goroutines of the guess suite            (64)
 #   BENCH_UPLOAD_DURATION    measured time of the upload suite                 (10s)
 #   BENCH_UPLOAD_CLIENTS     concurrent uploading clients                      (8)
 #   BENCH_UPLOAD_BATCH_DELAY the upload's group-commit window, both stores    (the service's default, 2ms)
@@ -56,8 +62,10 @@ FLOW_BATCH=${BENCH_FLOW_BATCH:-true}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
 BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
-SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload}
-[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload
+SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,guess}
+[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,guess
+GUESS_DURATION=${BENCH_GUESS_DURATION:-10s}
+GUESSERS=${BENCH_GUESSERS:-64}
 BROKER_DURATION=${BENCH_BROKER_DURATION:-30s}
 BROKER_BANKS=${BENCH_BROKER_BANKS:-1000}
 UPLOAD_DURATION=${BENCH_UPLOAD_DURATION:-10s}
@@ -65,8 +73,8 @@ UPLOAD_CLIENTS=${BENCH_UPLOAD_CLIENTS:-8}
 UPLOAD_BATCH_DELAY=${BENCH_UPLOAD_BATCH_DELAY:-}
 for s in ${SUITES//,/ }; do
   case $s in
-    mdr | auth | bearer | broker | upload) ;;
-    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload)" >&2; exit 2 ;;
+    mdr | auth | bearer | broker | upload | guess) ;;
+    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, guess)" >&2; exit 2 ;;
   esac
 done
 selected() { [[ ",$SUITES," == *",$1,"* ]]; }
@@ -152,7 +160,7 @@ wait_ready() {
 }
 
 # The load tool is built first, so no compiler competes with the run.
-go build -o "$BIN/fris-bench" ./gateway/cmd/fris-bench
+go build -o "$BIN/fris-bench" ./tools/fris-bench
 
 free_port grpc_port
 free_port ops_port
@@ -368,6 +376,53 @@ if selected upload; then
     echo
     echo "(upload on Redis skipped: no redis-server)"
   fi
+fi
+
+# run_guess LABEL JSON: an auth service of its own, as deployed except that
+# no verified password is remembered (-secret-cache-ttl 0: each of the real
+# user's sign-ins hashes, as a first sign-in does), the demo client and a
+# user, a gateway, and the guess suite.
+run_guess() {
+  local label=$1 json=$2
+  local a_grpc a_ops gw_port a_pid gw_pid bench_pid
+  free_port a_grpc
+  free_port a_ops
+  free_port gw_port
+  FRIS_AUTH_KEY_SECRETS=$(head -c 32 /dev/urandom | base64) \
+    "$BIN/auth" serve "${TLS_AUTH[@]}" -data-dir "$tmp/guess" -grpc-addr "127.0.0.1:$a_grpc" -ops-addr "127.0.0.1:$a_ops" \
+    -issuer "http://127.0.0.1:$gw_port" -secret-cache-ttl 0 -log-level error 2>>"$tmp/auth-guess.log" &
+  a_pid=$!
+  pids+=("$a_pid")
+  wait_ready "http://127.0.0.1:$a_ops/readyz" "$a_pid" auth
+  {
+    "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -client-id "$CLIENT_ID" -secret "$FRIS_BENCH_CLIENT_SECRET" \
+      -name "fris-bench" -type MDR -redirect-url http://localhost:8888/callback &&
+      "$BIN/auth" create-user "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
+        -name "Bench User" -email-verified
+  } >"$tmp/guess-seed.log" 2>&1 || { failed=1; echo "bench: seeding the guess suite's auth service failed" >&2; cat "$tmp/guess-seed.log" >&2; exit 1; }
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
+    -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://127.0.0.1:$gw_port" -log-level error 2>>"$tmp/gateway.log" &
+  gw_pid=$!
+  pids+=("$gw_pid")
+  wait_ready "http://127.0.0.1:$gw_port/health/groups" "$gw_pid" gateway
+  echo >&2
+  echo "bench: pass \"$label\": auth -secret-cache-ttl 0 (pid $a_pid), gateway (pid $gw_pid)" >&2
+  echo
+  echo "### $label"
+  echo
+  "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -suites guess -client-id "$CLIENT_ID" -user-email "$USER_EMAIL" \
+    -guessers "$GUESSERS" -guess-duration "$GUESS_DURATION" -warmup "$WARMUP" -json "$json" &
+  bench_pid=$!
+  pids=("$bench_pid" "${pids[@]}")
+  wait "$bench_pid" || rc=$?
+  pids=("${pids[@]:1}")
+  kill -TERM "$gw_pid" "$a_pid" 2>/dev/null || true
+  wait "$gw_pid" "$a_pid" 2>/dev/null || true
+  [[ -s "$json" ]] && echo "bench: raw numbers in $json" >&2
+}
+
+if selected guess; then
+  run_guess "login under guessing (abuse limits as deployed)" "${JSON%.json}-guess.json"
 fi
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 

@@ -6,9 +6,12 @@
 package errinfo
 
 import (
+	"time"
+
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // Domain is the ErrorInfo domain of every FRIS reason.
@@ -18,6 +21,11 @@ const Domain = "fris.dev"
 // store is full", as opposed to "the request is too large" (the same code
 // without it).
 const InsufficientStorage = "INSUFFICIENT_STORAGE"
+
+// UnsupportedMediaType on an InvalidArgument status means "the service does
+// not read a body of this media type or charset" (HTTP 415), as opposed to a
+// body it read and found wrong (400). The message names what to send.
+const UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 
 // New returns a status of code c with message msg and the given reason.
 func New(c codes.Code, msg, reason string) *status.Status {
@@ -50,4 +58,29 @@ func Has(st *status.Status, reason string) bool {
 		}
 	}
 	return false
+}
+
+// Throttled is a refusal by an abuse limit: ResourceExhausted (as for a
+// request too large) told apart by a google.rpc.RetryInfo detail, the
+// standard way to say when to try again.
+func Throttled(msg string, retry time.Duration) *status.Status {
+	st := status.New(codes.ResourceExhausted, msg)
+	if with, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(retry)}); err == nil {
+		return with
+	}
+	return st
+}
+
+// RetryAfter is the delay of a Throttled error; false for any other error.
+func RetryAfter(err error) (time.Duration, bool) {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.ResourceExhausted {
+		return 0, false
+	}
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return ri.GetRetryDelay().AsDuration(), true
+		}
+	}
+	return 0, false
 }

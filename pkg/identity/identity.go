@@ -21,8 +21,9 @@ const (
 	// the paths clients actually reach.
 	KeyAuthPrefix = "x-fris-auth-prefix"
 	// KeyClientAddr is the address the gateway's HTTP client connected
-	// from (its RemoteAddr, never a header the client sent), for the
-	// services' audit log.
+	// from (its RemoteAddr, or what the gateway's trusted proxies wrote in
+	// X-Forwarded-For; never a header the client itself sent), for the
+	// services' audit log and abuse limits (pkg/ratelimit).
 	KeyClientAddr = "x-fris-client-addr"
 )
 

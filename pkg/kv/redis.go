@@ -476,3 +476,10 @@ func (r *Redis) sweep(ctx context.Context) error {
 	}
 	return nil
 }
+
+// RedisClient lends the store's client and its key prefix (with the hash
+// tag, so keys made with it share the store's Cluster slot) to code that
+// keeps its own state beside the store's, such as pkg/ratelimit.
+func (r *Redis) RedisClient() (redis.UniversalClient, string) {
+	return r.c, strings.TrimSuffix(r.prefix, "d:")
+}

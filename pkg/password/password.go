@@ -13,7 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -47,7 +49,22 @@ type Hasher struct {
 	// no throughput: the others wait their turn.
 	slots chan struct{}
 	key   func(secret, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte
+
+	// Go's scavenger hands freed heap back to the operating system only
+	// slowly, so the megabytes of a burst of computations (the demo's
+	// seeding, a wave of logins) stayed resident for as long as the process
+	// ran, doubling an idle service's memory. Once no computation has run
+	// for idleRelease, release forces it back.
+	idleMu      sync.Mutex
+	idle        *time.Timer
+	idleRelease time.Duration
+	release     func()
 }
+
+// idleRelease is how long after its last argon2 computation a hasher hands
+// the memory back: long enough that a stream of logins does not pay a
+// forced collection each, short enough that an idle service is small.
+const idleRelease = 2 * time.Second
 
 // New returns a hasher; cacheTTL 0 disables the cache of checks. At most
 // GOMAXPROCS argon2 computations run at once (Go sets GOMAXPROCS to a
@@ -58,7 +75,8 @@ func New(p Params, cacheTTL time.Duration) *Hasher {
 }
 
 func newHasher(p Params, cacheTTL time.Duration, limit int, key func([]byte, []byte, uint32, uint32, uint8, uint32) []byte) *Hasher {
-	h := &Hasher{p: p, slots: make(chan struct{}, max(limit, 1)), key: key}
+	h := &Hasher{p: p, slots: make(chan struct{}, max(limit, 1)), key: key,
+		idleRelease: idleRelease, release: debug.FreeOSMemory}
 	if cacheTTL > 0 {
 		h.cache = expirable.NewLRU[[32]byte, struct{}](10000, nil, cacheTTL)
 	}
@@ -75,7 +93,20 @@ func (h *Hasher) derive(ctx context.Context, secret, salt []byte, p Params, keyL
 		return nil, ctx.Err()
 	}
 	defer func() { <-h.slots }()
+	defer h.releaseWhenIdle()
 	return h.key(secret, salt, p.Time, p.Memory, p.Threads, keyLen), nil
+}
+
+// releaseWhenIdle (re)starts the countdown to handing the computations'
+// memory back to the operating system.
+func (h *Hasher) releaseWhenIdle() {
+	h.idleMu.Lock()
+	defer h.idleMu.Unlock()
+	if h.idle == nil {
+		h.idle = time.AfterFunc(h.idleRelease, h.release)
+		return
+	}
+	h.idle.Reset(h.idleRelease)
 }
 
 // Hash returns the PHC-style string of a new salted hash of secret. Its
@@ -111,6 +142,18 @@ func (h *Hasher) Check(ctx context.Context, encoded, secret string) error {
 		h.cache.Add(key, struct{}{})
 	}
 	return nil
+}
+
+// Remembered reports whether secret was checked against encoded
+// successfully within the cache's TTL, at no cost: callers skip what only
+// guards a costly or failing check (pkg/ratelimit) for a credential known
+// to be right.
+func (h *Hasher) Remembered(encoded, secret string) bool {
+	if h.cache == nil {
+		return false
+	}
+	_, ok := h.cache.Get(sha256.Sum256([]byte(encoded + "\x00" + secret)))
+	return ok
 }
 
 // Burn spends the time of one check; used when there is no hash to check

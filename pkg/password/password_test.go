@@ -160,3 +160,35 @@ func TestWaitingForASlotEndsWithTheContext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestMemoryIsReleasedOnceIdle(t *testing.T) {
+	var released sync.WaitGroup
+	released.Add(1)
+	var mu sync.Mutex
+	calls := 0
+	h := &Hasher{p: fast, slots: make(chan struct{}, 1), key: argon2.IDKey,
+		idleRelease: 100 * time.Millisecond,
+		release: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls == 1 {
+				released.Done()
+			}
+		}}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return calls }
+
+	for range 3 {
+		if _, err := h.Hash(context.Background(), "secret"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("released %d times while computations were still running", n)
+	}
+	released.Wait()
+	time.Sleep(4 * h.idleRelease)
+	if n := count(); n != 1 {
+		t.Fatalf("a burst of computations released %d times, want once after it", n)
+	}
+}

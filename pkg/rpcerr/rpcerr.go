@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -23,6 +24,9 @@ var (
 	ErrUnauthenticated = errors.New("unauthenticated")
 	ErrUnimplemented   = errors.New("not enabled")
 	ErrTooLarge        = errors.New("too large")
+	// ErrMediaType is a body in a media type or charset the service does
+	// not read.
+	ErrMediaType = errors.New("unsupported media type")
 )
 
 // kindError carries a caller-facing message and the sentinel that decides
@@ -85,6 +89,10 @@ func from(ctx context.Context, log *slog.Logger, err error) error {
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, kv.ErrExists):
 		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, ErrMediaType):
+		// InvalidArgument as any unreadable request; the reason tells the
+		// gateway it is the body's type (415), not its content (400).
+		return errinfo.New(codes.InvalidArgument, err.Error(), errinfo.UnsupportedMediaType).Err()
 	case errors.Is(err, ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrPermission):
@@ -118,3 +126,16 @@ func from(ctx context.Context, log *slog.Logger, err error) error {
 
 // Errorf is status.Errorf, re-exported so services need one import for errors.
 func Errorf(c codes.Code, format string, a ...any) error { return status.Errorf(c, format, a...) }
+
+// Throttled is the refusal of an abuse limit (pkg/ratelimit): gRPC
+// ResourceExhausted with a google.rpc.RetryInfo detail saying when to try
+// again (errinfo.Throttled), which the gateway answers with 429 and
+// Retry-After. Its message names no account: it is the same whether or not
+// the account exists.
+func Throttled(retry time.Duration) error {
+	return errinfo.Throttled("too many attempts; try again later", retry).Err()
+}
+
+// RetryAfter is the delay a Throttled error carries; false for any other
+// error.
+func RetryAfter(err error) (time.Duration, bool) { return errinfo.RetryAfter(err) }

@@ -31,6 +31,7 @@ func TestFrom(t *testing.T) {
 		{ErrUnauthenticated, codes.Unauthenticated, "unauthenticated"},
 		{ErrUnimplemented, codes.Unimplemented, "not enabled"},
 		{ErrTooLarge, codes.ResourceExhausted, "too large"},
+		{New(ErrMediaType, "send application/xml"), codes.InvalidArgument, "send application/xml"},
 		{context.Canceled, codes.Canceled, "canceled"},
 		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded"},
 		{errors.New("disk on fire at /var/lib"), codes.Internal, "internal error"},
@@ -47,6 +48,12 @@ func TestFrom(t *testing.T) {
 	}
 	if !errinfo.Has(status.Convert(From(ctx, log, kv.ErrNoSpace)), errinfo.InsufficientStorage) {
 		t.Error("ErrNoSpace: no insufficient-storage detail")
+	}
+	if !errinfo.Has(status.Convert(From(ctx, log, New(ErrMediaType, "x"))), errinfo.UnsupportedMediaType) {
+		t.Error("ErrMediaType: no unsupported-media-type detail")
+	}
+	if errinfo.Has(status.Convert(From(ctx, log, New(ErrInvalid, "x"))), errinfo.UnsupportedMediaType) {
+		t.Error("ErrInvalid reads as an unsupported media type")
 	}
 	if errinfo.Has(status.Convert(From(ctx, log, ErrTooLarge)), errinfo.InsufficientStorage) {
 		t.Error("ErrTooLarge reads as insufficient storage")

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
@@ -72,6 +74,8 @@ func errorCode(httpStatus int) string {
 		return "temporarily_unavailable"
 	case http.StatusInsufficientStorage:
 		return "insufficient_storage"
+	case http.StatusTooManyRequests:
+		return "too_many_requests"
 	}
 	if httpStatus >= 500 {
 		return "server_error"
@@ -144,6 +148,16 @@ func FromGRPC(err error) (int, string) {
 		// fault as 413 would say, and not over in a moment as 503 would.
 		return http.StatusInsufficientStorage, "insufficient storage: the service cannot store more data now"
 	}
+	if _, ok := errinfo.RetryAfter(err); ok {
+		// An abuse limit (pkg/ratelimit), not a request too large: the
+		// caller may try again after Retry-After (SetRetryAfter).
+		return http.StatusTooManyRequests, st.Message()
+	}
+	if errinfo.Has(st, errinfo.UnsupportedMediaType) {
+		// The service does not read the body's Content-Type; its message
+		// says what to send.
+		return http.StatusUnsupportedMediaType, st.Message()
+	}
 	code := HTTPStatus(st.Code())
 	msg := st.Message()
 	if code >= 500 && code != http.StatusNotImplemented && code != http.StatusServiceUnavailable && code != http.StatusGatewayTimeout {
@@ -155,11 +169,23 @@ func FromGRPC(err error) (int, string) {
 	return code, msg
 }
 
+// SetRetryAfter sets Retry-After (whole seconds, rounded up, at least 1)
+// when err is an abuse limit's refusal, which FromGRPC answers with 429.
+func SetRetryAfter(h http.Header, err error) {
+	d, ok := errinfo.RetryAfter(err)
+	if !ok {
+		return
+	}
+	secs := int64((d + time.Second - 1) / time.Second)
+	h.Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
+}
+
 // GatewayErrorHandler plugs the mapping into grpc-gateway. A reason the
 // service attached (rpcerr.WithReason) becomes the body's `error`; the full
 // store's reason has chosen the status already.
 func GatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
 	code, msg := FromGRPC(err)
+	SetRetryAfter(w.Header(), err)
 	reason := errinfo.Reason(status.Convert(err))
 	if reason == errinfo.InsufficientStorage {
 		reason = ""

@@ -1,9 +1,13 @@
 package apierr
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -64,5 +68,42 @@ func TestInsufficientStorage(t *testing.T) {
 	var b Body
 	if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil || b.Error != "insufficient_storage" {
 		t.Fatalf("body %s: %v", rec.Body.Bytes(), err)
+	}
+}
+
+func TestThrottled(t *testing.T) {
+	err := errinfo.Throttled("too many attempts; try again later", 1500*time.Millisecond).Err()
+	code, msg := FromGRPC(err)
+	if code != http.StatusTooManyRequests || msg != "too many attempts; try again later" {
+		t.Fatalf("FromGRPC = %d %q, want 429", code, msg)
+	}
+	h := http.Header{}
+	SetRetryAfter(h, err)
+	if got := h.Get("Retry-After"); got != "2" {
+		t.Fatalf("Retry-After = %q, want 2 (seconds, rounded up)", got)
+	}
+	// ResourceExhausted without a retry delay is still a request too large.
+	if code, _ := FromGRPC(status.Error(codes.ResourceExhausted, "too large")); code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("plain ResourceExhausted = %d, want 413", code)
+	}
+	h = http.Header{}
+	SetRetryAfter(h, status.Error(codes.ResourceExhausted, "too large"))
+	if h.Get("Retry-After") != "" {
+		t.Fatal("Retry-After set for a request too large")
+	}
+	rec := httptest.NewRecorder()
+	GatewayErrorHandler(context.Background(), nil, nil, rec, nil, errinfo.Throttled("x", 10*time.Millisecond).Err())
+	if rec.Code != 429 || rec.Header().Get("Retry-After") != "1" || !strings.Contains(rec.Body.String(), `"error":"too_many_requests"`) {
+		t.Fatalf("GatewayErrorHandler: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+}
+
+func TestUnsupportedMediaType(t *testing.T) {
+	msg := `charset "koi8-r" is not supported: send UTF-8`
+	if st, desc := FromGRPC(errinfo.New(codes.InvalidArgument, msg, errinfo.UnsupportedMediaType).Err()); st != 415 || desc != msg {
+		t.Fatalf("unsupported media type: %d %q, want 415 %q", st, desc, msg)
+	}
+	if st, _ := FromGRPC(status.Error(codes.InvalidArgument, msg)); st != 400 {
+		t.Fatalf("without the reason: %d, want 400", st)
 	}
 }

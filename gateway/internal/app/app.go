@@ -31,6 +31,7 @@ import (
 
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/gateway/internal/clientaddr"
 	"fris.dev/gateway/internal/explorer"
 	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/login"
@@ -49,24 +50,33 @@ import (
 
 // Config is everything the gateway reads from flags and FRIS_GATEWAY_*.
 type Config struct {
-	Addr            string
-	MDRAddr         string
-	MDRPrefix       string
-	AuthAddr        string
-	AuthPrefix      string
-	UploadAddr      string
-	UploadPrefix    string
-	BrokerAddr      string
-	BrokerPrefix    string
-	JWKSURL         string
-	Issuer          string
-	TokenSkew       time.Duration
-	JWKSRefresh     time.Duration
-	JWKSMinRefresh  time.Duration
-	RevocationsURL  string
-	RevocationPoll  time.Duration
-	CORSOrigins     string
-	MaxBody         int64
+	Addr           string
+	MDRAddr        string
+	MDRPrefix      string
+	AuthAddr       string
+	AuthPrefix     string
+	UploadAddr     string
+	UploadPrefix   string
+	BrokerAddr     string
+	BrokerPrefix   string
+	JWKSURL        string
+	Issuer         string
+	TokenSkew      time.Duration
+	JWKSRefresh    time.Duration
+	JWKSMinRefresh time.Duration
+	RevocationsURL string
+	RevocationPoll time.Duration
+	CORSOrigins    string
+	MaxBody        int64
+	// MaxAuthBody bounds the bodies of group A's POST routes (register,
+	// token, the login form...), which are small (docs/security.md,
+	// "Input limits").
+	MaxAuthBody int64
+	// MaxPathSegment bounds each path segment (400 beyond).
+	MaxPathSegment int
+	// TrustedProxies may tell the client's address in X-Forwarded-For
+	// (comma-separated CIDR prefixes; empty: nobody).
+	TrustedProxies  string
 	LogLevel        string
 	ShutdownTimeout time.Duration
 	UpstreamTimeout time.Duration
@@ -114,6 +124,11 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.JWKSMinRefresh, "jwks-min-refresh", 2*time.Second, "least time between fetches of the signing keys caused by tokens with an unknown kid (such tokens wait for the next allowed fetch; at most 30s)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "*", "comma-separated origins allowed by CORS on the JSON groups (* for any)")
 	fs.Int64Var(&c.MaxBody, "max-body", 10<<20, "largest request body accepted, in bytes")
+	fs.Int64Var(&c.MaxAuthBody, "max-auth-body", 64<<10, "largest body of the identity provider's POST routes (register, token, sign request, revoke, introspect, the login form), in bytes")
+	// A patient id may have 512 bytes (the upload service's limit), the
+	// longest id any path carries.
+	fs.IntVar(&c.MaxPathSegment, "max-path-segment", 512, "longest path segment accepted (decoded), in bytes; longer is 400")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated CIDR prefixes of reverse proxies whose X-Forwarded-For names the client's address (empty: the connection's address is the client's, the header is ignored)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on shutdown")
 	fs.DurationVar(&c.UpstreamTimeout, "upstream-timeout", 30*time.Second, "deadline of one call to a service")
@@ -197,6 +212,15 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBody <= 0 {
 		errs = append(errs, errors.New("-max-body must be positive"))
+	}
+	if c.MaxAuthBody <= 0 {
+		errs = append(errs, errors.New("-max-auth-body must be positive"))
+	}
+	if c.MaxPathSegment < 64 {
+		errs = append(errs, errors.New("-max-path-segment must be at least 64"))
+	}
+	if _, err := clientaddr.Parse(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Errorf("-trusted-proxies: %w", err))
 	}
 	if c.MaxConns < 0 {
 		errs = append(errs, errors.New("-max-conns must not be negative (0: no cap)"))
@@ -326,9 +350,10 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 			return err
 		}
 		authGW = upstream(cfg.UpstreamTimeout, agw)
-		loginPage = login.New(login.Config{Client: client, Prefix: cfg.AuthPrefix, Timeout: cfg.UpstreamTimeout, Log: log})
+		loginPage = login.New(login.Config{Client: client, Prefix: cfg.AuthPrefix, Timeout: cfg.UpstreamTimeout, Log: log, MaxForm: min(cfg.MaxAuthBody, cfg.MaxBody)})
 	}
-	routes.Auth(mux, cfg.AuthPrefix, authGW, verifier, loginPage)
+	// -max-body bounds every body, these included.
+	routes.Auth(mux, cfg.AuthPrefix, authGW, verifier, loginPage, min(cfg.MaxAuthBody, cfg.MaxBody))
 
 	// Group C (upload).
 	uc := routes.UploadConfig{Prefix: cfg.UploadPrefix, Timeout: cfg.UpstreamTimeout}
@@ -437,10 +462,12 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		return "unmatched"
 	}
 	var h http.Handler = routed(mux)
-	h = httpx.CleanTarget(func(p string) bool {
+	textErrors := func(p string) bool {
 		return httpx.Under(p, cfg.UploadPrefix) ||
 			httpx.Under(p, cfg.BrokerPrefix) && !httpx.Under(p, routes.ResearcherPath(cfg.BrokerPrefix))
-	}, h)
+	}
+	h = httpx.LimitSegments(cfg.MaxPathSegment, textErrors, h)
+	h = httpx.CleanTarget(textErrors, h)
 	h = httpx.ETag(h)
 	h = httpx.LimitBody(cfg.MaxBody, h)
 	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath, "/", explorer.Prefix}, h)
@@ -450,7 +477,11 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}))
 	h = httpx.WithRoute(route, h)
 	h = httpx.WithRequestID(h)
-	h = withClientAddr(h)
+	proxies, err := clientaddr.Parse(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	h = withClientAddr(proxies, h)
 	h = httpx.Recover(log, h)
 	return h, nil
 }

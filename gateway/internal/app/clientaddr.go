@@ -2,28 +2,26 @@ package app
 
 import (
 	"context"
-	"net"
 	"net/http"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"fris.dev/gateway/internal/clientaddr"
 	"fris.dev/pkg/identity"
 )
 
 type clientAddrKey struct{}
 
 // withClientAddr remembers the address the HTTP client connected from, for
-// the services' audit log. It is the connection's address, never a header:
-// a client could write any X-Forwarded-For it liked. (Behind a reverse
-// proxy this is the proxy's address; see docs/security.md.)
-func withClientAddr(next http.Handler) http.Handler {
+// the services' audit log and abuse limits. It is the connection's address,
+// or, when the connection comes from a trusted proxy (-trusted-proxies),
+// the client address the proxies recorded in X-Forwarded-For; a client's
+// own X-Forwarded-For is never believed (docs/security.md).
+func withClientAddr(proxies clientaddr.Proxies, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, host)))
+		addr := proxies.Of(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, addr)))
 	})
 }
 

@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -63,4 +64,40 @@ func textProblem(s string) string {
 func Under(path, prefix string) bool {
 	prefix = strings.TrimRight(prefix, "/")
 	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// LimitSegments refuses with 400 a request whose path has a segment (the
+// text between two slashes, percent-decoded) longer than max bytes: no id
+// any service stores is that long, so the request is refused before any
+// service spends work on it. textErrors chooses the body as in CleanTarget.
+func LimitSegments(max int, textErrors func(path string) bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := longestSegment(r.URL.EscapedPath())
+		if n <= max {
+			next.ServeHTTP(w, r)
+			return
+		}
+		reason := fmt.Sprintf("a path segment is longer than %d bytes (%d sent)", max, n)
+		if textErrors(r.URL.Path) {
+			apierr.WriteText(w, http.StatusBadRequest, reason)
+			return
+		}
+		apierr.WriteJSON(w, http.StatusBadRequest, reason)
+	})
+}
+
+// longestSegment is the length of p's longest segment once decoded (an
+// escaped slash, %2F, is part of its segment).
+func longestSegment(p string) int {
+	longest := 0
+	for seg := range strings.SplitSeq(p, "/") {
+		n := len(seg)
+		if strings.IndexByte(seg, '%') >= 0 {
+			if d, err := url.PathUnescape(seg); err == nil {
+				n = len(d)
+			}
+		}
+		longest = max(longest, n)
+	}
+	return longest
 }

@@ -77,3 +77,36 @@ func FuzzCleanTarget(f *testing.F) {
 		}
 	})
 }
+
+func TestLimitSegments(t *testing.T) {
+	h := LimitSegments(8, func(p string) bool { return Under(p, "/dktk") }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	for _, tc := range []struct {
+		target string
+		status int
+		ctype  string
+	}{
+		{"/v3/api/mdr/12345678", http.StatusTeapot, ""},
+		{"/v3/api/mdr/123456789", 400, "application/json; charset=utf-8"},
+		{"/dktk/pats/123456789", 400, "text/plain; charset=utf-8"},
+		{"/dktk/pats/%41%41%41%41%41%41%41%41", http.StatusTeapot, ""},             // 24 bytes escaped, 8 decoded
+		{"/dktk/pats/a%2Fb%2Fc%2Fd%2Fe", 400, "text/plain; charset=utf-8"},         // escaped slashes stay in the segment
+		{"/v3/api/mdr/x?query=" + strings.Repeat("q", 100), http.StatusTeapot, ""}, // the query is no segment
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.target, nil))
+		if rec.Code != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.target, rec.Code, tc.status)
+			continue
+		}
+		if tc.status == 400 {
+			if ct := rec.Header().Get("Content-Type"); ct != tc.ctype {
+				t.Errorf("%s: Content-Type %q, want %q", tc.target, ct, tc.ctype)
+			}
+			if !strings.Contains(rec.Body.String(), "longer than 8 bytes") {
+				t.Errorf("%s: body %q names no limit", tc.target, rec.Body)
+			}
+		}
+	}
+}

@@ -330,6 +330,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code int, msg, re
 // mapping; 5xx descriptions are generic.
 func (h *Handler) failRPC(w http.ResponseWriter, r *http.Request, err error) {
 	code, msg := apierr.FromGRPC(err)
+	apierr.SetRetryAfter(w.Header(), err)
 	if code >= 500 {
 		h.cfg.Log.ErrorContext(r.Context(), "auth service call failed", "err", err, "request_id", httpx.RequestID(r.Context()))
 		msg = "Signing in is temporarily not possible. Try again later."

@@ -90,7 +90,9 @@ var authRoutes = []authRoute{
 // AuthService handlers (rules written for CanonicalAuthPrefix); login serves
 // GET and POST of the authorize page. A nil gw means the auth service is
 // not configured: every group A path answers 503.
-func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler) {
+// maxBody bounds every POST body of the group (-max-auth-body): 413
+// beyond.
+func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.Handler, maxBody int64) {
 	prefix = strings.TrimRight(prefix, "/")
 	if gw == nil {
 		off := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -117,7 +119,7 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 		case rt.bearer:
 			rh = authn.Required(v, rh)
 		case rt.method == http.MethodPost:
-			rh = requestBody(rt.body, rh)
+			rh = limitBody(maxBody, requestBody(rt.body, rh))
 		}
 		if rt.noStore {
 			rh = noStore(rh)
@@ -128,7 +130,7 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 		mux.Handle(rt.method+" "+prefix+rt.path, rh)
 	}
 	mux.Handle("GET "+prefix+AuthorizePath, login)
-	mux.Handle("POST "+prefix+AuthorizePath, login)
+	mux.Handle("POST "+prefix+AuthorizePath, login) // bounded by its own MaxForm, with a page
 	discovery := asGET(withAuthPrefix(prefix, gw))
 	mux.Handle("GET "+DiscoveryPath, discovery)
 	// Also below the prefix, where the Samply auth client looks for it
@@ -150,6 +152,23 @@ func withAuthPrefix(prefix string, next http.Handler) http.Handler {
 func AuthPrefix(ctx context.Context) string {
 	p, _ := ctx.Value(authPrefixKey{}).(string)
 	return p
+}
+
+// limitBody caps a route's body below the gateway's -max-body; the
+// handler sees an *http.MaxBytesError past it and answers 413. A declared
+// length past it is refused at once.
+func limitBody(max int64, next http.Handler) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			apierr.WriteJSON(w, http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(max, 10)+" bytes")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // noStore keeps tokens and personal data out of every cache (RFC 6749 5.1).

@@ -280,6 +280,7 @@ func writeText(w http.ResponseWriter, code int, body string) {
 
 func writeError(w http.ResponseWriter, err error) {
 	code, msg := apierr.FromGRPC(err)
+	apierr.SetRetryAfter(w.Header(), err)
 	apierr.WriteText(w, code, msg)
 }
 
@@ -403,7 +404,8 @@ func (h *bankHandlers) expose(w http.ResponseWriter, r *http.Request) {
 	writeDoc(w, d)
 }
 
-// readBody reads a bank's request body; on failure it has answered.
+// readBody reads a request body whole (a bank's, an upload's), within the
+// gateway's limit; on failure it has answered.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -2,9 +2,6 @@ package routes
 
 import (
 	"context"
-	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,9 +14,6 @@ import (
 	"fris.dev/gateway/internal/apierr"
 	uploadv1 "fris.dev/proto/upload/v1"
 )
-
-// neverUploaded is the timestamp of a teiler that never set one.
-const neverUploaded = "Thu, 01 Jan 1970 00:00:00 GMT"
 
 // UploadConfig is what group C needs.
 type UploadConfig struct {
@@ -37,7 +31,9 @@ type UploadConfig struct {
 //	<prefix>/sites/{site}/teiler/{teiler}/<op>   (the real connector)
 //
 // with <op> one of uploadStats, pats/{id}, patsPrefix/{prefix}. Errors are
-// plain text; 401 carries the Basic challenge.
+// plain text; 401 carries the Basic challenge. Bodies go to the upload
+// service as sent, with their Content-Type, and the uploadStats document
+// comes back from it ready to send: the service owns the XML both ways.
 func Upload(mux Mux, c UploadConfig) {
 	base := strings.TrimRight(c.Prefix, "/") + "/sites/"
 	if c.Client == nil {
@@ -145,75 +141,26 @@ func uploadError(w http.ResponseWriter, err error) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="fris"`)
 	}
 	code, msg := apierr.FromGRPC(err)
+	apierr.SetRetryAfter(w.Header(), err)
 	apierr.WriteText(w, code, msg)
 }
 
-// utf8Charsets are the charsets of a body stored byte for byte, which must
-// be UTF-8: its names and US-ASCII's (a subset).
-var utf8Charsets = map[string]bool{
-	"utf-8": true, "utf8": true,
-	"us-ascii": true, "ascii": true, "iso646-us": true, "ansi_x3.4-1968": true, "us": true, "csascii": true,
-}
-
-// latin1Charsets are ISO-8859-1's names. The connector's HTTP client labels
-// the upload statistics it sends as a string text/plain; charset=ISO-8859-1,
-// and the upload service transcodes them (keep its stats package's list and
-// this one alike).
-var latin1Charsets = map[string]bool{
-	"iso-8859-1": true, "iso8859-1": true, "iso_8859-1": true, "latin1": true, "l1": true,
-	"iso-ir-100": true, "cp819": true, "ibm819": true, "csisolatin1": true, "iso_8859-1:1987": true,
-}
-
-// xmlBody reads a request body that must be XML (patients) or, with
-// anyText, any text type (upload statistics). A missing Content-Type is
-// taken as XML, as old connectors send none. A patient must be UTF-8,
-// because it is stored as sent; upload statistics may be ISO-8859-1 too.
-func xmlBody(w http.ResponseWriter, r *http.Request, anyText bool) ([]byte, bool) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, params, err := mime.ParseMediaType(ct)
-		ok := err == nil && (mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml") ||
-			(anyText && strings.HasPrefix(mt, "text/")))
-		cs := strings.ToLower(strings.TrimSpace(params["charset"]))
-		if ok && cs != "" && !utf8Charsets[cs] && !(anyText && latin1Charsets[cs]) {
-			want := "UTF-8"
-			if anyText {
-				want += " or ISO-8859-1"
-			}
-			apierr.WriteText(w, http.StatusUnsupportedMediaType, "charset "+strconv.Quote(cs[:min(len(cs), 40)])+" is not supported: send "+want)
-			return nil, false
-		}
-		if !ok {
-			want := "application/xml"
-			if anyText {
-				want += " or a text type"
-			}
-			apierr.WriteText(w, http.StatusUnsupportedMediaType, "Content-Type "+ct+" is not supported: send "+want)
-			return nil, false
-		}
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			apierr.WriteText(w, http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
-			return nil, false
-		}
-		apierr.WriteText(w, http.StatusBadRequest, "reading the request body failed")
-		return nil, false
-	}
-	return body, true
+// contentType is the request's Content-Type for the service. A header may
+// carry bytes that are not UTF-8, which a proto string cannot.
+func contentType(r *http.Request) string {
+	return strings.ToValidUTF8(r.Header.Get("Content-Type"), "\uFFFD")
 }
 
 func (h *uploadHandlers) putPatient(p UploadPath) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, ok := xmlBody(w, r, false)
+		body, ok := readBody(w, r)
 		if !ok {
 			return
 		}
 		ctx, cancel := h.ctx(r)
 		defer cancel()
 		res, err := h.client.PutPatient(ctx, &uploadv1.PutPatientRequest{
-			Teiler: p.teiler(), PatientId: p.Arg, Document: body, ContentType: r.Header.Get("Content-Type"),
+			Teiler: p.teiler(), PatientId: p.Arg, Document: body, ContentType: contentType(r),
 		})
 		if err != nil {
 			uploadError(w, err)
@@ -282,36 +229,32 @@ func (h *uploadHandlers) getStats(p UploadPath) http.HandlerFunc {
 			uploadError(w, err)
 			return
 		}
-		at := neverUploaded
-		if res.GetLastUpload() != nil {
-			at = res.GetLastUpload().AsTime().UTC().Format(http.TimeFormat)
-		}
-		body := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n" +
-			"<Uploadstats><LastUploadTimestamp>" + at + "</LastUploadTimestamp></Uploadstats>\n"
+		// The service renders the document, the gateway only sends it.
+		body := res.GetDocument()
 		hd := w.Header()
-		hd.Set("Content-Type", "application/xml; charset=utf-8")
+		hd.Set("Content-Type", res.GetContentType())
 		hd.Set("Content-Length", strconv.Itoa(len(body)))
 		hd.Set("Cache-Control", "no-store")
 		// The connector reads the server's clock from Date; net/http sets it,
-		// set here so it is the same second as the document was made.
+		// set here so it is taken right after the service made the document.
 		hd.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 		w.WriteHeader(http.StatusOK)
 		if r.Method != http.MethodHead {
-			_, _ = io.WriteString(w, body)
+			_, _ = w.Write(body)
 		}
 	}
 }
 
 func (h *uploadHandlers) putStats(p UploadPath) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, ok := xmlBody(w, r, true)
+		body, ok := readBody(w, r)
 		if !ok {
 			return
 		}
 		ctx, cancel := h.ctx(r)
 		defer cancel()
 		if _, err := h.client.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{
-			Teiler: p.teiler(), Document: body, ContentType: r.Header.Get("Content-Type"),
+			Teiler: p.teiler(), Document: body, ContentType: contentType(r),
 		}); err != nil {
 			uploadError(w, err)
 			return

@@ -168,8 +168,7 @@ func (x *CreateCredentialRequest) GetIfMissing() bool {
 }
 
 type CreateCredentialResponse struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	Credential *Credential            `protobuf:"bytes,1,opt,name=credential,proto3" json:"credential,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
 	// password is shown only here, and only when this call created it.
 	Password      string `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
 	Existed       bool   `protobuf:"varint,3,opt,name=existed,proto3" json:"existed,omitempty"`
@@ -205,13 +204,6 @@ func (x *CreateCredentialResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use CreateCredentialResponse.ProtoReflect.Descriptor instead.
 func (*CreateCredentialResponse) Descriptor() ([]byte, []int) {
 	return file_upload_v1_admin_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *CreateCredentialResponse) GetCredential() *Credential {
-	if x != nil {
-		return x.Credential
-	}
-	return nil
 }
 
 func (x *CreateCredentialResponse) GetPassword() string {
@@ -496,7 +488,6 @@ func (x *ListCredentialsResponse) GetCredentials() []*Credential {
 // PatientSummary describes one stored document.
 type PatientSummary struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
-	Teiler     *Teiler                `protobuf:"bytes,1,opt,name=teiler,proto3" json:"teiler,omitempty"`
 	PatientId  string                 `protobuf:"bytes,2,opt,name=patient_id,json=patientId,proto3" json:"patient_id,omitempty"`
 	Stored     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=stored,proto3" json:"stored,omitempty"`
 	SizeBytes  int32                  `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
@@ -539,13 +530,6 @@ func (x *PatientSummary) ProtoReflect() protoreflect.Message {
 // Deprecated: Use PatientSummary.ProtoReflect.Descriptor instead.
 func (*PatientSummary) Descriptor() ([]byte, []int) {
 	return file_upload_v1_admin_proto_rawDescGZIP(), []int{9}
-}
-
-func (x *PatientSummary) GetTeiler() *Teiler {
-	if x != nil {
-		return x.Teiler
-	}
-	return nil
 }
 
 func (x *PatientSummary) GetPatientId() string {
@@ -935,13 +919,11 @@ const file_upload_v1_admin_proto_rawDesc = "" +
 	"\x06teiler\x18\x02 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x1d\n" +
 	"\n" +
-	"if_missing\x18\x04 \x01(\bR\tifMissing\"\x8c\x01\n" +
-	"\x18CreateCredentialResponse\x12:\n" +
-	"\n" +
-	"credential\x18\x01 \x01(\v2\x1a.fris.upload.v1.CredentialR\n" +
-	"credential\x12\x1a\n" +
+	"if_missing\x18\x04 \x01(\bR\tifMissing\"b\n" +
+	"\x18CreateCredentialResponse\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x18\n" +
-	"\aexisted\x18\x03 \x01(\bR\aexisted\"V\n" +
+	"\aexisted\x18\x03 \x01(\bR\aexistedJ\x04\b\x01\x10\x02R\n" +
+	"credential\"V\n" +
 	"\x1cSetCredentialPasswordRequest\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\";\n" +
@@ -953,9 +935,8 @@ const file_upload_v1_admin_proto_rawDesc = "" +
 	"\x1dSetCredentialDisabledResponse\"\x18\n" +
 	"\x16ListCredentialsRequest\"W\n" +
 	"\x17ListCredentialsResponse\x12<\n" +
-	"\vcredentials\x18\x01 \x03(\v2\x1a.fris.upload.v1.CredentialR\vcredentials\"\xb6\x02\n" +
-	"\x0ePatientSummary\x12.\n" +
-	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12\x1d\n" +
+	"\vcredentials\x18\x01 \x03(\v2\x1a.fris.upload.v1.CredentialR\vcredentials\"\x94\x02\n" +
+	"\x0ePatientSummary\x12\x1d\n" +
 	"\n" +
 	"patient_id\x18\x02 \x01(\tR\tpatientId\x122\n" +
 	"\x06stored\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06stored\x12\x1d\n" +
@@ -969,7 +950,7 @@ const file_upload_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"containers\x18\b \x01(\x05R\n" +
 	"containers\x12\x12\n" +
-	"\x04refs\x18\t \x01(\x05R\x04refs\"\x99\x01\n" +
+	"\x04refs\x18\t \x01(\x05R\x04refsJ\x04\b\x01\x10\x02R\x06teiler\"\x99\x01\n" +
 	"\x13ListPatientsRequest\x12.\n" +
 	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1b\n" +
@@ -1037,34 +1018,32 @@ var file_upload_v1_admin_proto_depIdxs = []int32{
 	16, // 0: fris.upload.v1.Credential.teiler:type_name -> fris.upload.v1.Teiler
 	17, // 1: fris.upload.v1.Credential.created:type_name -> google.protobuf.Timestamp
 	16, // 2: fris.upload.v1.CreateCredentialRequest.teiler:type_name -> fris.upload.v1.Teiler
-	0,  // 3: fris.upload.v1.CreateCredentialResponse.credential:type_name -> fris.upload.v1.Credential
-	0,  // 4: fris.upload.v1.ListCredentialsResponse.credentials:type_name -> fris.upload.v1.Credential
-	16, // 5: fris.upload.v1.PatientSummary.teiler:type_name -> fris.upload.v1.Teiler
-	17, // 6: fris.upload.v1.PatientSummary.stored:type_name -> google.protobuf.Timestamp
-	16, // 7: fris.upload.v1.ListPatientsRequest.teiler:type_name -> fris.upload.v1.Teiler
-	9,  // 8: fris.upload.v1.ListPatientsResponse.patients:type_name -> fris.upload.v1.PatientSummary
-	16, // 9: fris.upload.v1.CountPatientsRequest.teiler:type_name -> fris.upload.v1.Teiler
-	16, // 10: fris.upload.v1.GetPatientRequest.teiler:type_name -> fris.upload.v1.Teiler
-	9,  // 11: fris.upload.v1.GetPatientResponse.summary:type_name -> fris.upload.v1.PatientSummary
-	1,  // 12: fris.upload.v1.UploadAdmin.CreateCredential:input_type -> fris.upload.v1.CreateCredentialRequest
-	3,  // 13: fris.upload.v1.UploadAdmin.SetCredentialPassword:input_type -> fris.upload.v1.SetCredentialPasswordRequest
-	5,  // 14: fris.upload.v1.UploadAdmin.SetCredentialDisabled:input_type -> fris.upload.v1.SetCredentialDisabledRequest
-	7,  // 15: fris.upload.v1.UploadAdmin.ListCredentials:input_type -> fris.upload.v1.ListCredentialsRequest
-	10, // 16: fris.upload.v1.UploadAdmin.ListPatients:input_type -> fris.upload.v1.ListPatientsRequest
-	12, // 17: fris.upload.v1.UploadAdmin.CountPatients:input_type -> fris.upload.v1.CountPatientsRequest
-	14, // 18: fris.upload.v1.UploadAdmin.GetPatient:input_type -> fris.upload.v1.GetPatientRequest
-	2,  // 19: fris.upload.v1.UploadAdmin.CreateCredential:output_type -> fris.upload.v1.CreateCredentialResponse
-	4,  // 20: fris.upload.v1.UploadAdmin.SetCredentialPassword:output_type -> fris.upload.v1.SetCredentialPasswordResponse
-	6,  // 21: fris.upload.v1.UploadAdmin.SetCredentialDisabled:output_type -> fris.upload.v1.SetCredentialDisabledResponse
-	8,  // 22: fris.upload.v1.UploadAdmin.ListCredentials:output_type -> fris.upload.v1.ListCredentialsResponse
-	11, // 23: fris.upload.v1.UploadAdmin.ListPatients:output_type -> fris.upload.v1.ListPatientsResponse
-	13, // 24: fris.upload.v1.UploadAdmin.CountPatients:output_type -> fris.upload.v1.CountPatientsResponse
-	15, // 25: fris.upload.v1.UploadAdmin.GetPatient:output_type -> fris.upload.v1.GetPatientResponse
-	19, // [19:26] is the sub-list for method output_type
-	12, // [12:19] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	0,  // 3: fris.upload.v1.ListCredentialsResponse.credentials:type_name -> fris.upload.v1.Credential
+	17, // 4: fris.upload.v1.PatientSummary.stored:type_name -> google.protobuf.Timestamp
+	16, // 5: fris.upload.v1.ListPatientsRequest.teiler:type_name -> fris.upload.v1.Teiler
+	9,  // 6: fris.upload.v1.ListPatientsResponse.patients:type_name -> fris.upload.v1.PatientSummary
+	16, // 7: fris.upload.v1.CountPatientsRequest.teiler:type_name -> fris.upload.v1.Teiler
+	16, // 8: fris.upload.v1.GetPatientRequest.teiler:type_name -> fris.upload.v1.Teiler
+	9,  // 9: fris.upload.v1.GetPatientResponse.summary:type_name -> fris.upload.v1.PatientSummary
+	1,  // 10: fris.upload.v1.UploadAdmin.CreateCredential:input_type -> fris.upload.v1.CreateCredentialRequest
+	3,  // 11: fris.upload.v1.UploadAdmin.SetCredentialPassword:input_type -> fris.upload.v1.SetCredentialPasswordRequest
+	5,  // 12: fris.upload.v1.UploadAdmin.SetCredentialDisabled:input_type -> fris.upload.v1.SetCredentialDisabledRequest
+	7,  // 13: fris.upload.v1.UploadAdmin.ListCredentials:input_type -> fris.upload.v1.ListCredentialsRequest
+	10, // 14: fris.upload.v1.UploadAdmin.ListPatients:input_type -> fris.upload.v1.ListPatientsRequest
+	12, // 15: fris.upload.v1.UploadAdmin.CountPatients:input_type -> fris.upload.v1.CountPatientsRequest
+	14, // 16: fris.upload.v1.UploadAdmin.GetPatient:input_type -> fris.upload.v1.GetPatientRequest
+	2,  // 17: fris.upload.v1.UploadAdmin.CreateCredential:output_type -> fris.upload.v1.CreateCredentialResponse
+	4,  // 18: fris.upload.v1.UploadAdmin.SetCredentialPassword:output_type -> fris.upload.v1.SetCredentialPasswordResponse
+	6,  // 19: fris.upload.v1.UploadAdmin.SetCredentialDisabled:output_type -> fris.upload.v1.SetCredentialDisabledResponse
+	8,  // 20: fris.upload.v1.UploadAdmin.ListCredentials:output_type -> fris.upload.v1.ListCredentialsResponse
+	11, // 21: fris.upload.v1.UploadAdmin.ListPatients:output_type -> fris.upload.v1.ListPatientsResponse
+	13, // 22: fris.upload.v1.UploadAdmin.CountPatients:output_type -> fris.upload.v1.CountPatientsResponse
+	15, // 23: fris.upload.v1.UploadAdmin.GetPatient:output_type -> fris.upload.v1.GetPatientResponse
+	17, // [17:24] is the sub-list for method output_type
+	10, // [10:17] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_upload_v1_admin_proto_init() }

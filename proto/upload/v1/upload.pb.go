@@ -6,8 +6,12 @@
 
 // The central upload (group C). Sites push one patient XML document per
 // request. The gateway translates the documented /dktk paths (both path
-// forms) onto UploadService; the XML bodies travel as received, because the
-// service owns their parsing, validation and storage.
+// forms) onto UploadService; bodies travel as received with the request's
+// Content-Type, and the upload statistics document comes back ready to
+// send, because the service owns the XML both ways: which media types and
+// charsets it reads (an unsupported one is InvalidArgument with the
+// google.rpc.ErrorInfo reason UNSUPPORTED_MEDIA_TYPE, HTTP 415), parsing,
+// validation, storage and rendering.
 //
 // Credentials: every UploadService call carries the client's HTTP
 // Authorization header, unchanged, in the gRPC metadata "authorization"
@@ -151,7 +155,9 @@ type PutPatientRequest struct {
 	// attribute must equal it.
 	PatientId string `protobuf:"bytes,2,opt,name=patient_id,json=patientId,proto3" json:"patient_id,omitempty"`
 	// document is the request body as received (UTF-8 XML).
-	Document      []byte `protobuf:"bytes,3,opt,name=document,proto3" json:"document,omitempty"`
+	Document []byte `protobuf:"bytes,3,opt,name=document,proto3" json:"document,omitempty"`
+	// content_type is the request's Content-Type header, empty when it has
+	// none, with bytes that are not UTF-8 replaced by U+FFFD.
 	ContentType   string `protobuf:"bytes,4,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -570,9 +576,11 @@ func (x *GetUploadStatsRequest) GetTeiler() *Teiler {
 
 type GetUploadStatsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// last_upload is unset when the teiler never stored a timestamp (the
-	// gateway answers Thu, 01 Jan 1970 00:00:00 GMT then).
-	LastUpload    *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=last_upload,json=lastUpload,proto3" json:"last_upload,omitempty"`
+	// document is the response body: the Uploadstats document, its timestamp
+	// Thu, 01 Jan 1970 00:00:00 GMT when the teiler never stored one.
+	Document []byte `protobuf:"bytes,2,opt,name=document,proto3" json:"document,omitempty"`
+	// content_type is the response's Content-Type.
+	ContentType   string `protobuf:"bytes,3,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -607,18 +615,27 @@ func (*GetUploadStatsResponse) Descriptor() ([]byte, []int) {
 	return file_upload_v1_upload_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *GetUploadStatsResponse) GetLastUpload() *timestamppb.Timestamp {
+func (x *GetUploadStatsResponse) GetDocument() []byte {
 	if x != nil {
-		return x.LastUpload
+		return x.Document
 	}
 	return nil
+}
+
+func (x *GetUploadStatsResponse) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
 }
 
 type PutUploadStatsRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Teiler *Teiler                `protobuf:"bytes,1,opt,name=teiler,proto3" json:"teiler,omitempty"`
 	// document is the body as received (root Uploadstats or UploadStats).
-	Document      []byte `protobuf:"bytes,2,opt,name=document,proto3" json:"document,omitempty"`
+	Document []byte `protobuf:"bytes,2,opt,name=document,proto3" json:"document,omitempty"`
+	// content_type is as in PutPatientRequest; its charset says how document
+	// is encoded.
 	ContentType   string `protobuf:"bytes,3,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -767,10 +784,10 @@ const file_upload_v1_upload_proto_rawDesc = "" +
 	"\x1eDeletePatientsByPrefixResponse\x12\x18\n" +
 	"\adeleted\x18\x01 \x01(\x05R\adeleted\"G\n" +
 	"\x15GetUploadStatsRequest\x12.\n" +
-	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\"U\n" +
-	"\x16GetUploadStatsResponse\x12;\n" +
-	"\vlast_upload\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"lastUpload\"\x86\x01\n" +
+	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\"j\n" +
+	"\x16GetUploadStatsResponse\x12\x1a\n" +
+	"\bdocument\x18\x02 \x01(\fR\bdocument\x12!\n" +
+	"\fcontent_type\x18\x03 \x01(\tR\vcontentTypeJ\x04\b\x01\x10\x02R\vlast_upload\"\x86\x01\n" +
 	"\x15PutUploadStatsRequest\x12.\n" +
 	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12\x1a\n" +
 	"\bdocument\x18\x02 \x01(\fR\bdocument\x12!\n" +
@@ -823,24 +840,23 @@ var file_upload_v1_upload_proto_depIdxs = []int32{
 	1,  // 3: fris.upload.v1.DeletePatientRequest.teiler:type_name -> fris.upload.v1.Teiler
 	1,  // 4: fris.upload.v1.DeletePatientsByPrefixRequest.teiler:type_name -> fris.upload.v1.Teiler
 	1,  // 5: fris.upload.v1.GetUploadStatsRequest.teiler:type_name -> fris.upload.v1.Teiler
-	13, // 6: fris.upload.v1.GetUploadStatsResponse.last_upload:type_name -> google.protobuf.Timestamp
-	1,  // 7: fris.upload.v1.PutUploadStatsRequest.teiler:type_name -> fris.upload.v1.Teiler
-	13, // 8: fris.upload.v1.PutUploadStatsResponse.stored:type_name -> google.protobuf.Timestamp
-	2,  // 9: fris.upload.v1.UploadService.PutPatient:input_type -> fris.upload.v1.PutPatientRequest
-	5,  // 10: fris.upload.v1.UploadService.DeletePatient:input_type -> fris.upload.v1.DeletePatientRequest
-	7,  // 11: fris.upload.v1.UploadService.DeletePatientsByPrefix:input_type -> fris.upload.v1.DeletePatientsByPrefixRequest
-	9,  // 12: fris.upload.v1.UploadService.GetUploadStats:input_type -> fris.upload.v1.GetUploadStatsRequest
-	11, // 13: fris.upload.v1.UploadService.PutUploadStats:input_type -> fris.upload.v1.PutUploadStatsRequest
-	3,  // 14: fris.upload.v1.UploadService.PutPatient:output_type -> fris.upload.v1.PutPatientResponse
-	6,  // 15: fris.upload.v1.UploadService.DeletePatient:output_type -> fris.upload.v1.DeletePatientResponse
-	8,  // 16: fris.upload.v1.UploadService.DeletePatientsByPrefix:output_type -> fris.upload.v1.DeletePatientsByPrefixResponse
-	10, // 17: fris.upload.v1.UploadService.GetUploadStats:output_type -> fris.upload.v1.GetUploadStatsResponse
-	12, // 18: fris.upload.v1.UploadService.PutUploadStats:output_type -> fris.upload.v1.PutUploadStatsResponse
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	1,  // 6: fris.upload.v1.PutUploadStatsRequest.teiler:type_name -> fris.upload.v1.Teiler
+	13, // 7: fris.upload.v1.PutUploadStatsResponse.stored:type_name -> google.protobuf.Timestamp
+	2,  // 8: fris.upload.v1.UploadService.PutPatient:input_type -> fris.upload.v1.PutPatientRequest
+	5,  // 9: fris.upload.v1.UploadService.DeletePatient:input_type -> fris.upload.v1.DeletePatientRequest
+	7,  // 10: fris.upload.v1.UploadService.DeletePatientsByPrefix:input_type -> fris.upload.v1.DeletePatientsByPrefixRequest
+	9,  // 11: fris.upload.v1.UploadService.GetUploadStats:input_type -> fris.upload.v1.GetUploadStatsRequest
+	11, // 12: fris.upload.v1.UploadService.PutUploadStats:input_type -> fris.upload.v1.PutUploadStatsRequest
+	3,  // 13: fris.upload.v1.UploadService.PutPatient:output_type -> fris.upload.v1.PutPatientResponse
+	6,  // 14: fris.upload.v1.UploadService.DeletePatient:output_type -> fris.upload.v1.DeletePatientResponse
+	8,  // 15: fris.upload.v1.UploadService.DeletePatientsByPrefix:output_type -> fris.upload.v1.DeletePatientsByPrefixResponse
+	10, // 16: fris.upload.v1.UploadService.GetUploadStats:output_type -> fris.upload.v1.GetUploadStatsResponse
+	12, // 17: fris.upload.v1.UploadService.PutUploadStats:output_type -> fris.upload.v1.PutUploadStatsResponse
+	13, // [13:18] is the sub-list for method output_type
+	8,  // [8:13] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_upload_v1_upload_proto_init() }

@@ -6,8 +6,12 @@
 
 // The central upload (group C). Sites push one patient XML document per
 // request. The gateway translates the documented /dktk paths (both path
-// forms) onto UploadService; the XML bodies travel as received, because the
-// service owns their parsing, validation and storage.
+// forms) onto UploadService; bodies travel as received with the request's
+// Content-Type, and the upload statistics document comes back ready to
+// send, because the service owns the XML both ways: which media types and
+// charsets it reads (an unsupported one is InvalidArgument with the
+// google.rpc.ErrorInfo reason UNSUPPORTED_MEDIA_TYPE, HTTP 415), parsing,
+// validation, storage and rendering.
 //
 // Credentials: every UploadService call carries the client's HTTP
 // Authorization header, unchanged, in the gRPC metadata "authorization"

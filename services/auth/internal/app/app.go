@@ -23,6 +23,7 @@ import (
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
 	authv1 "fris.dev/proto/auth/v1"
@@ -59,6 +60,12 @@ type Config struct {
 	// private signing keys at rest; see keySecrets.
 	KeySecretFile string
 	KeySecrets    string
+	// Abuse limits of failed credential checks (docs/security.md, "Abuse
+	// limits"): per account, and per client address for all of them.
+	LimitLogin     ratelimit.Policy
+	LimitSecret    ratelimit.Policy
+	LimitSignature ratelimit.Policy
+	LimitAddr      ratelimit.Policy
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -87,6 +94,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KeySecretFile, "key-secret-file", "", "file of the secrets that encrypt the private signing keys at rest: base64 of 32 random bytes each (head -c 32 /dev/urandom | base64), one a line, the first encrypts, the others only decrypt (rotation)")
 	fs.StringVar(&c.KeySecrets, "key-secrets", "", "the same secrets as a comma-separated list, for when a file does not fit (prefer the environment to the command line, which other users can see)")
 	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
+	ratelimit.PolicyVar(fs, &c.LimitLogin, "limit-login", "5/15m:30s..15m", "failed sign-ins at the login form per email address")
+	ratelimit.PolicyVar(fs, &c.LimitSecret, "limit-client-secret", "10/15m:10s..15m", "failed client secrets per client ID")
+	ratelimit.PolicyVar(fs, &c.LimitSignature, "limit-signature", "10/15m:10s..15m", "failed signed codes per user key")
+	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed credential checks (any of the above) per client address")
 	fs.StringVar(&c.RegisterScopes, "register-scopes", "", "comma-separated scopes a user registered by POST /register starts with (e.g. broker:researcher,users:search; default none: operators grant them with set-scopes)")
 }
 
@@ -122,6 +133,11 @@ func (c *Config) Validate() error {
 			if strings.ContainsAny(sc, " \t\n") {
 				errs = append(errs, fmt.Errorf("%s: scope %q must be one word", name, sc))
 			}
+		}
+	}
+	for name, p := range map[string]ratelimit.Policy{"-limit-login": c.LimitLogin, "-limit-client-secret": c.LimitSecret, "-limit-signature": c.LimitSignature, "-limit-addr": c.LimitAddr} {
+		if err := p.Validate(name); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.Argon2Memory < 1024 {
@@ -246,12 +262,19 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	go km.Run(ctx, maintain)
 
 	iss := tokens.New(km, strings.TrimRight(cfg.Issuer, "/"), tokens.Lifetimes{Access: cfg.AccessTTL, ID: cfg.IDTTL, Refresh: cfg.RefreshTTL, Skew: cfg.Skew})
+	reg := prometheus.NewRegistry()
+	limits := ratelimit.New(db, reg, log)
 	params := password.Default
 	params.Memory = uint32(cfg.Argon2Memory)
 	svc := service.New(service.Config{
 		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
 		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: splitScopes(cfg.Scopes),
 		RegisterScopes: splitScopes(cfg.RegisterScopes), Audit: auditLog,
+		Guards: service.Guards{
+			Login:     limits.Guard("login", cfg.LimitLogin, cfg.LimitAddr),
+			Secret:    limits.Guard("client_secret", cfg.LimitSecret, cfg.LimitAddr),
+			Signature: limits.Guard("signature", cfg.LimitSignature, cfg.LimitAddr),
+		},
 	}, store, km, iss, password.New(params, cfg.SecretCacheTTL), log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -299,7 +322,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 		},
 		Ready:   svc.Ready,
-		Metrics: prometheus.NewRegistry(),
+		Metrics: reg,
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 	})
 }

@@ -29,8 +29,7 @@ func (p Public) authClient(ctx context.Context, id, secret string) (storage.Clie
 	}
 	c, err := p.store.GetClient(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		p.hash.Burn(ctx, secret)
-		return storage.Client{}, failed
+		return storage.Client{}, p.unknownClient(ctx, id, secret, failed)
 	} else if err != nil {
 		return storage.Client{}, err
 	}

@@ -24,8 +24,10 @@ import (
 
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/identity"
+	"fris.dev/pkg/inputlimit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
@@ -52,7 +54,26 @@ type Config struct {
 	// Audit records sign-ins, registrations and refresh reuse; nil
 	// records nothing.
 	Audit *audit.Logger
+	// Guards are the abuse limits of the credential checks; nil ones
+	// limit nothing.
+	Guards Guards
 }
+
+// Guards limit failed credential checks per account and per client
+// address (docs/security.md, "Abuse limits").
+type Guards struct {
+	// Login: the login form's password, per email address.
+	Login *ratelimit.Guard
+	// Secret: a client's secret (token, revocation and introspection
+	// endpoints), per client ID.
+	Secret *ratelimit.Guard
+	// Signature: a signed sign-request code, per user key.
+	Signature *ratelimit.Guard
+}
+
+// loginAccount is the key of an email address's sign-in budget: its case
+// and surrounding spaces do not make another account.
+func loginAccount(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // Service holds what every RPC needs.
 type Service struct {
@@ -200,7 +221,11 @@ func (p Public) Token(ctx context.Context, r *authv1.TokenRequest) (*authv1.Toke
 		flow string
 	)
 	gt := r.GetGrantType()
+	tooLong := tokenLimits(r)
 	switch {
+	case tooLong != nil:
+		flow = "invalid"
+		err = tooLong
 	case gt == grantClient:
 		flow = grantClient
 		set, err = p.clientCredentials(ctx, r)
@@ -254,9 +279,7 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	}
 	c, err := p.store.GetClient(ctx, r.GetClientId())
 	if errors.Is(err, storage.ErrNotFound) {
-		// As long as a wrong secret takes: no telling which IDs exist.
-		p.hash.Burn(ctx, r.GetClientSecret())
-		return tokens.Set{}, failed
+		return tokens.Set{}, p.unknownClient(ctx, r.GetClientId(), r.GetClientSecret(), failed)
 	} else if err != nil {
 		return tokens.Set{}, err
 	}
@@ -275,37 +298,67 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	return p.tokens.IssueClient(c.ID, scopes, c.RevokedBefore)
 }
 
-// checkSecret verifies a client's secret: 401 invalid_client when wrong.
+// checkSecret verifies a client's secret: 401 invalid_client when wrong,
+// 429 while the client ID or the caller's address failed too often (then
+// without hashing anything).
 func (p Public) checkSecret(ctx context.Context, c storage.Client, secret string) error {
+	if p.hash.Remembered(c.SecretHash, secret) {
+		// Right a moment ago: the client's every token request costs
+		// no limiter round trip.
+		return nil
+	}
+	if err := p.cfg.Guards.Secret.Check(ctx, c.ID); err != nil {
+		return err
+	}
 	if err := p.hash.Check(ctx, c.SecretHash, secret); err != nil {
 		if ctx.Err() != nil {
 			// Gave up waiting for a hashing slot: not the client's mistake.
 			return ctx.Err()
 		}
+		p.cfg.Guards.Secret.Failed(ctx, c.ID)
 		return rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)
 	}
+	p.cfg.Guards.Secret.Succeeded(ctx)
 	return nil
+}
+
+// unknownClient answers a secret presented for a client ID that does not
+// exist exactly as a wrong secret: refused by the same abuse limit, after
+// as long as a hash takes, counted as a failure; failed is the answer.
+func (p Public) unknownClient(ctx context.Context, id, secret string, failed error) error {
+	if err := p.cfg.Guards.Secret.Check(ctx, id); err != nil {
+		return err
+	}
+	p.hash.Burn(ctx, secret)
+	p.cfg.Guards.Secret.Failed(ctx, id)
+	return failed
 }
 
 // clientCode is flow 1: a code from the browser login plus the client's
 // secret.
 func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
+	unknown := notFound("client ID, client secret or code unknown")
 	c, err := p.store.GetClient(ctx, r.GetClientId())
 	if errors.Is(err, storage.ErrNotFound) {
-		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+		return tokens.Set{}, p.unknownClient(ctx, r.GetClientId(), r.GetClientSecret(), unknown)
 	} else if err != nil {
 		return tokens.Set{}, err
 	}
 	if r.GetClientSecret() == "" {
-		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+		return tokens.Set{}, unknown
+	}
+	if err := p.cfg.Guards.Secret.Check(ctx, c.ID); err != nil {
+		return tokens.Set{}, err
 	}
 	if err := p.hash.Check(ctx, c.SecretHash, r.GetClientSecret()); err != nil {
 		if ctx.Err() != nil {
 			// Gave up waiting for a hashing slot: not the client's mistake.
 			return tokens.Set{}, ctx.Err()
 		}
-		return tokens.Set{}, notFound("client ID, client secret or code unknown")
+		p.cfg.Guards.Secret.Failed(ctx, c.ID)
+		return tokens.Set{}, unknown
 	}
+	p.cfg.Guards.Secret.Succeeded(ctx)
 	if c.Disabled {
 		return tokens.Set{}, unauth("the client has been disabled")
 	}
@@ -349,10 +402,21 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 			return tokens.Set{}, unauth("the client has been disabled")
 		}
 	}
+	// The key is known once the sign request is taken (a lookup, no
+	// work); an unknown code counts against the address alone.
+	guard := p.cfg.Guards.Signature
 	g, err := p.store.TakeGrant(ctx, r.GetCode())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && g.Kind != storage.GrantSignRequest) {
+		if err := guard.Check(ctx, ""); err != nil {
+			return tokens.Set{}, err
+		}
+		guard.Failed(ctx, "")
 		return tokens.Set{}, notFound("the sign request is unknown")
 	} else if err != nil {
+		return tokens.Set{}, err
+	}
+	account := "key:" + strconv.Itoa(int(g.KeyID))
+	if err := guard.Check(ctx, account); err != nil {
 		return tokens.Set{}, err
 	}
 	key, err := p.store.GetUserKey(ctx, g.KeyID)
@@ -365,12 +429,15 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	}
 	sig, err := decodeSignature(r.GetSignature())
 	if err != nil {
+		guard.Failed(ctx, account)
 		return tokens.Set{}, invalid("signature is not base64")
 	}
 	sum := sha512.Sum512([]byte(r.GetCode()))
 	if rsa.VerifyPKCS1v15(pub, crypto.SHA512, sum[:], sig) != nil {
+		guard.Failed(ctx, account)
 		return tokens.Set{}, unauth("the signature does not verify with the registered key")
 	}
+	guard.Succeeded(ctx)
 	u, err := p.activeUser(ctx, g.UserID)
 	if err != nil {
 		return tokens.Set{}, err
@@ -762,6 +829,9 @@ func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (res *a
 	if !p.cfg.AllowRegister {
 		return nil, p.err(ctx, rpcerr.New(rpcerr.ErrUnimplemented, "registration has been disabled"))
 	}
+	if err := registerLimits(r); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	email := strings.TrimSpace(r.GetEmail())
 	if email == "" && r.GetBase64EncodedPublicKey() == "" {
 		return nil, p.err(ctx, invalid("no payload"))
@@ -790,6 +860,9 @@ func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (res *a
 
 // authorize checks an authorization request and picks the redirect URI.
 func (p Public) authorize(ctx context.Context, r *authv1.AuthorizeRequest) (storage.Client, string, error) {
+	if err := authorizeLimits(r); err != nil {
+		return storage.Client{}, "", err
+	}
 	c, err := p.store.GetClient(ctx, r.GetClientId())
 	if errors.Is(err, storage.ErrNotFound) {
 		return c, "", notFound("unknown client_id")
@@ -851,14 +924,24 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		}
 		p.cfg.Audit.Record(ctx, ev)
 	}()
+	if err := inputlimit.Check(inputlimit.F("email", r.GetEmail(), inputlimit.Email), inputlimit.F("password", r.GetPassword(), inputlimit.Password)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	c, redirect, err := p.authorize(ctx, r.GetRequest())
 	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	// Before the user is looked up, and the same for an address no
+	// account has: a refusal tells nothing and costs no hash.
+	account := loginAccount(r.GetEmail())
+	if err := p.cfg.Guards.Login.Check(ctx, account); err != nil {
 		return nil, p.err(ctx, err)
 	}
 	wrong := unauth("email or password is wrong")
 	u, err := p.store.GetUserByEmail(ctx, r.GetEmail())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && u.PasswordHash == "") {
 		p.hash.Burn(ctx, r.GetPassword())
+		p.cfg.Guards.Login.Failed(ctx, account)
 		return nil, p.err(ctx, wrong)
 	} else if err != nil {
 		return nil, p.err(ctx, err)
@@ -867,8 +950,10 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		if ctx.Err() != nil {
 			return nil, p.err(ctx, ctx.Err())
 		}
+		p.cfg.Guards.Login.Failed(ctx, account)
 		return nil, p.err(ctx, wrong)
 	}
+	p.cfg.Guards.Login.Succeeded(ctx)
 	code := tokens.RandomString(32)
 	ar := r.GetRequest()
 	g := storage.Grant{
@@ -919,6 +1004,9 @@ func splitURLs(s string) ([]string, error) {
 }
 
 func (a Admin) CreateClient(ctx context.Context, r *authv1.CreateClientRequest) (*authv1.CreateClientResponse, error) {
+	if err := createClientLimits(r); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	typ := strings.ToUpper(r.GetType())
 	if typ == "" {
 		typ = "UNDEFINED"
@@ -992,6 +1080,9 @@ func (a Admin) ListAllClients(ctx context.Context, _ *authv1.ListAllClientsReque
 }
 
 func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*authv1.CreateUserResponse, error) {
+	if err := createUserLimits(r); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	email := strings.TrimSpace(r.GetEmail())
 	if !validEmail(email) {
 		return nil, a.err(ctx, invalid("email is not a valid address"))
@@ -1058,6 +1149,9 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 	if len(r.GetPassword()) < 8 {
 		return nil, a.err(ctx, invalid("a password needs at least 8 characters"))
 	}
+	if err := inputlimit.Check(inputlimit.F("password", r.GetPassword(), inputlimit.Password)); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	h, err := a.hash.Hash(ctx, r.GetPassword())
 	if err != nil {
 		return nil, a.err(ctx, err)
@@ -1074,6 +1168,9 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 }
 
 func (a Admin) SetUserScopes(ctx context.Context, r *authv1.SetUserScopesRequest) (*authv1.SetUserScopesResponse, error) {
+	if err := inputlimit.Each("scope", r.GetScopes(), inputlimit.Scope); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	for _, s := range r.GetScopes() {
 		if s == "" || strings.ContainsAny(s, " \t\n") {
 			return nil, a.err(ctx, invalid("scope %q must be one word", s))

@@ -18,6 +18,7 @@ import (
 
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -44,6 +45,12 @@ type Config struct {
 	TokenCacheTTL  time.Duration
 	ListCacheTTL   time.Duration
 	PublicURL      string
+	// Abuse limits (docs/security.md, "Abuse limits").
+	LimitBankToken      ratelimit.Policy
+	LimitActivationCode ratelimit.Policy
+	LimitAddr           ratelimit.Policy
+	LimitMail           ratelimit.Policy
+	LimitMailAddr       ratelimit.Policy
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -63,6 +70,11 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxExposeBytes, "max-expose-bytes", 10<<20, "largest expose PDF")
 	fs.DurationVar(&c.TokenCacheTTL, "token-cache-ttl", 5*time.Second, "how long a bank found by its token is remembered (a deletion or relink through another replica takes effect within it; 0: off)")
 	fs.DurationVar(&c.ListCacheTTL, "list-cache-ttl", time.Second, "how long rendered inquiry lists are reused (a change through another replica is seen within it; 0: off)")
+	ratelimit.PolicyVar(fs, &c.LimitBankToken, "limit-bank-token", "10/15m:10s..15m", "failed bank tokens per bank email")
+	ratelimit.PolicyVar(fs, &c.LimitActivationCode, "limit-activation-code", "5/15m:30s..15m", "failed activation codes per bank email")
+	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed bank tokens and activation codes per client address")
+	ratelimit.PolicyVar(fs, &c.LimitMail, "limit-mail", "3/1h", "activation mails per bank email")
+	ratelimit.PolicyVar(fs, &c.LimitMailAddr, "limit-mail-addr", "10/1h", "activation mails per client address")
 	fs.StringVar(&c.PublicURL, "public-url", "http://127.0.0.1:8080/broker/rest/searchbroker", "the banks' API as clients reach it, for the ExposeURL of inquiries")
 }
 
@@ -104,6 +116,12 @@ func (c *Config) Validate() error {
 	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("-public-url %q must be an absolute http(s) URL", c.PublicURL))
 	}
+	for name, p := range map[string]ratelimit.Policy{"-limit-bank-token": c.LimitBankToken, "-limit-activation-code": c.LimitActivationCode,
+		"-limit-addr": c.LimitAddr, "-limit-mail": c.LimitMail, "-limit-mail-addr": c.LimitMailAddr} {
+		if err := p.Validate(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -134,10 +152,17 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	} else if cfg.Registration == service.ModeActivationCode {
 		log.Warn("activation-code registration without -smtp-addr: codes are written to this log for the operator")
 	}
+	reg := prometheus.NewRegistry()
+	limits := ratelimit.New(db, reg, log)
 	svc := service.New(service.Config{
 		Name: cfg.Name, Registration: cfg.Registration, ActivationTTL: cfg.ActivationTTL,
 		MaxReplyBytes: cfg.MaxReplyBytes, MaxExposeBytes: cfg.MaxExposeBytes,
 		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, PublicURL: cfg.PublicURL, Audit: auditLog,
+		Guards: service.Guards{
+			BankToken:      limits.Guard("bank_token", cfg.LimitBankToken, cfg.LimitAddr),
+			ActivationCode: limits.Guard("activation_code", cfg.LimitActivationCode, cfg.LimitAddr),
+			ActivationMail: limits.Guard("activation_mail", cfg.LimitMail, cfg.LimitMailAddr),
+		},
 	}, storage.New(db), m, log)
 	return server.Run(ctx, cfg.Server, server.Service{
 		Name: "fris.broker.v1.BrokerService",
@@ -148,6 +173,6 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			s.RegisterService(audit.AdminService(&brokerv1.BrokerAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 		},
 		Ready:   svc.Ready,
-		Metrics: prometheus.NewRegistry(),
+		Metrics: reg,
 	})
 }

@@ -117,6 +117,11 @@ func (s *Service) Register(ctx context.Context, email string) (token string, act
 }
 
 func (s *Service) sendCode(ctx context.Context, email string) error {
+	// Each anonymous PUT would mail a new code: a few per address and per
+	// mailbox, then 429.
+	if err := s.cfg.Guards.ActivationMail.Spend(ctx, email); err != nil {
+		return err
+	}
 	code, err := newCode()
 	if err != nil {
 		return err
@@ -133,20 +138,27 @@ func (s *Service) sendCode(ctx context.Context, email string) error {
 }
 
 func (s *Service) checkCode(ctx context.Context, email, code string) error {
+	guard := s.cfg.Guards.ActivationCode
+	if err := guard.Check(ctx, email); err != nil {
+		return err
+	}
 	a, err := s.store.Activation(ctx, email)
 	if err == nil && s.now().Sub(time.Unix(a.Created, 0)) > s.cfg.ActivationTTL {
 		// The store's TTL removes it soon; until then it is expired all the same.
 		err = storage.ErrNotFound
 	}
 	if errors.Is(err, storage.ErrNotFound) {
+		guard.Failed(ctx, email)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "no activation is pending for %s (or its code expired): register again without a code", email)
 	}
 	if err != nil {
 		return err
 	}
 	if subtle.ConstantTimeCompare([]byte(hashToken(code)), []byte(a.CodeHash)) == 1 {
+		guard.Succeeded(ctx)
 		return nil
 	}
+	guard.Failed(ctx, email)
 	a.Attempts++
 	if a.Attempts >= s.cfg.MaxActivationAttempts {
 		err = s.store.DeleteActivation(ctx, email)
@@ -171,14 +183,25 @@ func (s *Service) bankForEmail(ctx context.Context, email string) (storage.Bank,
 	if err != nil {
 		return storage.Bank{}, err
 	}
+	// Before the lookup: a refusal is the same for a bank that does not
+	// exist.
+	guard := s.cfg.Guards.BankToken
+	if err := guard.Check(ctx, e); err != nil {
+		return storage.Bank{}, err
+	}
 	b, err := s.store.Bank(ctx, e)
 	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			guard.Failed(ctx, e)
+		}
 		return storage.Bank{}, notFound(err, "no bank %s", e)
 	}
 	tok := credential(ctx, "Samply")
 	if tok == "" || subtle.ConstantTimeCompare([]byte(hashToken(tok)), []byte(b.TokenHash)) != 1 {
+		guard.Failed(ctx, e)
 		return b, errMismatch
 	}
+	guard.Succeeded(ctx)
 	return b, nil
 }
 
@@ -223,20 +246,28 @@ func (s *Service) caller(ctx context.Context) (storage.Bank, error) {
 	if tok == "" {
 		return storage.Bank{}, rpcerr.New(rpcerr.ErrUnauthenticated, "a bank token is required (Authorization: Samply <token>)")
 	}
-	if len(tok) > 256 {
-		return storage.Bank{}, rpcerr.New(rpcerr.ErrUnauthenticated, "unknown bank token")
-	}
 	h := hashToken(tok)
 	if b, ok := s.tokens.get(h, s.now()); ok {
 		return b, nil
 	}
+	// A token alone names no bank: only the address is limited.
+	guard := s.cfg.Guards.BankToken
+	if err := guard.Check(ctx, ""); err != nil {
+		return storage.Bank{}, err
+	}
+	if len(tok) > 256 {
+		guard.Failed(ctx, "")
+		return storage.Bank{}, rpcerr.New(rpcerr.ErrUnauthenticated, "unknown bank token")
+	}
 	b, err := s.store.BankByToken(ctx, h)
 	if errors.Is(err, storage.ErrNotFound) {
+		guard.Failed(ctx, "")
 		return storage.Bank{}, rpcerr.New(rpcerr.ErrUnauthenticated, "unknown bank token")
 	}
 	if err != nil {
 		return storage.Bank{}, err
 	}
+	guard.Succeeded(ctx)
 	s.tokens.put(h, b, s.now())
 	return b, nil
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"fris.dev/pkg/inputlimit"
 	"fris.dev/pkg/rpcerr"
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/query"
@@ -62,6 +63,13 @@ func (s *Service) validate(c *brokerv1.InquiryContent) (*content, error) {
 		return nil, rpcerr.New(rpcerr.ErrInvalid, "label is longer than 500 bytes")
 	case len(c.Description) > 20000:
 		return nil, rpcerr.New(rpcerr.ErrInvalid, "description is longer than 20000 bytes")
+	}
+	if err := inputlimit.Check(inputlimit.F("query", c.Query, inputlimit.Text), inputlimit.F("contact.email", c.GetContact().GetEmail(), inputlimit.Email),
+		inputlimit.F("expose_filename", c.ExposeFilename, inputlimit.Name)); err != nil {
+		return nil, err
+	}
+	if len(c.TargetSites) > maxListed || len(c.SearchFor) > maxListed {
+		return nil, rpcerr.New(rpcerr.ErrInvalid, "target_sites and search_for have at most %d entries each", maxListed)
 	}
 	q, err := query.Normalize([]byte(c.Query))
 	if err != nil {
@@ -455,3 +463,6 @@ func countAttr(c *int32) string {
 	}
 	return strconv.Itoa(int(*c))
 }
+
+// maxListed bounds the lists of an inquiry: a network has tens of sites.
+const maxListed = 1000

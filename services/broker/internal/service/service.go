@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/mailer"
@@ -51,6 +52,21 @@ type Config struct {
 	// changes to inquiries (admin calls are recorded around the admin API,
 	// audit.AdminService); nil records nothing.
 	Audit *audit.Logger
+	// Guards are the abuse limits (docs/security.md, "Abuse limits"); nil
+	// ones limit nothing.
+	Guards Guards
+}
+
+// Guards limit what banks and anonymous callers may try.
+type Guards struct {
+	// BankToken: failed bank tokens, per bank email where the path names
+	// one (and per client address, also for tokens alone).
+	BankToken *ratelimit.Guard
+	// ActivationCode: failed activation codes, per bank email.
+	ActivationCode *ratelimit.Guard
+	// ActivationMail: activation mails sent, per bank email and per
+	// client address (each spends one).
+	ActivationMail *ratelimit.Guard
 }
 
 // Service holds the broker's logic; Public, Researcher and Admin expose it.

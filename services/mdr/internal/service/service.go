@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"fris.dev/pkg/identity"
+	"fris.dev/pkg/inputlimit"
 	"fris.dev/pkg/rpcerr"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	"fris.dev/services/mdr/internal/registry"
@@ -116,18 +117,27 @@ func (p Public) ListNamespaces(ctx context.Context, _ *mdrv1.ListNamespacesReque
 }
 
 func (p Public) ListNamespaceMembers(ctx context.Context, r *mdrv1.NamespaceMembersRequest) (*mdrv1.MemberList, error) {
+	if err := inputlimit.Check(inputlimit.F("namespace", r.GetNamespace(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	v, lo := caller(ctx)
 	out, err := p.index(ctx).NamespaceMembers(v, r.GetNamespace(), page(r.GetOffset(), r.GetLimit()), lo)
 	return out, p.err(ctx, err)
 }
 
 func (p Public) SearchNamespace(ctx context.Context, r *mdrv1.SearchRequest) (*mdrv1.MemberList, error) {
+	if err := inputlimit.Check(inputlimit.F("namespace", r.GetNamespace(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	v, lo := caller(ctx)
 	out, err := p.index(ctx).Search(v, r.GetNamespace(), r.GetQuery(), page(r.GetOffset(), r.GetLimit()), lo)
 	return out, p.err(ctx, err)
 }
 
 func (p Public) GetDataElement(ctx context.Context, r *mdrv1.UrnRequest) (*mdrv1.DataElement, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	v, lo := caller(ctx)
 	out, err := p.index(ctx).DataElement(v, r.GetUrn(), lo)
 	return out, p.err(ctx, err)
@@ -143,30 +153,48 @@ func (p Public) labels(ctx context.Context, urn, kind string) (*mdrv1.Labels, er
 }
 
 func (p Public) GetDataElementLabels(ctx context.Context, r *mdrv1.UrnRequest) (*mdrv1.Labels, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	return p.labels(ctx, r.GetUrn(), registry.KindDataElement)
 }
 
 func (p Public) GetDataElementGroupLabels(ctx context.Context, r *mdrv1.UrnRequest) (*mdrv1.Labels, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	return p.labels(ctx, r.GetUrn(), registry.KindGroup)
 }
 
 func (p Public) GetRecordLabels(ctx context.Context, r *mdrv1.UrnRequest) (*mdrv1.Labels, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	return p.labels(ctx, r.GetUrn(), registry.KindRecord)
 }
 
 func (p Public) GetDataElementValidations(ctx context.Context, r *mdrv1.UrnRequest) (*mdrv1.Validation, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	v, lo := caller(ctx)
 	out, err := p.index(ctx).Validation(v, r.GetUrn(), lo)
 	return out, p.err(ctx, err)
 }
 
 func (p Public) GetDataElementUiModel(ctx context.Context, r *mdrv1.UrnRequest) (*mdrv1.UiModel, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	v, lo := caller(ctx)
 	out, err := p.index(ctx).UiModel(v, r.GetUrn(), lo)
 	return out, p.err(ctx, err)
 }
 
 func (p Public) GetDataElementSlots(ctx context.Context, r *mdrv1.UrnRequest) (*mdrv1.Slots, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	v, _ := caller(ctx)
 	out, err := p.index(ctx).Slots(v, r.GetUrn())
 	if err != nil {
@@ -176,12 +204,18 @@ func (p Public) GetDataElementSlots(ctx context.Context, r *mdrv1.UrnRequest) (*
 }
 
 func (p Public) GetDataElementGroupMembers(ctx context.Context, r *mdrv1.MembersRequest) (*mdrv1.MemberList, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	v, lo := caller(ctx)
 	out, err := p.index(ctx).GroupMembers(v, r.GetUrn(), page(r.GetOffset(), r.GetLimit()), lo)
 	return out, p.err(ctx, err)
 }
 
 func (p Public) GetRecordMembers(ctx context.Context, r *mdrv1.MembersRequest) (*mdrv1.RecordMembers, error) {
+	if err := inputlimit.Check(inputlimit.F("urn", r.GetUrn(), inputlimit.ID)); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	v, lo := caller(ctx)
 	out, err := p.index(ctx).RecordMembers(v, r.GetUrn(), page(r.GetOffset(), r.GetLimit()), lo)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcclient"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
@@ -38,6 +39,10 @@ type Config struct {
 	MaxDepth         int
 	SecretCacheTTL   time.Duration
 	Argon2Memory     uint
+	// Abuse limits of failed Basic credentials (docs/security.md, "Abuse
+	// limits").
+	LimitBasic ratelimit.Policy
+	LimitAddr  ratelimit.Policy
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -55,6 +60,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxDocumentBytes, "max-document-bytes", 10<<20, "largest patient document")
 	fs.IntVar(&c.MaxDepth, "max-depth", 32, "deepest element nesting of a patient document")
 	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified site password is remembered (0: never)")
+	ratelimit.PolicyVar(fs, &c.LimitBasic, "limit-basic", "10/15m:10s..15m", "failed Basic credentials per username")
+	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed Basic credentials per client address")
 	fs.UintVar(&c.Argon2Memory, "argon2-memory-kib", uint(password.Default.Memory), "argon2id memory cost of new password hashes, KiB")
 }
 
@@ -93,6 +100,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Argon2Memory < 1024 || c.Argon2Memory > 1<<22 {
 		errs = append(errs, errors.New("-argon2-memory-kib must be between 1024 and 4194304"))
+	}
+	for name, p := range map[string]ratelimit.Policy{"-limit-basic": c.LimitBasic, "-limit-addr": c.LimitAddr} {
+		if err := p.Validate(name); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -166,6 +178,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	svc := service.New(service.Config{
 		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation,
+		Guard: ratelimit.New(db, reg, log).Guard("basic", cfg.LimitBasic, cfg.LimitAddr),
 	}, storage.New(db), password.New(params, cfg.SecretCacheTTL), checker, newCounters(reg), log)
 	return server.Run(ctx, cfg.Server, server.Service{
 		Name: "fris.upload.v1.UploadService",

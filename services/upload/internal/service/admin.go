@@ -32,41 +32,41 @@ func checkPassword(p string) error {
 
 // CreateCredential adds a username for one teiler. An empty password is
 // generated; the returned password is the only copy (empty when an
-// existing credential was kept by ifMissing).
-func (s *Service) CreateCredential(ctx context.Context, username string, t storage.Teiler, pass string, ifMissing bool) (storage.Credential, string, bool, error) {
+// existing credential was kept by ifMissing, which the bool tells).
+func (s *Service) CreateCredential(ctx context.Context, username string, t storage.Teiler, pass string, ifMissing bool) (string, bool, error) {
 	if !validUsername.MatchString(username) {
-		return storage.Credential{}, "", false, rpcerr.New(rpcerr.ErrInvalid, "username %q: want 1 to 128 of A-Z a-z 0-9 . _ @ -", clip(username))
+		return "", false, rpcerr.New(rpcerr.ErrInvalid, "username %q: want 1 to 128 of A-Z a-z 0-9 . _ @ -", clip(username))
 	}
 	if err := checkTeiler(t); err != nil {
-		return storage.Credential{}, "", false, err
+		return "", false, err
 	}
 	if ifMissing {
 		if c, err := s.store.Credential(ctx, username); err == nil {
 			if c.Teiler != t {
-				return storage.Credential{}, "", false, rpcerr.New(storage.ErrExists, "username %q belongs to %s", username, c.Teiler)
+				return "", false, rpcerr.New(storage.ErrExists, "username %q belongs to %s", username, c.Teiler)
 			}
-			return c, "", true, nil
+			return "", true, nil
 		}
 	}
 	if pass == "" {
 		pass = NewPassword()
 	}
 	if err := checkPassword(pass); err != nil {
-		return storage.Credential{}, "", false, err
+		return "", false, err
 	}
 	hash, err := s.hasher.Hash(ctx, pass)
 	if err != nil {
-		return storage.Credential{}, "", false, err
+		return "", false, err
 	}
 	c := storage.Credential{Username: username, Teiler: t, Hash: hash, Created: s.now().Unix()}
 	if err := s.store.CreateCredential(ctx, c); err != nil {
 		if errors.Is(err, storage.ErrExists) {
-			return storage.Credential{}, "", false, rpcerr.New(storage.ErrExists, "username %q exists", username)
+			return "", false, rpcerr.New(storage.ErrExists, "username %q exists", username)
 		}
-		return storage.Credential{}, "", false, err
+		return "", false, err
 	}
 	s.log.InfoContext(ctx, "credential created", "username", username, "site", t.SiteID, "teiler", t.TeilerID)
-	return c, pass, false, nil
+	return pass, false, nil
 }
 
 // SetPassword replaces a credential's password (generated when empty).

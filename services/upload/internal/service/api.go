@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	uploadv1 "fris.dev/proto/upload/v1"
+	"fris.dev/services/upload/internal/stats"
 	"fris.dev/services/upload/internal/storage"
 )
 
@@ -37,7 +38,7 @@ type Public struct {
 }
 
 func (p Public) PutPatient(ctx context.Context, r *uploadv1.PutPatientRequest) (*uploadv1.PutPatientResponse, error) {
-	out, problems, err := p.Service.PutPatient(ctx, teiler(r.GetTeiler()), r.GetPatientId(), r.GetDocument())
+	out, problems, err := p.Service.PutPatient(ctx, teiler(r.GetTeiler()), r.GetPatientId(), r.GetDocument(), r.GetContentType())
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
@@ -73,11 +74,11 @@ func (p Public) GetUploadStats(ctx context.Context, r *uploadv1.GetUploadStatsRe
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	res := &uploadv1.GetUploadStatsResponse{}
-	if !at.IsZero() {
-		res.LastUpload = timestamppb.New(at)
+	doc, err := stats.Render(at)
+	if err != nil {
+		return nil, p.err(ctx, err)
 	}
-	return res, nil
+	return &uploadv1.GetUploadStatsResponse{Document: doc, ContentType: stats.ContentType}, nil
 }
 
 func (p Public) PutUploadStats(ctx context.Context, r *uploadv1.PutUploadStatsRequest) (*uploadv1.PutUploadStatsResponse, error) {
@@ -99,11 +100,11 @@ func pbCredential(c storage.Credential) *uploadv1.Credential {
 }
 
 func (a Admin) CreateCredential(ctx context.Context, r *uploadv1.CreateCredentialRequest) (*uploadv1.CreateCredentialResponse, error) {
-	c, pass, existed, err := a.Service.CreateCredential(ctx, r.GetUsername(), teiler(r.GetTeiler()), r.GetPassword(), r.GetIfMissing())
+	pass, existed, err := a.Service.CreateCredential(ctx, r.GetUsername(), teiler(r.GetTeiler()), r.GetPassword(), r.GetIfMissing())
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
-	return &uploadv1.CreateCredentialResponse{Credential: pbCredential(c), Password: pass, Existed: existed}, nil
+	return &uploadv1.CreateCredentialResponse{Password: pass, Existed: existed}, nil
 }
 
 func (a Admin) SetCredentialPassword(ctx context.Context, r *uploadv1.SetCredentialPasswordRequest) (*uploadv1.SetCredentialPasswordResponse, error) {
@@ -135,7 +136,7 @@ func (a Admin) ListCredentials(ctx context.Context, _ *uploadv1.ListCredentialsR
 
 func pbSummary(s storage.Summary) *uploadv1.PatientSummary {
 	return &uploadv1.PatientSummary{
-		Teiler: pbTeiler(s.Teiler), PatientId: s.PatientID, Stored: timestamppb.New(time.Unix(0, s.Stored)),
+		PatientId: s.PatientID, Stored: timestamppb.New(time.Unix(0, s.Stored)),
 		SizeBytes: int32(s.Size), Cases: int32(s.Cases), Samples: int32(s.Samples), Attributes: int32(s.Attributes),
 		Containers: int32(s.Containers), Refs: int32(s.Refs),
 	}

@@ -16,8 +16,11 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
+	"fris.dev/pkg/inputlimit"
 	"fris.dev/pkg/password"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
+	"fris.dev/services/upload/internal/contenttype"
 	"fris.dev/services/upload/internal/patient"
 	"fris.dev/services/upload/internal/stats"
 	"fris.dev/services/upload/internal/storage"
@@ -36,6 +39,9 @@ type Config struct {
 	MaxDepth         int
 	// Validation is ValidateOff, ValidateWarn or ValidateReject.
 	Validation string
+	// Guard limits failed Basic credentials per username and per client
+	// address (docs/security.md, "Abuse limits"); nil limits nothing.
+	Guard *ratelimit.Guard
 }
 
 // Checker validates values against the registry.
@@ -69,6 +75,7 @@ type Service struct {
 	count   Counters
 	log     *slog.Logger
 	now     func() time.Time
+	guard   *ratelimit.Guard
 }
 
 // New returns the service. checker may be nil when validation is off.
@@ -79,7 +86,7 @@ func New(cfg Config, store storage.Store, hasher *password.Hasher, checker Check
 	if cfg.Validation == "" {
 		cfg.Validation = ValidateOff
 	}
-	return &Service{cfg: cfg, store: store, hasher: hasher, checker: checker, count: counters, log: log, now: time.Now}
+	return &Service{cfg: cfg, store: store, hasher: hasher, checker: checker, count: counters, log: log, now: time.Now, guard: cfg.Guard}
 }
 
 // SetClock replaces the clock (tests).
@@ -98,20 +105,35 @@ func (s *Service) authorize(ctx context.Context, t storage.Teiler) error {
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "Basic credentials are required")
 	}
 	c, err := s.store.Credential(ctx, user)
-	if errors.Is(err, storage.ErrNotFound) {
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	known := err == nil
+	// A credential right a moment ago costs no limiter round trip: a
+	// connector presents it with every upload. Anything else passes the
+	// abuse limit first, the same for a name that does not exist.
+	guarded := !known || c.Disabled || !s.hasher.Remembered(c.Hash, pass)
+	if guarded {
+		if err := s.guard.Check(ctx, user); err != nil {
+			return err
+		}
+	}
+	if !known {
 		// Spend a check's time so the answer does not tell which usernames exist.
 		s.hasher.Burn(ctx, pass)
+		s.guard.Failed(ctx, user)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
-	}
-	if err != nil {
-		return err
 	}
 	if err := s.hasher.Check(ctx, c.Hash, pass); err != nil || c.Disabled {
 		if ctx.Err() != nil {
 			// Gave up waiting for a hashing slot: not the client's mistake.
 			return ctx.Err()
 		}
+		s.guard.Failed(ctx, user)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
+	}
+	if guarded {
+		s.guard.Succeeded(ctx)
 	}
 	if c.Teiler != t {
 		return rpcerr.New(rpcerr.ErrPermission, "these credentials may not upload for %s", t)
@@ -179,8 +201,24 @@ const (
 	Rejected
 )
 
-// PutPatient parses, optionally validates and stores one document.
-func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, doc []byte) (Outcome, []Problem, error) {
+// mediaType refuses a body whose Content-Type the service does not read.
+// It comes before every other check, the credentials' too, as when the
+// gateway decided it: a client learns what to send first.
+func mediaType(contentType string, b contenttype.Body) (contenttype.Charset, error) {
+	cs, err := contenttype.Parse(contentType, b)
+	var ue *contenttype.UnsupportedError
+	if errors.As(err, &ue) {
+		return cs, rpcerr.New(rpcerr.ErrMediaType, "%s", ue.Reason)
+	}
+	return cs, err
+}
+
+// PutPatient parses, optionally validates and stores one document sent as
+// contentType.
+func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, doc []byte, contentType string) (Outcome, []Problem, error) {
+	if _, err := mediaType(contentType, contenttype.Patient); err != nil {
+		return 0, nil, err
+	}
 	if err := checkTeiler(t); err != nil {
 		return 0, nil, err
 	}
@@ -317,13 +355,21 @@ func (s *Service) LastUpload(ctx context.Context, t storage.Teiler) (time.Time, 
 // one that is not in the future, else the current time (an empty document
 // too). contentType's charset says how doc is encoded.
 func (s *Service) SetLastUpload(ctx context.Context, t storage.Teiler, doc []byte, contentType string) (time.Time, bool, error) {
+	cs, err := mediaType(contentType, contenttype.Stats)
+	if err != nil {
+		return time.Time{}, false, err
+	}
 	if err := checkTeiler(t); err != nil {
 		return time.Time{}, false, err
 	}
 	if err := s.authorize(ctx, t); err != nil {
 		return time.Time{}, false, err
 	}
-	at, ok, err := stats.ParseCharset(bytes.NewReader(doc), stats.Charset(contentType))
+	// Only a timestamp is kept; a real document is a few hundred bytes.
+	if err := inputlimit.Size("the uploadStats document", len(doc), inputlimit.Text); err != nil {
+		return time.Time{}, false, err
+	}
+	at, ok, err := stats.Parse(bytes.NewReader(doc), cs)
 	if err != nil {
 		return time.Time{}, false, rpcerr.New(rpcerr.ErrInvalid, "%s", err.Error())
 	}

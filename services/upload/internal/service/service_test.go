@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -15,11 +16,14 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/pkg/errinfo"
 	"fris.dev/pkg/grpctest"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	uploadv1 "fris.dev/proto/upload/v1"
+	"fris.dev/services/upload/internal/contenttype"
 	"fris.dev/services/upload/internal/patient"
+	"fris.dev/services/upload/internal/stats"
 	"fris.dev/services/upload/internal/storage"
 )
 
@@ -219,18 +223,23 @@ func TestValidationModes(t *testing.T) {
 
 func TestUploadStats(t *testing.T) {
 	f, ctx := seeded(t, ValidateOff)
+	// get reads the document GET answers, as the connector would.
 	get := func() time.Time {
 		res, err := f.pub.GetUploadStats(ctx, &uploadv1.GetUploadStatsRequest{Teiler: t1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.GetLastUpload() == nil {
-			return time.Time{}
+		if res.GetContentType() != "application/xml; charset=utf-8" {
+			t.Fatalf("GetUploadStats content type %q", res.GetContentType())
 		}
-		return res.GetLastUpload().AsTime()
+		at, ok, err := stats.Parse(bytes.NewReader(res.GetDocument()), contenttype.UTF8)
+		if err != nil || !ok {
+			t.Fatalf("GetUploadStats document %q: %v %v", res.GetDocument(), ok, err)
+		}
+		return at
 	}
-	if !get().IsZero() {
-		t.Fatal("a fresh teiler has a timestamp")
+	if !get().Equal(time.Unix(0, 0)) {
+		t.Fatal("a fresh teiler has a timestamp after the epoch")
 	}
 	for _, tc := range []struct {
 		body, contentType string
@@ -256,7 +265,43 @@ func TestUploadStats(t *testing.T) {
 	_, err := f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(`<x/>`)})
 	wantCode(t, err, codes.InvalidArgument, "Uploadstats")
 	_, err = f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(`<Uploadstats/>`), ContentType: "text/plain; charset=koi8-r"})
-	wantCode(t, err, codes.InvalidArgument, "charset")
+	wantMediaType(t, err, `charset "koi8-r" is not supported: send UTF-8 or ISO-8859-1`)
+	if !get().Equal(f.now) {
+		t.Fatal("a refused document changed the timestamp")
+	}
+}
+
+// wantMediaType checks an unsupported media type: the message for the
+// client and the reason the gateway answers 415 for.
+func wantMediaType(t *testing.T, err error, msg string) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument || st.Message() != msg || !errinfo.Has(st, errinfo.UnsupportedMediaType) {
+		t.Fatalf("err = %v (reason %q), want InvalidArgument %q with %s", err, errinfo.Reason(st), msg, errinfo.UnsupportedMediaType)
+	}
+}
+
+func TestMediaTypes(t *testing.T) {
+	f, ctx := seeded(t, ValidateOff)
+	put := func(ctx context.Context, ct string) error {
+		_, err := f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "p", Document: doc("p", "1"), ContentType: ct})
+		return err
+	}
+	for _, ct := range []string{"", "application/xml", "text/xml; charset=UTF-8", "application/x+xml; charset=us-ascii"} {
+		if err := put(ctx, ct); err != nil {
+			t.Errorf("patient as %q: %v", ct, err)
+		}
+	}
+	wantMediaType(t, put(ctx, "application/json"), "Content-Type application/json is not supported: send application/xml")
+	wantMediaType(t, put(ctx, "application/xml; charset=ISO-8859-1"), `charset "iso-8859-1" is not supported: send UTF-8`)
+	// Before the credentials, as when the gateway decided it.
+	wantMediaType(t, put(context.Background(), "text/plain"), "Content-Type text/plain is not supported: send application/xml")
+	_, err := f.pub.PutUploadStats(context.Background(), &uploadv1.PutUploadStatsRequest{Teiler: t1, ContentType: "application/json"})
+	wantMediaType(t, err, "Content-Type application/json is not supported: send application/xml or a text type")
+	_, err = f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, ContentType: "text/html; charset=latin1"})
+	if err != nil {
+		t.Fatalf("upload statistics as text/html in latin1: %v", err)
+	}
 }
 
 func TestListPatientsPaging(t *testing.T) {

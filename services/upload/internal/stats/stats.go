@@ -1,23 +1,28 @@
-// Package stats reads the upload statistics document a site's connector
-// sends: root Uploadstats (or UploadStats) with one LastUploadTimestamp
-// holding an HTTP-date, in UTF-8, US-ASCII or ISO-8859-1 (the connector's
-// HTTP client labels its string body text/plain; charset=ISO-8859-1). Time zone abbreviations are mapped to offsets from
-// an explicit table, because time.Parse silently reads an abbreviation it
-// does not know as UTC, which would shift a CET timestamp by an hour.
+// Package stats reads and writes the upload statistics document, both
+// directions in one place: a site's connector PUTs it, root Uploadstats (or
+// UploadStats) with one LastUploadTimestamp holding an HTTP-date, in UTF-8,
+// US-ASCII or ISO-8859-1 (the connector's HTTP client labels its string
+// body text/plain; charset=ISO-8859-1), and GETs it back to learn which
+// patients changed since. Time zone abbreviations are mapped to offsets
+// from an explicit table, because time.Parse silently reads an abbreviation
+// it does not know as UTC, which would shift a CET timestamp by an hour.
 package stats
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
+	"net/http"
 	"strings"
 	"time"
 	"unicode"
 
 	"golang.org/x/text/encoding/charmap"
+
+	"fris.dev/services/upload/internal/contenttype"
 )
 
 // MaxBytes bounds the document; a real one is about 150 bytes.
@@ -30,45 +35,20 @@ func (e *InvalidError) Error() string { return e.Reason }
 
 func invalid(format string, a ...any) error { return &InvalidError{Reason: fmt.Sprintf(format, a...)} }
 
-// ErrCharset is a charset the service does not read.
-var ErrCharset = errors.New("unsupported charset")
-
-// charsets are the names (IANA's and its aliases, lower case) of the
-// charsets read, and how to read each as UTF-8; US-ASCII is a subset of
-// UTF-8, so it is read as is.
-var charsets = map[string]func(io.Reader) io.Reader{
-	"utf-8": nil, "utf8": nil,
-	"us-ascii": nil, "ascii": nil, "iso646-us": nil, "ansi_x3.4-1968": nil, "us": nil, "csascii": nil,
-	"iso-8859-1": latin1, "iso8859-1": latin1, "iso_8859-1": latin1, "latin1": latin1, "l1": latin1,
-	"iso-ir-100": latin1, "cp819": latin1, "ibm819": latin1, "csisolatin1": latin1, "iso_8859-1:1987": latin1,
+// decoder reads a charset as UTF-8; nil for UTF-8 itself (and US-ASCII, a
+// subset), which is read as is.
+func decoder(cs contenttype.Charset) func(io.Reader) io.Reader {
+	if cs == contenttype.Latin1 {
+		return func(r io.Reader) io.Reader { return charmap.ISO8859_1.NewDecoder().Reader(r) }
+	}
+	return nil
 }
 
-func latin1(r io.Reader) io.Reader { return charmap.ISO8859_1.NewDecoder().Reader(r) }
-
-// Charset is the charset of a Content-Type, lower case; "" when it names
-// none or cannot be parsed (the body is then read as the XML declaration
-// says, UTF-8 by default).
-func Charset(contentType string) string {
-	_, params, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return ""
-	}
-	return strings.ToLower(strings.TrimSpace(params["charset"]))
-}
-
-// Parse reads a UTF-8 document; see ParseCharset.
-func Parse(r io.Reader) (t time.Time, ok bool, err error) { return ParseCharset(r, "") }
-
-// ParseCharset reads a document in charset, the Content-Type's (the XML
-// declaration's encoding when ""). ok is false (with a nil error) when the
-// document is empty or well-formed with the right root but holds no
-// parseable timestamp. A charset it does not read is ErrCharset.
-func ParseCharset(r io.Reader, charset string) (t time.Time, ok bool, err error) {
-	charset = strings.ToLower(charset)
-	decode, known := charsets[charset]
-	if !known && charset != "" {
-		return time.Time{}, false, fmt.Errorf("%w: %s", ErrCharset, clip(charset, 40))
-	}
+// Parse reads a document in cs, the Content-Type's charset (the XML
+// declaration's encoding when unnamed). ok is false (with a nil error) when
+// the document is empty or well-formed with the right root but holds no
+// parseable timestamp. An error not from reading r is an *InvalidError.
+func Parse(r io.Reader, cs contenttype.Charset) (t time.Time, ok bool, err error) {
 	// One byte beyond the limit tells an over-long document from one of
 	// exactly the limit.
 	lr := &io.LimitedReader{R: r, N: MaxBytes + 1}
@@ -86,24 +66,24 @@ func ParseCharset(r io.Reader, charset string) (t time.Time, ok bool, err error)
 		return time.Time{}, false, nil
 	}
 	var src io.Reader = br
-	if decode != nil {
+	if decode := decoder(cs); decode != nil {
 		src = decode(src)
 	}
 	d := xml.NewDecoder(src)
 	d.CharsetReader = func(declared string, in io.Reader) (io.Reader, error) {
-		if charset != "" {
+		if cs != contenttype.Unnamed {
 			// The Content-Type's charset wins over the declaration, and the
 			// body is already UTF-8 by now.
 			return in, nil
 		}
-		dec, ok := charsets[strings.ToLower(declared)]
+		dcs, ok := contenttype.LookupCharset(declared)
 		if !ok {
 			return nil, fmt.Errorf("encoding %q is not supported: send UTF-8 or ISO-8859-1", clip(declared, 40))
 		}
-		if dec == nil {
-			return in, nil
+		if decode := decoder(dcs); decode != nil {
+			return decode(in), nil
 		}
-		return dec(in), nil
+		return in, nil
 	}
 	var text strings.Builder
 	depth, inStamp, sawRoot, sawStamp := 0, false, false, false
@@ -156,6 +136,36 @@ func ParseCharset(r io.Reader, charset string) (t time.Time, ok bool, err error)
 	}
 	t, ok = ParseTime(text.String())
 	return t, ok, nil
+}
+
+// ContentType is the media type of the documents Render writes.
+const ContentType = "application/xml; charset=utf-8"
+
+// neverUploaded is what Render writes for a teiler without a timestamp:
+// the epoch, before any patient changed, so the connector sends them all.
+var neverUploaded = time.Unix(0, 0)
+
+// document is what Render writes; Parse reads it back (and more).
+type document struct {
+	XMLName   xml.Name `xml:"Uploadstats"`
+	Timestamp string   `xml:"LastUploadTimestamp"`
+}
+
+// Render writes the document GET answers for a teiler whose last upload was
+// at (zero: never), its timestamp an HTTP-date in GMT to the second.
+func Render(at time.Time) ([]byte, error) {
+	if at.IsZero() {
+		at = neverUploaded
+	}
+	var b bytes.Buffer
+	// encoding/xml writes no standalone declaration; connectors were served
+	// this one from the start.
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n")
+	if err := xml.NewEncoder(&b).Encode(document{Timestamp: at.UTC().Format(http.TimeFormat)}); err != nil {
+		return nil, err
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
 }
 
 // blank reads past leading white space and tells whether nothing else

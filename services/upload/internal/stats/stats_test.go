@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"fris.dev/services/upload/internal/contenttype"
 )
 
 func TestParseTime(t *testing.T) {
@@ -93,7 +95,7 @@ func TestParse(t *testing.T) {
 		{"entity", `<Uploadstats><LastUploadTimestamp>&x;</LastUploadTimestamp></Uploadstats>`, false, "malformed XML"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok, err := Parse(strings.NewReader(tc.in))
+			got, ok, err := Parse(strings.NewReader(tc.in), contenttype.Unnamed)
 			if tc.reason != "" {
 				var ie *InvalidError
 				if !errors.As(err, &ie) || !strings.Contains(ie.Reason, tc.reason) {
@@ -115,39 +117,33 @@ func TestParseCharset(t *testing.T) {
 	connector := `<UploadStats><LastUploadTimestamp>Mon, 23 Nov 2026 11:00:00 CET</LastUploadTimestamp></UploadStats>`
 	latin := "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><UploadStats><!-- Stra\xdfe --><LastUploadTimestamp>Mon, 23 Nov 2026 10:00:00 GMT</LastUploadTimestamp></UploadStats>"
 	for _, tc := range []struct {
-		name, in, contentType string
-		ok                    bool
-		err                   string
+		name, in string
+		cs       contenttype.Charset
+		ok       bool
+		err      string
 	}{
-		{"connector", connector, "text/plain; charset=ISO-8859-1", true, ""},
-		{"alias", connector, "text/plain; charset=latin1", true, ""},
-		{"ascii", connector, "application/xml; charset=US-ASCII", true, ""},
-		{"utf-8", connector, "text/xml; charset=utf-8", true, ""},
-		{"no charset", connector, "text/plain", true, ""},
-		{"no content type", connector, "", true, ""},
-		{"latin1 byte by header", latin, "text/plain; charset=iso-8859-1", true, ""},
+		{"connector", connector, contenttype.Latin1, true, ""},
+		{"utf-8", connector, contenttype.UTF8, true, ""},
+		{"unnamed", connector, contenttype.Unnamed, true, ""},
+		{"latin1 byte by header", latin, contenttype.Latin1, true, ""},
 		// Without a charset the declaration says how to read the body.
-		{"latin1 byte by declaration", latin, "application/xml", true, ""},
-		{"header wins", strings.Replace(latin, "ISO-8859-1", "KOI8-R", 1), "text/plain; charset=ISO-8859-1", true, ""},
-		{"unknown declaration", strings.Replace(latin, "ISO-8859-1", "KOI8-R", 1), "", false, "not supported"},
-		{"empty", "", "text/plain; charset=ISO-8859-1", false, ""},
-		{"unknown charset", connector, "text/plain; charset=koi8-r", false, "unsupported charset"},
-		{"utf-16", connector, "text/plain; charset=utf-16", false, "unsupported charset"},
+		{"latin1 byte by declaration", latin, contenttype.Unnamed, true, ""},
+		{"header wins", strings.Replace(latin, "ISO-8859-1", "KOI8-R", 1), contenttype.Latin1, true, ""},
+		{"declaration alias", strings.Replace(latin, "ISO-8859-1", "latin1", 1), contenttype.Unnamed, true, ""},
+		{"unknown declaration", strings.Replace(latin, "ISO-8859-1", "KOI8-R", 1), contenttype.Unnamed, false, `encoding "KOI8-R" is not supported`},
+		{"empty", "", contenttype.Latin1, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := Charset(tc.contentType)
-			got, ok, err := ParseCharset(strings.NewReader(tc.in), cs)
+			got, ok, err := Parse(strings.NewReader(tc.in), tc.cs)
 			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
+				var ie *InvalidError
+				if !errors.As(err, &ie) || !strings.Contains(ie.Reason, tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
-				if strings.Contains(tc.err, "charset") != errors.Is(err, ErrCharset) {
-					t.Fatalf("%q: ErrCharset or not: %v", cs, err)
 				}
 				return
 			}
 			if err != nil || ok != tc.ok {
-				t.Fatalf("ParseCharset = %v, %v, %v", got, ok, err)
+				t.Fatalf("Parse = %v, %v, %v", got, ok, err)
 			}
 			if ok && !got.Equal(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)) {
 				t.Fatalf("time = %v", got)
@@ -156,19 +152,42 @@ func TestParseCharset(t *testing.T) {
 	}
 }
 
+func TestRender(t *testing.T) {
+	for _, tc := range []struct {
+		at    time.Time
+		stamp string
+	}{
+		// Never uploaded: the epoch, so the connector sends everything.
+		{time.Time{}, "Thu, 01 Jan 1970 00:00:00 GMT"},
+		{time.Unix(0, 0), "Thu, 01 Jan 1970 00:00:00 GMT"},
+		{time.Date(2026, 11, 23, 10, 0, 0, 999999999, time.FixedZone("CET", 3600)), "Mon, 23 Nov 2026 09:00:00 GMT"},
+	} {
+		got, err := Render(tc.at)
+		want := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n" +
+			"<Uploadstats><LastUploadTimestamp>" + tc.stamp + "</LastUploadTimestamp></Uploadstats>\n"
+		if err != nil || string(got) != want {
+			t.Errorf("Render(%v) = %q, %v; want %q", tc.at, got, err, want)
+		}
+	}
+}
+
 func TestRenderRoundTrip(t *testing.T) {
 	for _, at := range []time.Time{
 		time.Unix(0, 0),
 		time.Date(2026, 11, 23, 10, 0, 0, 123456789, time.FixedZone("CET", 3600)),
 		time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC),
 	} {
-		doc := render(at)
-		if at.Unix() == 0 && !strings.Contains(string(doc), "<LastUploadTimestamp>Thu, 01 Jan 1970 00:00:00 GMT</LastUploadTimestamp>") {
-			t.Errorf("render(epoch) = %s", doc)
+		doc, err := Render(at)
+		if err != nil {
+			t.Fatal(err)
 		}
-		got, ok, err := Parse(bytes.NewReader(doc))
-		if err != nil || !ok || !got.Equal(at.Truncate(time.Second)) || got.Location() != time.UTC {
-			t.Errorf("Parse(render(%v)) = %v, %v, %v", at, got, ok, err)
+		// As the connector would send it back, in its charset too.
+		for _, cs := range []contenttype.Charset{contenttype.Unnamed, contenttype.UTF8, contenttype.Latin1} {
+			got, ok, err := Parse(bytes.NewReader(doc), cs)
+			if err != nil || !ok || !got.Equal(at.Truncate(time.Second)) || got.Location() != time.UTC {
+				t.Errorf("Parse(Render(%v), %d) = %v, %v, %v", at, cs, got, ok, err)
+			}
 		}
 	}
 }

@@ -40,6 +40,10 @@ func writeMarkdown(w io.Writer, rep *Report, cpu *cpuWatch) {
 			if rep.Upload != nil {
 				writeUpload(w, rep.Upload, cpu)
 			}
+		case suiteGuess:
+			if rep.Guess != nil {
+				writeGuess(w, rep.Guess)
+			}
 		}
 	}
 }

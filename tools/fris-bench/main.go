@@ -1,4 +1,5 @@
-// Command fris-bench loads the gateway with vegeta. Three suites:
+// Command fris-bench loads the gateway with vegeta. Its suites (mdr, auth,
+// bearer, broker, upload, guess; BENCHMARKS.md) include these four:
 //
 //   - mdr: registry reads next to a baseline, a plain net/http server started
 //     in this process that answers the same path with the same bytes and
@@ -12,6 +13,10 @@
 //
 //   - bearer: one registry read with and without a valid access token, so
 //     the cost of checking a bearer token shows.
+//
+//   - guess: a real user's sign-ins at the login form, alone and while 64
+//     guessers send wrong passwords from another loopback address, so the
+//     abuse limits' effect shows.
 //
 //     fris-bench -gateway http://127.0.0.1:8080 -connections 64 -duration 10s \
 //     /v3/api/mdr/namespaces/mdr16/members
@@ -104,6 +109,11 @@ type config struct {
 	uploadMinPerFsync float64
 	fsyncDir          string
 	fsyncDuration     time.Duration
+
+	guessers      int
+	guessSource   string
+	guessDuration time.Duration
+	guessMaxP99   time.Duration
 }
 
 // Suites, in the order they run.
@@ -113,9 +123,10 @@ const (
 	suiteAuth   = "auth"
 	suiteBroker = "broker"
 	suiteUpload = "upload"
+	suiteGuess  = "guess"
 )
 
-var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload}
+var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload, suiteGuess}
 
 func (c config) has(suite string) bool { return slices.Contains(c.suites, suite) }
 
@@ -173,7 +184,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.uploadTeiler, "upload-teiler", "teiler1", "upload: teiler id of the credentials")
 	fs.StringVar(&c.uploadUser, "upload-user", "bench-teiler1", "upload: Basic username")
 	fs.StringVar(&c.uploadPassword, "upload-password", "", "upload: its password (default $"+envSitePassword+")")
-	fs.StringVar(&c.uploadTemplate, "upload-template", "gateway/cmd/fris-bench/testdata/patient.xml", "upload: the patient document the uploads are made from (a connector-shaped patient of about 3.5 KB)")
+	fs.StringVar(&c.uploadTemplate, "upload-template", "tools/fris-bench/testdata/patient.xml", "upload: the patient document the uploads are made from (a connector-shaped patient of about 3.5 KB)")
 	fs.IntVar(&c.uploadDocBytes, "upload-doc-bytes", 5000, "upload: size of each document (the template, padded with attributes)")
 	fs.IntVar(&c.uploadClients, "upload-clients", 8, "upload: concurrent clients (closed loop)")
 	fs.DurationVar(&c.uploadDuration, "upload-duration", 10*time.Second, "upload: measured time")
@@ -182,6 +193,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.uploadMinPerFsync, "upload-min-per-fsync", 5, "upload target: uploads per fsync at least this (group commit)")
 	fs.StringVar(&c.fsyncDir, "fsync-dir", os.TempDir(), "upload: directory on the disk the store writes to, for the plain fsync rate")
 	fs.DurationVar(&c.fsyncDuration, "fsync-duration", 2*time.Second, "upload: how long each plain sync rate is measured")
+	fs.IntVar(&c.guessers, "guessers", 64, "guess: goroutines guessing passwords at the login form")
+	fs.StringVar(&c.guessSource, "guess-source", "127.0.0.2", "guess: local address the guessers connect from (another address than the real user's; Linux routes all of 127.0.0.0/8 to loopback)")
+	fs.DurationVar(&c.guessDuration, "guess-duration", 10*time.Second, "guess: measured time of the real user's sign-ins, alone and under guessing (after -warmup)")
+	fs.DurationVar(&c.guessMaxP99, "guess-max-p99", 200*time.Millisecond, "guess target: the real user's p99 under guessing below this")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -207,7 +222,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.creds.password == "" {
 		c.creds.password = os.Getenv(envUserPassword)
 	}
-	needCreds := c.has(suiteAuth) || c.has(suiteBearer)
+	needCreds := c.has(suiteAuth) || c.has(suiteBearer) || c.has(suiteGuess)
 	switch {
 	case len(c.suites) == 0:
 		return c, errors.New("-suites: name at least one suite")
@@ -225,10 +240,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-broker-banks, -broker-sites, -broker-inquiries, -broker-rate, -broker-connections and -broker-duration must be positive")
 	case c.has(suiteUpload) && (c.uploadPassword == "" || c.uploadClients <= 0 || c.uploadDuration <= 0 || c.uploadDocBytes <= 0 || c.fsyncDuration <= 0):
 		return c, fmt.Errorf("the upload suite needs -upload-password (or $%s) and positive -upload-clients, -upload-duration, -upload-doc-bytes and -fsync-duration", envSitePassword)
+	case c.has(suiteGuess) && (c.guessers <= 0 || c.guessDuration <= 0):
+		return c, errors.New("-guessers and -guess-duration must be positive")
 	case c.rsaDuration <= 0 || c.bearerRounds <= 0:
 		return c, errors.New("-rsa-duration and -bearer-rounds must be positive")
 	case needCreds && (c.creds.clientID == "" || c.creds.clientSecret == "" || c.creds.email == "" || c.creds.password == ""):
-		return c, fmt.Errorf("the auth and bearer suites need -client-id, -client-secret (or $%s), -user-email and -user-password (or $%s)", envClientSecret, envUserPassword)
+		return c, fmt.Errorf("the auth, bearer and guess suites need -client-id, -client-secret (or $%s), -user-email and -user-password (or $%s)", envClientSecret, envUserPassword)
 	case c.has(suiteBearer) && !strings.HasPrefix(c.bearerPath, "/"):
 		return c, fmt.Errorf("-bearer-path %q must start with /", c.bearerPath)
 	}
@@ -272,6 +289,7 @@ type Report struct {
 	Token      *TokenReport   `json:"token,omitempty"`
 	Broker     *BrokerReport  `json:"broker,omitempty"`
 	Upload     *UploadReport  `json:"upload,omitempty"`
+	Guess      *GuessReport   `json:"guess,omitempty"`
 }
 
 // Targets are the goals a gateway run is judged by.
@@ -339,6 +357,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if rep.Upload != nil {
 				errored("upload", rep.Upload.Result)
 			}
+		case suiteGuess:
+			rep.Guess, err = runGuess(ctx, cfg, stderr)
 		case suiteAuth:
 			rep.Token, err = runTokens(ctx, cfg, cpu, stderr)
 			if rep.Token != nil {

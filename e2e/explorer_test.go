@@ -538,7 +538,7 @@ func TestExplorerSession(t *testing.T) {
 	// Access tokens live 62 s and are refreshed in their last minute: the
 	// second request after signing in refreshes.
 	s := explorerStack(t, Options{AuthArgs: []string{"-access-ttl", "62s"}})
-	s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "gateway/e2e/testdata/extra.json"))
+	s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "e2e/testdata/extra.json"))
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", "mdr:secret", demoEmail)
 	anon := &http.Client{Timeout: 30 * time.Second}
 	user := signInHTTP(t, s)

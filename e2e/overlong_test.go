@@ -77,7 +77,9 @@ func overlongSweep(t *testing.T, o Options) {
 			// Group C, as the path's own site and as another (long) site.
 			{http.MethodPut, charite.spec() + "/pats/" + seg, patientDoc(xmlEscape(id), "Patient", ""), charite.xml(), 0},
 			{http.MethodDelete, charite.spec() + "/pats/" + seg, "", charite.auth(), 0},
-			{http.MethodDelete, charite.spec() + "/patsPrefix/" + seg, "", charite.auth(), 204},
+			// Every id here is over the gateway's path segment limit
+			// (512 bytes): 400, though a prefix delete matches nothing.
+			{http.MethodDelete, charite.spec() + "/patsPrefix/" + seg, "", charite.auth(), 0},
 			{http.MethodGet, dktk + "/" + seg + "_teiler/" + seg + "/uploadStats", "", charite.auth(), 0},
 			// Group D.
 			{http.MethodPut, sb + "/banks/" + seg, "", []string{"Accept", "text/plain"}, 0},
