@@ -143,6 +143,12 @@ if ! grep -q '^FRIS_SITE_PASSWORD=' "$secrets"; then
     echo "FRIS_SITE2_PASSWORD=$(rnd)"
   } >>"$secrets"
 fi
+# The FRIS Explorer joined later too: its client's secret, in a file of its
+# own that the gateway reads (-explorer-client-secret-file).
+if ! grep -q '^FRIS_EXPLORER_SECRET=' "$secrets"; then
+  rnd() { head -c 24 /dev/urandom | base64 | tr -d '/+=' ; }
+  echo "FRIS_EXPLORER_SECRET=$(rnd)" >>"$secrets"
+fi
 # The secret auth encrypts its private signing keys under, made once like
 # the demo credentials: losing it loses the keys (auth then refuses to
 # start), so it stays with the data it opens. Keys from before encryption
@@ -158,6 +164,15 @@ FRIS_CLIENT_REDIRECT=http://localhost:8888/callback
 FRIS_USER_EMAIL=researcher@fris.example
 FRIS_SITE_ID=charite FRIS_TEILER_ID=teiler1 FRIS_SITE_USER=charite-teiler1
 FRIS_SITE2_ID=dresden FRIS_TEILER2_ID=teiler1 FRIS_SITE2_USER=dresden-teiler1
+# The Explorer's redirect URI is on the gateway's own origin; a browser on
+# this machine may call it 127.0.0.1 or localhost, so both are registered.
+FRIS_EXPLORER_ID=fris-explorer
+FRIS_EXPLORER_REDIRECT="http://$ADDR/explorer/callback"
+if [[ "${ADDR%:*}" == 127.0.0.1 ]]; then
+  FRIS_EXPLORER_REDIRECT+=",http://localhost:${ADDR##*:}/explorer/callback"
+fi
+explorer_secret="$DATA/explorer-client-secret"
+(umask 077 && printf '%s\n' "$FRIS_EXPLORER_SECRET" >"$explorer_secret")
 
 start auth serve -data-dir "$DATA" -grpc-addr "$AUTH" -ops-addr "$AUTH_OPS" -issuer "http://$ADDR" \
   -key-secret-file "$key_secret"
@@ -173,6 +188,8 @@ wait_ready http://$MDR_OPS/readyz mdr
 admin mdr import -addr "$MDR" -if-empty services/mdr/demo/mdr16.json
 admin auth create-client -addr "$AUTH" -if-missing -client-id "$FRIS_CLIENT_ID" -secret "$FRIS_CLIENT_SECRET" \
   -name "FRIS demo client" -type MDR -redirect-url "$FRIS_CLIENT_REDIRECT" >/dev/null
+admin auth create-client -addr "$AUTH" -if-missing -client-id "$FRIS_EXPLORER_ID" -secret "$FRIS_EXPLORER_SECRET" \
+  -name "FRIS Explorer" -redirect-url "$FRIS_EXPLORER_REDIRECT" >/dev/null
 admin auth create-user -addr "$AUTH" -if-missing -email "$FRIS_USER_EMAIL" -password "$FRIS_USER_PASSWORD" \
   -name "Demo Researcher" -email-verified >/dev/null
 # Both roles (docs/security.md, Roles), also on a data directory made before
@@ -190,7 +207,8 @@ FRIS_USER_ID=$(admin auth users -addr "$AUTH" | awk -v e="$FRIS_USER_EMAIL" '$2 
 FRIS_INQUIRY_ID=$(admin broker seed-demo -addr "$BROKER" -author "$FRIS_USER_ID" -sites charite,dresden)
 
 start gateway -addr "$ADDR" -mdr-addr "$MDR" -auth-addr "$AUTH" -broker-addr "$BROKER" \
-  -upload-addr "$UPLOAD" -jwks-url http://$AUTH_OPS/jwks -issuer "http://$ADDR"
+  -upload-addr "$UPLOAD" -jwks-url http://$AUTH_OPS/jwks -issuer "http://$ADDR" \
+  -explorer-client-id "$FRIS_EXPLORER_ID" -explorer-client-secret-file "$explorer_secret"
 wait_ready "http://$ADDR/readyz" gateway
 # /readyz is the gateway alone; /health/groups answers 200 once every group
 # behind it can serve (and auth's signing keys are loaded).
@@ -219,6 +237,7 @@ cat <<MSG
 FRIS is running at http://$ADDR   (logs: $LOGS/, data: $DATA/, demo credentials: .fris/demo.env)
   services' gRPC ports take mutual TLS only; certificates in $TLS/ (the CLIs use $TLS/admin.pem, e.g. bin/auth users)
 
+  explorer     http://$ADDR/explorer/   (sign in as the demo user)
   demo client  $FRIS_CLIENT_ID / $FRIS_CLIENT_SECRET   (redirect: $FRIS_CLIENT_REDIRECT)
   demo user    $FRIS_USER_EMAIL / $FRIS_USER_PASSWORD
   login page   http://$ADDR/oauth2/authorize?client_id=$FRIS_CLIENT_ID&state=xyz

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"fris.dev/gateway/internal/clientaddr"
+	"fris.dev/gateway/internal/explorer"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/server"
@@ -57,6 +58,13 @@ type Config struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 
+	// The Explorer's OAuth client (docs/decisions.md, "Explorer"): without
+	// an id and secret its sign-in says it is not configured.
+	ExplorerClientID         string
+	ExplorerClientSecretFile string
+	ExplorerURL              string
+	ExplorerSessions         int
+
 	// TLS is the gateway's side of the services' mutual TLS: its
 	// certificate ("gateway", the one peer whose identity metadata the
 	// services believe) and the deployment's CA.
@@ -104,6 +112,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// expose PDF); hence one minute more than -read-timeout.
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", 6*time.Minute, "how long a request may take from the end of its headers to the last byte of its response (at least -read-timeout)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Second, "how long a kept-alive connection may wait for its next request")
+	fs.StringVar(&c.ExplorerClientID, "explorer-client-id", "", "the FRIS Explorer's OAuth client id at the auth service (empty: the Explorer's sign-in is not configured)")
+	fs.StringVar(&c.ExplorerClientSecretFile, "explorer-client-secret-file", "", "file holding the Explorer's client secret")
+	fs.StringVar(&c.ExplorerURL, "explorer-url", "", "the gateway's origin as browsers reach it, e.g. https://fris.example.org, for the Explorer's redirect URI <url>/explorer/callback (empty: each request's own Host)")
+	fs.IntVar(&c.ExplorerSessions, "explorer-sessions", 10000, "most Explorer sessions kept in memory; beyond, the least recently used goes")
 	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Gateway))
 }
 
@@ -130,6 +142,9 @@ func (c *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("%s %q must start with / and name a path", flagName, p))
 				continue
 			}
+		}
+		if p == explorer.Prefix || strings.HasPrefix(p, explorer.Prefix+"/") {
+			errs = append(errs, fmt.Errorf("%s %q is the Explorer's (%s)", flagName, p, explorer.Prefix))
 		}
 		if other, dup := prefixes[p]; dup {
 			errs = append(errs, fmt.Errorf("%s and %s must differ", other, flagName))
@@ -187,6 +202,17 @@ func (c *Config) Validate() error {
 		// The write deadline runs from the end of the headers: a shorter one
 		// would cut off a body the read timeout still allows.
 		errs = append(errs, errors.New("-write-timeout must be at least -read-timeout"))
+	}
+	if (c.ExplorerClientID == "") != (c.ExplorerClientSecretFile == "") {
+		errs = append(errs, errors.New("-explorer-client-id and -explorer-client-secret-file go together"))
+	}
+	if c.ExplorerURL != "" {
+		if u, err := url.Parse(c.ExplorerURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimRight(u.Path, "/") != "" || u.RawQuery != "" {
+			errs = append(errs, fmt.Errorf("-explorer-url %q must be an http(s) origin, without a path", c.ExplorerURL))
+		}
+	}
+	if c.ExplorerSessions < 1 {
+		errs = append(errs, errors.New("-explorer-sessions must be positive"))
 	}
 	if err := c.TLS.Validate(); err != nil {
 		errs = append(errs, err)

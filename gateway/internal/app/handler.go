@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
 	"fris.dev/gateway/internal/clientaddr"
+	"fris.dev/gateway/internal/explorer"
 	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/login"
 	"fris.dev/gateway/internal/respcache"
@@ -101,6 +104,10 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	}
 	routes.Broker(mux, bc)
 
+	if err := registerExplorer(mux, cfg, up, verifier, log); err != nil {
+		return err
+	}
+
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -120,6 +127,39 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	mux.Handle("GET "+GroupsPath, groupHealth(up, verifier))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	apidoc.Register(mux)
+	return nil
+}
+
+// registerExplorer adds the FRIS Explorer and the landing page. It reaches
+// the registry through the gRPC client the registry's routes use, and the
+// identity provider through the gateway's own auth routes, called in
+// process on mux (when mux can serve: a test's recorder cannot).
+func registerExplorer(mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger) error {
+	ec := explorer.Config{
+		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
+		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
+		Timeout: cfg.UpstreamTimeout, Log: log,
+	}
+	if cfg.ExplorerClientSecretFile != "" {
+		b, err := os.ReadFile(cfg.ExplorerClientSecretFile)
+		if err != nil {
+			return fmt.Errorf("-explorer-client-secret-file: %w", err)
+		}
+		if ec.ClientSecret = strings.TrimSpace(string(b)); ec.ClientSecret == "" {
+			return fmt.Errorf("-explorer-client-secret-file %s is empty", cfg.ExplorerClientSecretFile)
+		}
+	}
+	if h, ok := mux.(http.Handler); ok && up.Auth != nil {
+		ec.Loopback = h
+	}
+	app, err := explorer.New(ec)
+	if err != nil {
+		return err
+	}
+	if ec.ClientID == "" {
+		log.Info("the Explorer's sign-in is not configured (-explorer-client-id); the registry can be browsed anonymously")
+	}
+	app.Register(mux)
 	return nil
 }
 
@@ -161,7 +201,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	h = httpx.CleanTarget(textErrors, h)
 	h = httpx.ETag(h)
 	h = httpx.LimitBody(cfg.MaxBody, h)
-	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath}, h)
+	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath, "/", explorer.Prefix}, h)
 	h = httpx.Observe(log, metrics, h)
 	h = otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 		return r.Method + " " + httpx.Route(r)
@@ -210,13 +250,14 @@ func (p *headerOnly) Header() http.Header         { return p.h }
 func (p *headerOnly) WriteHeader(c int)           { p.status = c }
 func (p *headerOnly) Write(b []byte) (int, error) { return len(b), nil }
 
-// corsExcept applies CORS everywhere but on the given paths (the browser
-// login page, which no script of another origin has any business reading).
+// corsExcept applies CORS everywhere but on the given paths and below them
+// (the browser login page, the landing page and the Explorer, which no
+// script of another origin has any business reading).
 func corsExcept(c *cors.Cors, paths []string, next http.Handler) http.Handler {
 	withCORS := c.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, p := range paths {
-			if r.URL.Path == p {
+			if r.URL.Path == p || p != "/" && strings.HasPrefix(r.URL.Path, p+"/") {
 				next.ServeHTTP(w, r)
 				return
 			}

@@ -30,6 +30,7 @@ import (
 
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/httpx"
+	"fris.dev/gateway/internal/i18n"
 	authv1 "fris.dev/proto/auth/v1"
 )
 
@@ -237,18 +238,63 @@ func single(v url.Values) (url.Values, string) {
 
 type hidden struct{ Name, Value string }
 
+// base is what every page carries: its language, the texts in it and the
+// link that switches to the other language.
+type base struct {
+	Lang   i18n.Lang
+	Switch []langLink
+}
+
+type langLink struct {
+	Lang i18n.Lang
+	Href string
+}
+
+// T is a message in the page's language. Messages are keyed by their
+// English text, so a service's own message (not in the catalogue) shows
+// as it came.
+func (b base) T(key string) string { return messages.Text(b.Lang, key) }
+
+// newBase chooses the page's language. again is the GET URL that shows the
+// same page (the authorize request's parameters on this origin), to which
+// the language switch adds lang; "" when there is none (no switch then).
+func newBase(w http.ResponseWriter, r *http.Request, again string) base {
+	l, explicit := i18n.Choose(r)
+	if explicit {
+		i18n.Remember(w, r, l)
+	}
+	b := base{Lang: l}
+	if again == "" {
+		return b
+	}
+	u, err := url.Parse(again)
+	if err != nil {
+		return b
+	}
+	for _, o := range i18n.Supported {
+		if o != l {
+			q := u.Query()
+			q.Set(i18n.Param, string(o))
+			b.Switch = append(b.Switch, langLink{o, u.EscapedPath() + "?" + q.Encode()})
+		}
+	}
+	return b
+}
+
 type loginPage struct {
+	base
 	Title, Nonce, ClientName, Action, CSRF, Email, Error string
 	Hidden                                               []hidden
 }
 
 type errorPage struct {
+	base
 	Title, Nonce, Message, Retry string
 }
 
 // page renders the login form.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request, code int, vals url.Values, res *authv1.AuthorizeResponse, email, msg string) {
-	p := loginPage{Title: "Sign in", Nonce: token(16), ClientName: res.GetClientName(), Action: h.action, Email: email, Error: msg}
+	p := loginPage{base: newBase(w, r, h.restart(vals)), Title: "Sign in", Nonce: token(16), ClientName: res.GetClientName(), Action: h.action, Email: email, Error: msg}
 	if p.ClientName == "" {
 		p.ClientName = vals.Get("client_id")
 	}
@@ -272,7 +318,11 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code int, msg, re
 	if code >= 500 {
 		title = "Something went wrong"
 	}
-	p := errorPage{Title: title, Nonce: token(16), Message: msg, Retry: retry}
+	again := ""
+	if r.Method != http.MethodPost && strings.HasPrefix(r.URL.Path, "/") && !strings.HasPrefix(r.URL.Path, "//") {
+		again = r.URL.RequestURI()
+	}
+	p := errorPage{base: newBase(w, r, again), Title: title, Nonce: token(16), Message: msg, Retry: retry}
 	h.render(w, code, "error.html", p.Nonce, p, "")
 }
 

@@ -429,3 +429,60 @@ func TestFormTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguages: the page follows Accept-Language, a lang parameter
+// switches it and is remembered, and the switch link keeps the
+// authorization request.
+func TestLanguages(t *testing.T) {
+	q := url.Values{"client_id": {"c1"}, "state": {"s1"}, "code_challenge": {"ch"}, "code_challenge_method": {"S256"}}
+	for _, tc := range []struct {
+		name, query, accept, cookie string
+		wantLang, wantText          string
+		wantCookie                  string
+	}{
+		{name: "english default", query: q.Encode(), wantLang: "en", wantText: "Email address"},
+		{name: "german browser", query: q.Encode(), accept: "de-DE,de;q=0.9", wantLang: "de", wantText: "E-Mail-Adresse"},
+		{name: "switched to english", query: q.Encode() + "&lang=en", accept: "de", wantLang: "en", wantText: "Password", wantCookie: "en"},
+		{name: "remembered german", query: q.Encode(), accept: "en", cookie: "de", wantLang: "de", wantText: "Passwort"},
+		{name: "german error page", query: "client_id=c1&state=a&state=b", accept: "de", wantLang: "de", wantText: "Anmelden ist nicht möglich"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/oauth2/authorize?"+tc.query, nil)
+			if tc.accept != "" {
+				req.Header.Set("Accept-Language", tc.accept)
+			}
+			if tc.cookie != "" {
+				req.AddCookie(&http.Cookie{Name: "lang", Value: tc.cookie})
+			}
+			rec := httptest.NewRecorder()
+			newHandler(&fakeAuth{}).ServeHTTP(rec, req)
+			body := rec.Body.String()
+			if !strings.Contains(body, `<html lang="`+tc.wantLang+`">`) || !strings.Contains(body, tc.wantText) {
+				t.Fatalf("want lang %s and %q:\n%s", tc.wantLang, tc.wantText, body)
+			}
+			var got string
+			for _, c := range rec.Result().Cookies() {
+				if c.Name == "lang" {
+					got = c.Value
+				}
+			}
+			if got != tc.wantCookie {
+				t.Fatalf("lang cookie %q, want %q", got, tc.wantCookie)
+			}
+			if rec.Code == 200 {
+				other := map[string]string{"en": "de", "de": "en"}[tc.wantLang]
+				m := regexp.MustCompile(`href="([^"]*lang=` + other + `[^"]*)"`).FindStringSubmatch(body)
+				if m == nil {
+					t.Fatalf("no switch to %s:\n%s", other, body)
+				}
+				u, _ := url.Parse(htmlUnescape(m[1]))
+				if u.Path != "/oauth2/authorize" || u.Query().Get("client_id") != "c1" || u.Query().Get("state") != "s1" || u.Query().Get("code_challenge") != "ch" {
+					t.Fatalf("switch link %q loses the request", m[1])
+				}
+			}
+		})
+	}
+	if m := messages.Missing(); len(m) > 0 {
+		t.Errorf("texts missing: %v", m)
+	}
+}

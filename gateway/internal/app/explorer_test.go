@@ -1,0 +1,58 @@
+package app
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+)
+
+// TestExplorerSecretFile: the gateway refuses to start with a client
+// secret file it cannot read or that is empty, and reads one that is there.
+func TestExplorerSecretFile(t *testing.T) {
+	cc, _ := serve(t, func(*grpc.Server) {})
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	good := filepath.Join(dir, "good")
+	_ = os.WriteFile(empty, []byte(" \n"), 0o600)
+	_ = os.WriteFile(good, []byte("a-secret-of-enough-length\n"), 0o600)
+	for file, wantErr := range map[string]string{filepath.Join(dir, "missing"): "no such file", empty: "is empty", good: ""} {
+		cfg := defaultConfig(t, "-insecure-plaintext", "-auth-addr", "x", "-explorer-client-id", "fris-explorer", "-explorer-client-secret-file", file)
+		_, err := Handler(t.Context(), cfg, Upstreams{MDR: cc, Auth: cc}, stubVerifier{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+		if wantErr == "" && err != nil || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)) {
+			t.Errorf("%s: %v, want %q", filepath.Base(file), err, wantErr)
+		}
+	}
+}
+
+// TestExplorerThroughGateway: the Explorer's pages come through the whole
+// handler without CORS, as HTML with their own CSP, and reach the
+// registry in the page's language with the gateway's request id.
+func TestExplorerThroughGateway(t *testing.T) {
+	e := newEnv(t, true)
+	for _, path := range []string{"/", "/explorer/", "/explorer/nope"} {
+		rec := e.do(t, "GET", path, "", "Origin", "https://app.example", "Accept-Language", "de")
+		h := rec.Header()
+		if !strings.HasPrefix(h.Get("Content-Type"), "text/html") || h.Get("Access-Control-Allow-Origin") != "" ||
+			h.Get("Cache-Control") != "no-store" || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
+			t.Errorf("%s: %d %v", path, rec.Code, h)
+		}
+		if !strings.Contains(rec.Body.String(), `<html lang="de">`) {
+			t.Errorf("%s: not in German:\n%s", path, rec.Body)
+		}
+	}
+	c := e.mdr.last(t)
+	if c.method != "ListNamespaces" || strings.Join(c.md.Get("accept-language"), ",") != "de" || len(c.md.Get("x-request-id")) != 1 {
+		t.Fatalf("the registry got %s with %v", c.method, c.md)
+	}
+	if rec := e.do(t, "GET", "/explorer", ""); rec.Code != 301 || rec.Header().Get("Location") != "/explorer/" {
+		t.Fatalf("/explorer: %d %v", rec.Code, rec.Header())
+	}
+	if rec := e.do(t, "GET", "/explorer/login", ""); rec.Code != 503 {
+		t.Fatalf("sign-in without the Explorer's client: %d", rec.Code)
+	}
+}

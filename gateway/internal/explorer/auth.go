@@ -1,0 +1,442 @@
+package explorer
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"fris.dev/gateway/internal/i18n"
+	"fris.dev/pkg/identity"
+)
+
+// session loads the request's session and makes sure its tokens are
+// usable: refreshed when they expire soon, dropped when they are refused
+// (revoked, or the refresh failed). It returns the identity the services
+// are to see, anonymous when not signed in.
+func (a *App) session(r *http.Request) (*Session, identity.Identity) {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || !wellFormedID(c.Value) {
+		return nil, identity.Identity{}
+	}
+	s, err := a.cfg.Store.Get(r.Context(), c.Value)
+	if err != nil {
+		if !errors.Is(err, ErrNoSession) {
+			a.cfg.Log.WarnContext(r.Context(), "explorer: session store", "err", err)
+		}
+		return nil, identity.Identity{}
+	}
+	if s.User == nil || s.Token == nil {
+		return s, identity.Identity{}
+	}
+	if s.Token.Expiry.IsZero() || a.cfg.Now().Add(a.cfg.RefreshMargin).After(s.Token.Expiry) {
+		s = a.refresh(r, s)
+		if s.User == nil {
+			return s, identity.Identity{}
+		}
+	}
+	id, err := a.cfg.Verifier.Verify(r.Context(), s.Token.AccessToken)
+	if err != nil || id.Anonymous() {
+		// Revoked, or the user was cut off: the session is signed out.
+		a.signOut(r.Context(), s)
+		return s, identity.Identity{}
+	}
+	return s, id
+}
+
+// refresh gets new tokens with the refresh token, once per session at a
+// time: a request that waited finds the tokens another one got.
+func (a *App) refresh(r *http.Request, s *Session) *Session {
+	mu := &a.refreshing[stripe(s.ID)]
+	mu.Lock()
+	defer mu.Unlock()
+	cur, err := a.cfg.Store.Get(r.Context(), s.ID)
+	if err != nil {
+		s.User, s.Token = nil, nil
+		return s
+	}
+	if cur.Token != nil && !a.cfg.Now().Add(a.cfg.RefreshMargin).After(cur.Token.Expiry) {
+		return cur // refreshed meanwhile
+	}
+	if !a.Configured() || cur.Token == nil || cur.Token.RefreshToken == "" {
+		a.signOut(r.Context(), cur)
+		return cur
+	}
+	// Only the refresh token: the library then asks for new tokens.
+	ts := a.oauth("").TokenSource(a.loopbackContext(r.Context()), &oauth2.Token{RefreshToken: cur.Token.RefreshToken})
+	tok, err := ts.Token()
+	if err != nil {
+		a.cfg.Log.InfoContext(r.Context(), "explorer: token refresh failed; session signed out", "err", err)
+		a.signOut(r.Context(), cur)
+		return cur
+	}
+	cur.Token = a.stamp(tok)
+	if err := a.cfg.Store.Put(r.Context(), cur); err != nil {
+		a.cfg.Log.WarnContext(r.Context(), "explorer: session store", "err", err)
+	}
+	return cur
+}
+
+// signOut forgets the session's user and tokens (not the session).
+func (a *App) signOut(ctx context.Context, s *Session) {
+	s.User, s.Token = nil, nil
+	s.CSRF = randomID()
+	if err := a.cfg.Store.Put(ctx, s); err != nil {
+		a.cfg.Log.WarnContext(ctx, "explorer: session store", "err", err)
+	}
+}
+
+func stripe(id string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % 64)
+}
+
+// oauth is the Explorer's client configuration. The authorize endpoint is
+// a path on this origin (the browser goes there); the token endpoint is
+// reached through the loopback transport, whatever its host says.
+func (a *App) oauth(redirect string) *oauth2.Config {
+	return &oauth2.Config{
+		ClientID:     a.cfg.ClientID,
+		ClientSecret: a.cfg.ClientSecret,
+		Endpoint: oauth2.Endpoint{
+			AuthURL:   a.cfg.AuthPrefix + "/authorize",
+			TokenURL:  loopbackOrigin + a.cfg.AuthPrefix + "/token",
+			AuthStyle: oauth2.AuthStyleInHeader,
+		},
+		RedirectURL: redirect,
+		Scopes:      []string{"openid"},
+	}
+}
+
+func (a *App) loopbackContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, oauth2.HTTPClient, a.http)
+}
+
+// redirectURI is the callback as the browser reaches it.
+func (a *App) redirectURI(r *http.Request) (string, bool) {
+	if a.cfg.PublicURL != "" {
+		return a.cfg.PublicURL + CallbackPath, true
+	}
+	if !validHost(r.Host) {
+		return "", false
+	}
+	scheme := "http"
+	if i18n.TLS(r) {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + CallbackPath, true
+}
+
+// validHost is a Host header fit for a URL: a name or address and a port.
+func validHost(h string) bool {
+	if h == "" || len(h) > 255 {
+		return false
+	}
+	for _, c := range h {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == ':', c == '[', c == ']':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// cleanReturn accepts only a path of the Explorer, so the sign-in can
+// never send the browser elsewhere.
+func cleanReturn(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || s == "" || u.IsAbs() || u.Host != "" || u.Opaque != "" || u.User != nil ||
+		strings.HasPrefix(s, "//") || strings.ContainsAny(s, "\\\r\n\t") ||
+		!strings.HasPrefix(u.Path, Home) || !strings.HasPrefix(u.EscapedPath(), Home) || strings.Contains(u.Path, "..") ||
+		u.Path == LoginPath || u.Path == CallbackPath || u.Path == LogoutPath {
+		return Home
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
+// login begins the authorization code flow with PKCE: a pending flow in
+// the session (made now if there is none), then the identity provider's
+// login page.
+func (a *App) login(q *req) error {
+	if !a.Configured() {
+		return fail(http.StatusServiceUnavailable, "error.notconfigured")
+	}
+	redirect, ok := a.redirectURI(q.r)
+	if !ok {
+		return fail(http.StatusBadRequest, "error.badrequest")
+	}
+	now := a.cfg.Now()
+	s := q.sess
+	if s == nil {
+		s = &Session{ID: randomID(), CSRF: randomID(), Created: now, Expires: now.Add(a.cfg.FlowTTL)}
+	}
+	f := Flow{State: randomID(), Verifier: oauth2.GenerateVerifier(), RedirectURI: redirect,
+		ReturnTo: cleanReturn(q.r.URL.Query().Get("return")), Started: now}
+	var kept []Flow
+	for _, old := range s.Flows {
+		if now.Sub(old.Started) < a.cfg.FlowTTL {
+			kept = append(kept, old)
+		}
+	}
+	if len(kept) >= maxFlows {
+		kept = kept[len(kept)-maxFlows+1:]
+	}
+	s.Flows = append(kept, f)
+	if s.User == nil && s.Expires.Before(now.Add(a.cfg.FlowTTL)) {
+		s.Expires = now.Add(a.cfg.FlowTTL)
+	}
+	if err := a.cfg.Store.Put(q.r.Context(), s); err != nil {
+		return err
+	}
+	a.setCookie(q, s.ID)
+	target := a.oauth(redirect).AuthCodeURL(f.State, oauth2.S256ChallengeOption(f.Verifier),
+		oauth2.SetAuthURLParam(i18n.Param, string(q.lang)))
+	http.Redirect(q.w, q.r, target, http.StatusFound)
+	return nil
+}
+
+// callback finishes the flow: the state must name a flow of this
+// browser's session, which is spent at once (a replayed callback finds
+// none); the code is exchanged with the flow's verifier; the signed-in
+// session gets a new id.
+func (a *App) callback(q *req) error {
+	if !a.Configured() {
+		return fail(http.StatusServiceUnavailable, "error.notconfigured")
+	}
+	vals := q.r.URL.Query()
+	if q.sess == nil {
+		return fail(http.StatusBadRequest, "error.nosignin")
+	}
+	state := vals.Get("state")
+	var flow *Flow
+	for i, f := range q.sess.Flows {
+		if state != "" && subtle.ConstantTimeCompare([]byte(f.State), []byte(state)) == 1 {
+			flow = &f
+			q.sess.Flows = append(q.sess.Flows[:i:i], q.sess.Flows[i+1:]...)
+			break
+		}
+	}
+	if flow == nil {
+		return fail(http.StatusBadRequest, "error.state")
+	}
+	if err := a.cfg.Store.Put(q.r.Context(), q.sess); err != nil {
+		return err
+	}
+	if a.cfg.Now().Sub(flow.Started) > a.cfg.FlowTTL {
+		return fail(http.StatusBadRequest, "error.nosignin")
+	}
+	if e := vals.Get("error"); e != "" {
+		return fail(http.StatusBadRequest, "error.denied")
+	}
+	code := vals.Get("code")
+	if code == "" {
+		return fail(http.StatusBadRequest, "error.nocode")
+	}
+	ctx := a.loopbackContext(q.r.Context())
+	tok, err := a.oauth(flow.RedirectURI).Exchange(ctx, code, oauth2.VerifierOption(flow.Verifier))
+	if err != nil {
+		a.cfg.Log.InfoContext(q.r.Context(), "explorer: code exchange failed", "err", err)
+		return fail(http.StatusBadGateway, "error.exchange")
+	}
+	tok = a.stamp(tok)
+	user, err := a.userInfo(ctx, tok)
+	if err != nil {
+		a.cfg.Log.WarnContext(q.r.Context(), "explorer: userinfo failed", "err", err)
+		return fail(http.StatusBadGateway, "error.exchange")
+	}
+	now := a.cfg.Now()
+	// A new id for the signed-in session: one planted before sign-in is
+	// worth nothing after it.
+	signed := &Session{ID: randomID(), CSRF: randomID(), Created: now, Expires: now.Add(a.cfg.SessionTTL),
+		User: user, Token: tok, Flows: q.sess.Flows}
+	if err := a.cfg.Store.Put(q.r.Context(), signed); err != nil {
+		return err
+	}
+	_ = a.cfg.Store.Delete(q.r.Context(), q.sess.ID)
+	a.setCookie(q, signed.ID)
+	http.Redirect(q.w, q.r, flow.ReturnTo, http.StatusSeeOther)
+	return nil
+}
+
+// stamp dates the token's expiry by the Explorer's clock (the library uses
+// the wall clock), from expires_in.
+func (a *App) stamp(tok *oauth2.Token) *oauth2.Token {
+	if tok.ExpiresIn > 0 {
+		tok.Expiry = a.cfg.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)
+	}
+	return tok
+}
+
+// userInfo asks the identity provider who the token's user is.
+func (a *App) userInfo(ctx context.Context, tok *oauth2.Token) (*User, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loopbackOrigin+a.cfg.AuthPrefix+"/userinfo", nil)
+	if err != nil {
+		return nil, err
+	}
+	tok.SetAuthHeader(req)
+	res, err := a.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	if res.StatusCode != http.StatusOK {
+		return nil, errors.New("userinfo: " + res.Status)
+	}
+	var ui struct {
+		Sub, Name, RealName, Email string
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, err
+	}
+	str := func(k string) string { s, _ := raw[k].(string); return s }
+	ui.Sub, ui.Name, ui.RealName, ui.Email = str("sub"), str("name"), str("real_name"), str("email")
+	u := &User{Subject: ui.Sub, Name: ui.Name, Email: ui.Email}
+	if u.Name == "" {
+		u.Name = ui.RealName
+	}
+	if u.Name == "" {
+		u.Name = u.Email
+	}
+	return u, nil
+}
+
+// logout revokes the refresh token (RFC 7009; the access token dies with
+// it at the identity provider) and forgets the session.
+func (a *App) logout(q *req) error {
+	if !sameOrigin(q.r) {
+		return fail(http.StatusForbidden, "error.crosssite")
+	}
+	q.r.Body = http.MaxBytesReader(q.w, q.r.Body, 8<<10)
+	if err := q.r.ParseForm(); err != nil {
+		return fail(http.StatusBadRequest, "error.badrequest")
+	}
+	if q.sess == nil {
+		http.Redirect(q.w, q.r, Home, http.StatusSeeOther)
+		return nil
+	}
+	if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
+		return fail(http.StatusForbidden, "error.csrf")
+	}
+	if q.sess.Token != nil && a.Configured() {
+		for _, t := range []struct{ tok, hint string }{{q.sess.Token.RefreshToken, "refresh_token"}, {q.sess.Token.AccessToken, "access_token"}} {
+			if t.tok == "" {
+				continue
+			}
+			if err := a.revoke(q.r.Context(), t.tok, t.hint); err != nil {
+				a.cfg.Log.WarnContext(q.r.Context(), "explorer: revoking a token failed", "hint", t.hint, "err", err)
+			}
+		}
+	}
+	_ = a.cfg.Store.Delete(q.r.Context(), q.sess.ID)
+	http.SetCookie(q.w, a.cookie(q.r, ""))
+	http.Redirect(q.w, q.r, Home, http.StatusSeeOther)
+	return nil
+}
+
+func (a *App) revoke(ctx context.Context, token, hint string) error {
+	form := url.Values{"token": {token}, "token_type_hint": {hint}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, loopbackOrigin+a.cfg.AuthPrefix+"/revoke", strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(a.cfg.ClientID), url.QueryEscape(a.cfg.ClientSecret))
+	res, err := a.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<10))
+		return errors.New("revoke: " + res.Status + ": " + string(bytes.TrimSpace(b)))
+	}
+	return nil
+}
+
+// sameOrigin: state-changing requests must come from the Explorer's own
+// pages. Browsers send Sec-Fetch-Site and Origin on every POST; the form's
+// CSRF token covers browsers that send neither.
+func sameOrigin(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *App) setCookie(q *req, id string) { http.SetCookie(q.w, a.cookie(q.r, id)) }
+
+// cookie is the session cookie: HttpOnly, SameSite=Lax (the callback is a
+// top-level navigation from the login page), Secure over TLS, only for
+// the Explorer's paths, gone when the browser closes. An empty id deletes it.
+func (a *App) cookie(r *http.Request, id string) *http.Cookie {
+	c := &http.Cookie{Name: SessionCookie, Value: id, Path: Prefix, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: i18n.TLS(r) || strings.HasPrefix(a.cfg.PublicURL, "https://")}
+	if id == "" {
+		c.MaxAge = -1
+	}
+	return c
+}
+
+// loopbackOrigin is the origin of in-process requests; its host is never
+// dialled.
+const loopbackOrigin = "http://gateway.loopback"
+
+// loopback hands a request to the gateway's own handler in process.
+type loopback struct{ h http.Handler }
+
+func (l loopback) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	r.RequestURI = r.URL.RequestURI()
+	r.RemoteAddr = "127.0.0.1:0"
+	rec := &recorder{header: http.Header{}}
+	l.h.ServeHTTP(rec, r)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	return &http.Response{
+		Status: http.StatusText(rec.status), StatusCode: rec.status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: rec.header, Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())), ContentLength: int64(rec.body.Len()), Request: req,
+	}, nil
+}
+
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
