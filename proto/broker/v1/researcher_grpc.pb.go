@@ -32,6 +32,8 @@ const (
 	ResearcherService_ReleaseInquiry_FullMethodName = "/fris.broker.v1.ResearcherService/ReleaseInquiry"
 	ResearcherService_CloseInquiry_FullMethodName   = "/fris.broker.v1.ResearcherService/CloseInquiry"
 	ResearcherService_ListReplies_FullMethodName    = "/fris.broker.v1.ResearcherService/ListReplies"
+	ResearcherService_WatchReplies_FullMethodName   = "/fris.broker.v1.ResearcherService/WatchReplies"
+	ResearcherService_ListSites_FullMethodName      = "/fris.broker.v1.ResearcherService/ListSites"
 )
 
 // ResearcherServiceClient is the client API for ResearcherService service.
@@ -46,6 +48,16 @@ type ResearcherServiceClient interface {
 	ReleaseInquiry(ctx context.Context, in *ReleaseInquiryRequest, opts ...grpc.CallOption) (*Inquiry, error)
 	CloseInquiry(ctx context.Context, in *CloseInquiryRequest, opts ...grpc.CallOption) (*Inquiry, error)
 	ListReplies(ctx context.Context, in *ListRepliesRequest, opts ...grpc.CallOption) (*ListRepliesResponse, error)
+	// WatchReplies sends an inquiry's replies as ListReplies answers them,
+	// then again on every change, until the caller ends the call. A reply
+	// stored through this replica is sent at once; one stored through
+	// another replica within the broker's re-read interval. No HTTP rule:
+	// the Explorer's results page streams it to browsers as Server-Sent
+	// Events.
+	WatchReplies(ctx context.Context, in *ListRepliesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListRepliesResponse], error)
+	// ListSites names the sites banks are linked to, the sites an inquiry
+	// can target. No HTTP rule: the Explorer's inquiry form lists them.
+	ListSites(ctx context.Context, in *ListSitesRequest, opts ...grpc.CallOption) (*ListSitesResponse, error)
 }
 
 type researcherServiceClient struct {
@@ -126,6 +138,35 @@ func (c *researcherServiceClient) ListReplies(ctx context.Context, in *ListRepli
 	return out, nil
 }
 
+func (c *researcherServiceClient) WatchReplies(ctx context.Context, in *ListRepliesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListRepliesResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ResearcherService_ServiceDesc.Streams[0], ResearcherService_WatchReplies_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ListRepliesRequest, ListRepliesResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResearcherService_WatchRepliesClient = grpc.ServerStreamingClient[ListRepliesResponse]
+
+func (c *researcherServiceClient) ListSites(ctx context.Context, in *ListSitesRequest, opts ...grpc.CallOption) (*ListSitesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSitesResponse)
+	err := c.cc.Invoke(ctx, ResearcherService_ListSites_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResearcherServiceServer is the server API for ResearcherService service.
 // All implementations must embed UnimplementedResearcherServiceServer
 // for forward compatibility.
@@ -138,6 +179,16 @@ type ResearcherServiceServer interface {
 	ReleaseInquiry(context.Context, *ReleaseInquiryRequest) (*Inquiry, error)
 	CloseInquiry(context.Context, *CloseInquiryRequest) (*Inquiry, error)
 	ListReplies(context.Context, *ListRepliesRequest) (*ListRepliesResponse, error)
+	// WatchReplies sends an inquiry's replies as ListReplies answers them,
+	// then again on every change, until the caller ends the call. A reply
+	// stored through this replica is sent at once; one stored through
+	// another replica within the broker's re-read interval. No HTTP rule:
+	// the Explorer's results page streams it to browsers as Server-Sent
+	// Events.
+	WatchReplies(*ListRepliesRequest, grpc.ServerStreamingServer[ListRepliesResponse]) error
+	// ListSites names the sites banks are linked to, the sites an inquiry
+	// can target. No HTTP rule: the Explorer's inquiry form lists them.
+	ListSites(context.Context, *ListSitesRequest) (*ListSitesResponse, error)
 	mustEmbedUnimplementedResearcherServiceServer()
 }
 
@@ -168,6 +219,12 @@ func (UnimplementedResearcherServiceServer) CloseInquiry(context.Context, *Close
 }
 func (UnimplementedResearcherServiceServer) ListReplies(context.Context, *ListRepliesRequest) (*ListRepliesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListReplies not implemented")
+}
+func (UnimplementedResearcherServiceServer) WatchReplies(*ListRepliesRequest, grpc.ServerStreamingServer[ListRepliesResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchReplies not implemented")
+}
+func (UnimplementedResearcherServiceServer) ListSites(context.Context, *ListSitesRequest) (*ListSitesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSites not implemented")
 }
 func (UnimplementedResearcherServiceServer) mustEmbedUnimplementedResearcherServiceServer() {}
 func (UnimplementedResearcherServiceServer) testEmbeddedByValue()                           {}
@@ -316,6 +373,35 @@ func _ResearcherService_ListReplies_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResearcherService_WatchReplies_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListRepliesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ResearcherServiceServer).WatchReplies(m, &grpc.GenericServerStream[ListRepliesRequest, ListRepliesResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ResearcherService_WatchRepliesServer = grpc.ServerStreamingServer[ListRepliesResponse]
+
+func _ResearcherService_ListSites_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSitesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResearcherServiceServer).ListSites(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResearcherService_ListSites_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResearcherServiceServer).ListSites(ctx, req.(*ListSitesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ResearcherService_ServiceDesc is the grpc.ServiceDesc for ResearcherService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -351,7 +437,17 @@ var ResearcherService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListReplies",
 			Handler:    _ResearcherService_ListReplies_Handler,
 		},
+		{
+			MethodName: "ListSites",
+			Handler:    _ResearcherService_ListSites_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchReplies",
+			Handler:       _ResearcherService_WatchReplies_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "broker/v1/researcher.proto",
 }

@@ -44,6 +44,7 @@ type Config struct {
 	MaxExposeBytes int
 	TokenCacheTTL  time.Duration
 	ListCacheTTL   time.Duration
+	WatchInterval  time.Duration
 	PublicURL      string
 	// Abuse limits (docs/security.md, "Abuse limits").
 	LimitBankToken      ratelimit.Policy
@@ -70,6 +71,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxExposeBytes, "max-expose-bytes", 10<<20, "largest expose PDF")
 	fs.DurationVar(&c.TokenCacheTTL, "token-cache-ttl", 5*time.Second, "how long a bank found by its token is remembered (a deletion or relink through another replica takes effect within it; 0: off)")
 	fs.DurationVar(&c.ListCacheTTL, "list-cache-ttl", time.Second, "how long rendered inquiry lists are reused (a change through another replica is seen within it; 0: off)")
+	fs.DurationVar(&c.WatchInterval, "watch-interval", 2*time.Second, "how often an open WatchReplies call re-reads the replies (a reply stored through another replica shows within it)")
 	ratelimit.PolicyVar(fs, &c.LimitBankToken, "limit-bank-token", "10/15m:10s..15m", "failed bank tokens per bank email")
 	ratelimit.PolicyVar(fs, &c.LimitActivationCode, "limit-activation-code", "5/15m:30s..15m", "failed activation codes per bank email")
 	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed bank tokens and activation codes per client address")
@@ -157,7 +159,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	svc := service.New(service.Config{
 		Name: cfg.Name, Registration: cfg.Registration, ActivationTTL: cfg.ActivationTTL,
 		MaxReplyBytes: cfg.MaxReplyBytes, MaxExposeBytes: cfg.MaxExposeBytes,
-		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, PublicURL: cfg.PublicURL, Audit: auditLog,
+		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, WatchInterval: cfg.WatchInterval, PublicURL: cfg.PublicURL, Audit: auditLog,
 		Guards: service.Guards{
 			BankToken:      limits.Guard("bank_token", cfg.LimitBankToken, cfg.LimitAddr),
 			ActivationCode: limits.Guard("activation_code", cfg.LimitActivationCode, cfg.LimitAddr),

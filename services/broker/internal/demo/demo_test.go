@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"fris.dev/services/broker/internal/query"
+	"fris.dev/pkg/samplyquery"
 )
 
 func TestDemoInquiryIsValid(t *testing.T) {
-	if _, err := query.Parse([]byte(Query)); err != nil {
+	if _, err := samplyquery.Parse([]byte(Query)); err != nil {
 		t.Fatalf("demo query: %v", err)
 	}
 	pdf := ExposePDF()

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"fris.dev/services/broker/internal/query"
+	"fris.dev/pkg/samplyquery"
 )
 
 func TestParse(t *testing.T) {
@@ -54,7 +54,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestReferenceQueryIsNormalForm(t *testing.T) {
-	n, err := query.Normalize([]byte(ReferenceQuery))
+	n, err := samplyquery.Normalize([]byte(ReferenceQuery))
 	if err != nil {
 		t.Fatal(err)
 	}

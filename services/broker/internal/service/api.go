@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -228,6 +229,31 @@ func (r Researcher) ListReplies(ctx context.Context, req *brokerv1.ListRepliesRe
 	}
 	res, err := r.Replies(ctx, req.GetId(), sub)
 	return res, r.err(ctx, err)
+}
+
+// WatchReplies streams the caller's inquiry's replies, then every change.
+func (r Researcher) WatchReplies(req *brokerv1.ListRepliesRequest, stream grpc.ServerStreamingServer[brokerv1.ListRepliesResponse]) error {
+	ctx := stream.Context()
+	sub, err := r.subject(ctx)
+	if err != nil {
+		return r.err(ctx, err)
+	}
+	if err := r.Service.WatchReplies(ctx, req.GetId(), sub, stream.Send); err != nil {
+		return r.err(ctx, err)
+	}
+	return nil
+}
+
+// ListSites names the sites an inquiry can target.
+func (r Researcher) ListSites(ctx context.Context, _ *brokerv1.ListSitesRequest) (*brokerv1.ListSitesResponse, error) {
+	if _, err := r.subject(ctx); err != nil {
+		return nil, r.err(ctx, err)
+	}
+	sites, err := r.Sites(ctx)
+	if err != nil {
+		return nil, r.err(ctx, err)
+	}
+	return &brokerv1.ListSitesResponse{Sites: sites}, nil
 }
 
 // researcherCall runs fn for the caller; a change (action not empty) is

@@ -18,8 +18,8 @@ import (
 
 	"fris.dev/pkg/inputlimit"
 	"fris.dev/pkg/rpcerr"
+	"fris.dev/pkg/samplyquery"
 	brokerv1 "fris.dev/proto/broker/v1"
-	"fris.dev/services/broker/internal/query"
 	"fris.dev/services/broker/internal/reply"
 	"fris.dev/services/broker/internal/samplyxml"
 	"fris.dev/services/broker/internal/storage"
@@ -71,7 +71,7 @@ func (s *Service) validate(c *brokerv1.InquiryContent) (*content, error) {
 	if len(c.TargetSites) > maxListed || len(c.SearchFor) > maxListed {
 		return nil, rpcerr.New(rpcerr.ErrInvalid, "target_sites and search_for have at most %d entries each", maxListed)
 	}
-	q, err := query.Normalize([]byte(c.Query))
+	q, err := samplyquery.Normalize([]byte(c.Query))
 	if err != nil {
 		return nil, rpcerr.New(rpcerr.ErrInvalid, "query: %v", err)
 	}
@@ -453,6 +453,7 @@ func (s *Service) Reply(ctx context.Context, id, email string, body []byte, cont
 	if err := s.store.PutReply(ctx, r); err != nil {
 		return err
 	}
+	s.watchers.notify(id)
 	s.log.InfoContext(ctx, "reply stored", "inquiry", id, "bank", b.Email, "site", b.SiteID, "count", countAttr(r.Count))
 	return nil
 }

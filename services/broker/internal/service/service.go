@@ -52,6 +52,9 @@ type Config struct {
 	// changes to inquiries (admin calls are recorded around the admin API,
 	// audit.AdminService); nil records nothing.
 	Audit *audit.Logger
+	// WatchInterval is how often WatchReplies re-reads the replies, so a
+	// reply stored through another replica shows within it (default 2 s).
+	WatchInterval time.Duration
 	// Guards are the abuse limits (docs/security.md, "Abuse limits"); nil
 	// ones limit nothing.
 	Guards Guards
@@ -77,6 +80,8 @@ type Service struct {
 	log    *slog.Logger
 	now    func() time.Time
 	tokens *tokenCache
+	// watchers are the open WatchReplies calls, woken by Reply.
+	watchers notifier
 
 	// gen counts local inquiry and bank changes; a list snapshot built
 	// before the latest change is stale.

@@ -1,4 +1,4 @@
-// Package query reads and writes the Samply query language, the XML the
+// Package samplyquery reads and writes the Samply query language, the XML the
 // sites' connectors evaluate: a Query holding one Where whose conditions are
 // And/Or groups and the comparisons Eq, Neq, Lt, Leq, Gt, Geq, Like (an
 // Attribute: MdrKey + Value), IsNull, IsNotNull (a MdrKey), In (a
@@ -9,7 +9,7 @@
 // Parse checks a researcher's document against that grammar and Render
 // writes it back in one normal form, so every bank reads the same shape
 // whatever prefixes or whitespace the researcher used.
-package query
+package samplyquery
 
 import (
 	"bytes"
