@@ -138,7 +138,10 @@ func registerExplorer(mux routes.Mux, cfg Config, up Upstreams, verifier authn.V
 	ec := explorer.Config{
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
-		Timeout: cfg.UpstreamTimeout, Log: log,
+		Timeout: cfg.UpstreamTimeout, Log: log, MaxUpload: cfg.MaxBody,
+	}
+	if up.Broker != nil {
+		ec.Broker = brokerv1.NewResearcherServiceClient(up.Broker)
 	}
 	if cfg.ExplorerClientSecretFile != "" {
 		b, err := os.ReadFile(cfg.ExplorerClientSecretFile)

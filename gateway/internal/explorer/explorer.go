@@ -31,6 +31,7 @@ import (
 	"fris.dev/gateway/internal/i18n"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/identity"
+	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
 
@@ -60,6 +61,12 @@ var staticFS embed.FS
 // Config configures the Explorer.
 type Config struct {
 	MDR mdrv1.MdrServiceClient
+	// Broker is the broker's researcher API (nil: the inquiry pages answer
+	// 503).
+	Broker brokerv1.ResearcherServiceClient
+	// MaxUpload bounds an inquiry form's body, the expose PDF included
+	// (default 10 MiB, the gateway's -max-body).
+	MaxUpload int64
 	// Verifier checks the session's access token on every request (it may
 	// have been revoked) and names the identity the services see.
 	Verifier authn.Verifier
@@ -133,6 +140,9 @@ func New(cfg Config) (*App, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = 10 << 20
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -181,6 +191,7 @@ func (a *App) Register(mux routes.Mux) {
 	mux.Handle("GET "+Prefix+"/groups/{urn}", a.page(a.group))
 	mux.Handle("GET "+Prefix+"/records/{urn}", a.page(a.record))
 	mux.Handle("GET "+Prefix+"/dataelements/{urn}", a.page(a.dataElement))
+	a.registerInquiries(mux)
 }
 
 // req is one page request: its language, its session (nil: none) and the

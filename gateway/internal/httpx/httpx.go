@@ -187,6 +187,10 @@ type etagWriter struct {
 
 func (e *etagWriter) Header() http.Header { return e.w.Header() }
 
+// Unwrap lets http.ResponseController flush a response that streams
+// through (the Explorer's event stream, marked no-store).
+func (e *etagWriter) Unwrap() http.ResponseWriter { return e.w }
+
 func (e *etagWriter) WriteHeader(code int) {
 	if e.decided {
 		return
