@@ -90,7 +90,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),
-		// The upload checks patients' values against the registry.
-		Access: server.Access{mdrv1.MdrService_CheckValues_FullMethodName: {mtls.Upload}},
+		// The upload checks patients' values against the registry, the
+		// Explorer a query's. A method's own entry replaces its service's
+		// (the longest prefix decides), so the gateway is named again.
+		Access: server.Access{mdrv1.MdrService_CheckValues_FullMethodName: {mtls.Gateway, mtls.Upload}},
 	})
 }

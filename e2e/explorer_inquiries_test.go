@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// inquiryStack is an Explorer stack whose demo user is a researcher and
+// whose broker knows two sites, each with an approved bank.
+func inquiryStack(t *testing.T) (*Stack, bank, bank) {
+	t.Helper()
+	s := explorerStack(t, Options{BrokerArgs: []string{"-registration", "approval", "-watch-interval", "1s"}})
+	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
+	a := registerBank(t, s, "bank@charite.example")
+	b := registerBank(t, s, "bank@dresden.example")
+	s.BrokerCLI(t, 0, "approve-bank", "-site", "charite", a.email)
+	s.BrokerCLI(t, 0, "approve-bank", "-site", "dresden", b.email)
+	return s, a, b
+}
+
+// TestExplorerInquiry is the researcher's journey in a real browser: sign
+// in, build a query from the registry, create a draft with an expose PDF,
+// release it; the banks poll and reply through their API while the results
+// page updates without a reload (total, table, chart); the CSV has the
+// counts; close.
+func TestExplorerInquiry(t *testing.T) {
+	p := newPage(t)
+	s, bankA, bankB := inquiryStack(t)
+	pdf := filepath.Join(t.TempDir(), "expose.pdf")
+	if err := os.WriteFile(pdf, []byte(tinyPDF), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	p.do("open the inquiries, which asks to sign in", chromedp.Navigate(s.URL+"/explorer/inquiries"), chromedp.WaitVisible(chromedp.ID("email")))
+	p.do("sign in", chromedp.SendKeys(chromedp.ID("email"), demoEmail), chromedp.SendKeys(chromedp.ID("password"), demoPass),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS(`a[href="/explorer/inquiries/new"]`)))
+	if loc := p.location(); loc != s.URL+"/explorer/inquiries" {
+		t.Errorf("signed in at %s, want the inquiries", loc)
+	}
+	p.wantText("main", "You have no inquiries yet.")
+	p.check("inquiries-empty")
+
+	p.do("open the form", chromedp.Click(chromedp.CSS(`a[href="/explorer/inquiries/new"]`)), chromedp.WaitVisible(chromedp.ID("label")))
+	p.wantText("form.inquiry", "charite", "dresden", "Query", "Target sites")
+	p.check("inquiry-form")
+
+	// The builder: find "Donor age", add it, give a range; find "Sex",
+	// pick a value.
+	find := func(text, urn, shows string) {
+		t.Helper()
+		btn := `.qb-found button[hx-get*="` + urn + `"]`
+		p.do("find "+text, chromedp.Evaluate[chromedp.Void](`document.querySelector(".qb-find input[type=search]").value = ""`),
+			chromedp.SendKeys(chromedp.CSS(`.qb-find input[type=search]`), text), chromedp.WaitVisible(chromedp.CSS(btn)),
+			// The search runs as one types: the last answer must be in
+			// before its button is clicked.
+			chromedp.Poll[chromedp.Void](`!document.querySelector(".htmx-request")`), chromedp.Sleep(500*time.Millisecond))
+		p.do("add "+text, chromedp.Click(chromedp.CSS(btn)), chromedp.WaitVisible(chromedp.CSS(shows)))
+	}
+	find("Donor age", "dataelement%3A14%3A1", `.qb-cond input[type=number]`)
+	p.wantText("#qb-status", "Condition on Donor age added.")
+	p.do("give a range", chromedp.SendKeys(chromedp.CSS(`.qb-cond input[name$=".from"]`), "18"), chromedp.SendKeys(chromedp.CSS(`.qb-cond input[name$=".to"]`), "99"))
+	find("Sex", "dataelement%3A23%3A1", `.qb-cond input[type=checkbox][value=female]`)
+	p.do("pick a value", chromedp.Click(chromedp.CSS(`.qb-cond input[type=checkbox][value=female]`)))
+	p.do("show the query", chromedp.Click(chromedp.CSS(`#qb-xml-box summary`)), chromedp.Click(chromedp.CSS(`#qb-xml-box button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#qb-preview pre`)))
+	p.wantText("#qb-preview", "Every condition fits the registry.", "<Between>", "urn:mdr16:dataelement:14:1", "<v:Value>female</v:Value>")
+	p.check("inquiry-form-query")
+
+	p.do("fill the rest", chromedp.SendKeys(chromedp.ID("label"), "Adult women, feasibility"),
+		chromedp.SendKeys(chromedp.ID("description"), "How many adult female donors?"),
+		chromedp.Click(chromedp.CSS(`input[name=site][value=charite]`)), chromedp.Click(chromedp.CSS(`input[name=site][value=dresden]`)),
+		chromedp.SetUploadFiles(chromedp.ID("expose"), []string{pdf}))
+	p.do("save the draft", chromedp.Click(chromedp.CSS(`form.inquiry button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`form[action$="/release"]`)))
+	p.wantText("main", "Adult women, feasibility", "Draft", "expose.pdf", "charite, dresden")
+	id := strings.TrimPrefix(p.location(), s.URL+"/explorer/inquiries/")
+	p.check("inquiry-draft")
+
+	p.do("release it", chromedp.Click(chromedp.CSS(`form[action$="/release"] button`)), chromedp.WaitVisible(chromedp.ID("results-total")))
+	p.wantText("main", "Released", "0 of 2 sites answered", "Not answered yet: charite, dresden")
+	p.check("inquiry-released")
+	// Wait for the event stream's first event, then mark the page: a
+	// reload would lose the mark.
+	p.do("the stream is open", chromedp.WaitVisible(chromedp.CSS(`#results[data-updated]`)),
+		chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
+
+	// The banks see the released inquiry with its query, and reply.
+	var ids []string
+	for _, it := range pollList(t, s, bankA).Items {
+		ids = append(ids, it.ID)
+	}
+	if !strings.Contains(strings.Join(ids, ","), id) {
+		t.Fatalf("bank A lists %v, not %s", ids, id)
+	}
+	_, q := s.Get(t, sb+"/inquiries/"+id+"/query", 200, bankA.auth()...)
+	if !strings.Contains(string(q), "urn:mdr16:dataelement:14:1") || !strings.Contains(string(q), "female") {
+		t.Fatalf("the bank reads the query\n%s", q)
+	}
+	reply := func(b bank, n string) {
+		t.Helper()
+		if res, body := s.Do(t, http.MethodPut, sb+"/inquiries/"+id+"/replies/"+b.email, strings.NewReader(n), append(b.auth(), "Content-Type", "text/plain")...); res.StatusCode != 200 {
+			t.Fatalf("reply: %d %s", res.StatusCode, body)
+		}
+	}
+	reply(bankA, "10")
+	p.do("the first reply arrives", chromedp.Poll[chromedp.Void](`document.getElementById("results-total").textContent === "10"`, chromedp.WithPollingTimeout(10*time.Second)))
+	p.wantText("main", "1 of 2 sites answered", "Not answered yet: dresden")
+	p.wantText("#results-live", "Results updated: total 10, 1 of 2 sites answered.")
+	reply(bankB, "5")
+	p.do("the second reply arrives", chromedp.Poll[chromedp.Void](`document.getElementById("results-total").textContent === "15"`, chromedp.WithPollingTimeout(10*time.Second)))
+	p.wantText("main", "Every target site has answered.")
+	same, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`window.__sameDocument === true`))
+	if err != nil || !same {
+		t.Fatalf("the page reloaded (%v)", err)
+	}
+	bars, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("svg.chart .chart-row")].map(g => g.textContent.replace(/\s+/g, " ").trim())`))
+	if err != nil || strings.Join(bars, "|") != "charite 10|dresden 5" {
+		t.Fatalf("chart rows %q (%v)", bars, err)
+	}
+	widths, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]int](`[...document.querySelectorAll("svg.chart rect.chart-bar")].map(r => r.width.baseVal.value)`))
+	if err != nil || len(widths) != 2 || widths[0] != 2*widths[1] {
+		t.Fatalf("bar widths %v (%v)", widths, err)
+	}
+	p.check("inquiry-results")
+	// The CSV, as the browser downloads it with the session.
+	csv, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil || !strings.HasPrefix(csv, "site,answered,count,replies,last_reply_utc\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
+		t.Fatalf("CSV (%v):\n%s", err, csv)
+	}
+
+	// A phone-sized screen, in German.
+	p.do("in German", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=de"), chromedp.WaitVisible(chromedp.ID("results-total")))
+	p.wantText("main", "Freigegeben", "Alle Zielstandorte haben geantwortet.", "Antworten je Standort")
+	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
+	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil || width > 360 {
+		t.Errorf("the results page is %d px wide on a 360 px screen (%v)", width, err)
+	}
+	p.check("inquiry-results-de-360px")
+	p.do("back to a wide screen", chromedp.ResetViewport())
+
+	p.do("close it", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=en"), chromedp.WaitVisible(chromedp.CSS(`form[action$="/close"]`)),
+		chromedp.Click(chromedp.CSS(`form[action$="/close"] button`)), chromedp.WaitNotPresent(chromedp.CSS(`form[action$="/close"]`)))
+	p.wantText("main", "Closed", "Total")
+	p.check("inquiry-closed")
+	if l := pollList(t, s, bankA); len(l.Items) != 0 {
+		t.Fatalf("bank A still lists %v", l.Items)
+	}
+	p.do("the list", chromedp.Navigate(s.URL+"/explorer/inquiries"), chromedp.WaitVisible(chromedp.CSS(`a[href="/explorer/inquiries/`+id+`"]`)))
+	p.wantText("table", "Adult women, feasibility", "Closed", "charite, dresden")
+	p.check("inquiries-list")
+}
+
+// TestExplorerInquiryNeedsRole: a signed-in user without the researcher
+// scope is refused by the broker, and the page says so.
+func TestExplorerInquiryNeedsRole(t *testing.T) {
+	s := explorerStack(t, Options{})
+	c := signInHTTP(t, s)
+	code, body := getPage(t, c, s.URL+"/explorer/inquiries")
+	if code != http.StatusForbidden || !strings.Contains(body, "You may not see this.") {
+		t.Fatalf("without the scope: %d\n%s", code, body)
+	}
+}
