@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +169,86 @@ func TestExplorerInquiryNeedsRole(t *testing.T) {
 	code, body := getPage(t, c, s.URL+"/explorer/inquiries")
 	if code != http.StatusForbidden || !strings.Contains(body, "You may not see this.") {
 		t.Fatalf("without the scope: %d\n%s", code, body)
+	}
+}
+
+// TestExplorerInquiryPagesFast: the inquiry pages, signed in, answer
+// within 300 ms (the median of five, after one warm-up), with an inquiry
+// that has replies from both sites.
+func TestExplorerInquiryPagesFast(t *testing.T) {
+	s, bankA, bankB := inquiryStack(t)
+	c := signInHTTP(t, s)
+	_, form := getPage(t, c, s.URL+"/explorer/inquiries/new")
+	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(form)
+	if m == nil {
+		t.Fatal("no CSRF token on the form")
+	}
+	fields := url.Values{"csrf_token": {m[1]}, "label": {"Speed"}, "lastname": {"Lovelace"}, "site": {"charite", "dresden"},
+		"qb.group": {"g"}, "qb.cond": {"g.a", "g.b"}, "qb.c.a.urn": {"urn:mdr16:dataelement:14:1"}, "qb.c.a.from": {"18"},
+		"qb.c.b.urn": {"urn:mdr16:dataelement:23:1"}, "qb.c.b.v": {"female"}}
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	for k, vs := range fields {
+		for _, v := range vs {
+			_ = w.WriteField(k, v)
+		}
+	}
+	fw, _ := w.CreateFormFile("expose", "expose.pdf")
+	_, _ = fw.Write([]byte(tinyPDF))
+	_ = w.Close()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries", &body)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	req.Header.Set("Origin", s.URL)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAll(t, res)
+	id := strings.TrimPrefix(res.Request.URL.Path, "/explorer/inquiries/")
+	if res.StatusCode != 200 || id == "" || strings.Contains(id, "/") {
+		t.Fatalf("create: %d at %s\n%s", res.StatusCode, res.Request.URL, page)
+	}
+	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if res, err := c.Do(req); err != nil || res.StatusCode != 200 {
+		t.Fatalf("release: %v %v", res, err)
+	}
+	for b, n := range map[bank]string{bankA: "10", bankB: "5"} {
+		if res, body := s.Do(t, http.MethodPut, sb+"/inquiries/"+id+"/replies/"+b.email, strings.NewReader(n), append(b.auth(), "Content-Type", "text/plain")...); res.StatusCode != 200 {
+			t.Fatalf("reply: %d %s", res.StatusCode, body)
+		}
+	}
+	builder := url.Values{"qb.group": {"g"}, "qb.cond": {"g.a"}, "qb.c.a.urn": {"urn:mdr16:dataelement:14:1"}, "qb.c.a.from": {"18"}, "qb.c.a.to": {"99"}}
+	paths := []string{"/explorer/inquiries", "/explorer/inquiries/new", "/explorer/inquiries/" + id, "/explorer/inquiries/" + id + "/edit",
+		"/explorer/inquiries/" + id + "/replies.csv", "/explorer/query/elements?qb.ns=mdr16&g=g&q=Alter",
+		"/explorer/query/condition?g=g&urn=urn:mdr16:dataelement:23:1", "/explorer/query/preview?" + builder.Encode(),
+		"/explorer/static/inquiries.css", "/explorer/static/inquiries.js"}
+	for _, lang := range []string{"en", "de"} {
+		for _, path := range paths {
+			get := func() (time.Duration, int) {
+				req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
+				req.Header.Set("Accept-Language", lang)
+				start := time.Now()
+				res, err := c.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				readAll(t, res)
+				return time.Since(start), res.StatusCode
+			}
+			if _, code := get(); code != 200 {
+				t.Fatalf("%s: %d", path, code)
+			}
+			var took []time.Duration
+			for range 5 {
+				d, _ := get()
+				took = append(took, d)
+			}
+			sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+			t.Logf("%s (%s): median %v, slowest %v", path, lang, took[2], took[4])
+			if took[2] > 300*time.Millisecond {
+				t.Errorf("%s (%s): median %v, over 300 ms", path, lang, took[2])
+			}
+		}
 	}
 }
