@@ -104,7 +104,7 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	}
 	routes.Broker(mux, bc)
 
-	if err := registerExplorer(mux, cfg, up, verifier, log); err != nil {
+	if err := registerExplorer(ctx, mux, cfg, up, verifier, log); err != nil {
 		return err
 	}
 
@@ -134,11 +134,11 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 // the registry through the gRPC client the registry's routes use, and the
 // identity provider through the gateway's own auth routes, called in
 // process on mux (when mux can serve: a test's recorder cannot).
-func registerExplorer(mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger) error {
+func registerExplorer(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger) error {
 	ec := explorer.Config{
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
-		Timeout: cfg.UpstreamTimeout, Log: log, MaxUpload: cfg.MaxBody,
+		Timeout: cfg.UpstreamTimeout, Log: log, MaxUpload: cfg.MaxBody, Done: ctx.Done(),
 	}
 	if up.Broker != nil {
 		ec.Broker = brokerv1.NewResearcherServiceClient(up.Broker)

@@ -93,6 +93,9 @@ type Config struct {
 	FlowTTL    time.Duration
 	// RefreshMargin: tokens expiring sooner are refreshed first (default 1 min).
 	RefreshMargin time.Duration
+	// Done, closed when the gateway begins to shut down, ends the open
+	// event streams (browsers reconnect) so they do not hold the shutdown.
+	Done <-chan struct{}
 	// Timeout bounds each call to a service (default 30 s).
 	Timeout time.Duration
 	Log     *slog.Logger

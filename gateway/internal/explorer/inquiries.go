@@ -57,7 +57,10 @@ func (a *App) signedIn(q *req) (bool, error) {
 	if q.sess != nil && q.sess.User != nil && !q.id.Anonymous() {
 		return true, nil
 	}
-	if q.r.Method == http.MethodGet && a.Configured() && q.r.Header.Get("HX-Request") == "" {
+	// A page is sent to sign in; htmx's and EventSource's requests, which
+	// cannot follow, are refused.
+	if q.r.Method == http.MethodGet && a.Configured() && q.r.Header.Get("HX-Request") == "" &&
+		!strings.Contains(q.r.Header.Get("Accept"), "text/event-stream") {
 		v := a.view(q, "inq.title")
 		http.Redirect(q.w, q.r, v.SignIn, http.StatusSeeOther)
 		return false, nil

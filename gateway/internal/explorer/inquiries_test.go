@@ -84,6 +84,8 @@ type fakeBroker struct {
 	replies map[string]*brokerv1.ListRepliesResponse
 	// watch is what WatchReplies sends, in order.
 	watch []*brokerv1.ListRepliesResponse
+	// hold keeps a watch open after its items, as the broker does.
+	hold  bool
 	sites []string
 }
 
@@ -200,18 +202,23 @@ func (f *fakeBroker) WatchReplies(ctx context.Context, r *brokerv1.ListRepliesRe
 	if _, err := f.own(ctx, r.GetId()); err != nil {
 		return nil, err
 	}
-	return &fakeStream{ctx: ctx, items: append([]*brokerv1.ListRepliesResponse(nil), f.watch...)}, nil
+	return &fakeStream{ctx: ctx, hold: f.hold, items: append([]*brokerv1.ListRepliesResponse(nil), f.watch...)}, nil
 }
 
 // fakeStream sends its items, then ends.
 type fakeStream struct {
 	grpc.ClientStream
 	ctx   context.Context
+	hold  bool
 	items []*brokerv1.ListRepliesResponse
 }
 
 func (s *fakeStream) Recv() (*brokerv1.ListRepliesResponse, error) {
 	if len(s.items) == 0 {
+		if s.hold {
+			<-s.ctx.Done()
+			return nil, status.FromContextError(s.ctx.Err()).Err()
+		}
 		return nil, io.EOF
 	}
 	r := s.items[0]
@@ -221,13 +228,17 @@ func (s *fakeStream) Recv() (*brokerv1.ListRepliesResponse, error) {
 
 func (s *fakeStream) Context() context.Context { return s.ctx }
 
-func newInqEnv(t *testing.T) (*env, *fakeBroker, *qbMDR) {
+func newInqEnv(t *testing.T, done ...chan struct{}) (*env, *fakeBroker, *qbMDR) {
 	t.Helper()
+	var stop chan struct{}
+	if len(done) > 0 {
+		stop = done[0]
+	}
 	e := &env{t: t, idp: newIdP(), v: &fakeVerifier{refused: map[string]bool{}}, mdr: &fakeMDR{}, clock: &clock{mustTime("2030-01-01T10:00:00Z")}}
 	e.store = NewMemory(100, e.clock.now)
 	fb, mdr := newFakeBroker(), &qbMDR{fakeMDR: e.mdr}
 	a, err := New(Config{MDR: mdr, Broker: fb, Verifier: e.v, Loopback: e.idp, Store: e.store, Now: e.clock.now,
-		ClientID: "explorer", ClientSecret: "s3cret-s3cret-s3cret", MaxUpload: 64 << 10})
+		ClientID: "explorer", ClientSecret: "s3cret-s3cret-s3cret", MaxUpload: 64 << 10, Done: stop})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,11 +326,22 @@ const wantQuery = `<Where><Or>` +
 func TestInquiryJourney(t *testing.T) {
 	e, fb, mdr := newInqEnv(t)
 	b := e.browser()
+	// A data element's page starts a query with it.
+	if body := b.do("GET", "/explorer/dataelements/"+urnEnum, nil).Body.String(); strings.Contains(body, "/explorer/inquiries/new") {
+		t.Fatal("a visitor who is not signed in is offered an inquiry")
+	}
 	// Not signed in: sent to sign in, and back here after.
 	if rec := b.do("GET", InquiriesPath+"/new", nil); rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), LoginPath+"?return=%2Fexplorer%2Finquiries%2Fnew") {
 		t.Fatalf("not signed in: %d %q", rec.Code, rec.Header().Get("Location"))
 	}
 	b.signIn()
+	el := b.do("GET", "/explorer/dataelements/"+urnEnum, nil).Body.String()
+	if !strings.Contains(el, `href="/explorer/inquiries/new?urn=urn%3amdr16%3adataelement%3a15%3a1"`) {
+		t.Fatalf("the data element page offers no inquiry:\n%s", el)
+	}
+	if body := b.do("GET", InquiriesPath+"/new?urn="+urnEnum, nil).Body.String(); !strings.Contains(body, `value="tissue_frozen"`) {
+		t.Fatalf("the form did not start with the element:\n%s", body)
+	}
 	rec := b.do("GET", InquiriesPath+"/new", nil)
 	body := rec.Body.String()
 	for _, want := range []string{`value="berlin"`, `value="dresden"`, `name="lastname" value="Lovelace"`, `enctype="multipart/form-data"`, `name="qb.group"`, `hx-get="/explorer/query/elements"`} {
@@ -482,8 +504,35 @@ func TestInquiryOthers(t *testing.T) {
 	}
 	// Not signed in, the event stream is refused outright (EventSource
 	// follows no sign-in).
-	if rec := e.browser().do("GET", InquiriesPath+"/9/events", nil); rec.Code != http.StatusSeeOther && rec.Code != http.StatusUnauthorized {
+	if rec := e.browser().do("GET", InquiriesPath+"/9/events", nil, "Accept", "text/event-stream"); rec.Code != http.StatusUnauthorized {
 		t.Errorf("anonymous events: %d", rec.Code)
+	}
+}
+
+// TestEventsEndOnShutdown: an open event stream ends when the gateway
+// begins to shut down.
+func TestEventsEndOnShutdown(t *testing.T) {
+	done := make(chan struct{})
+	e, fb, _ := newInqEnv(t, done)
+	fb.ins["1"], fb.authors["1"] = &brokerv1.Inquiry{Id: "1", Status: brokerv1.InquiryStatus_RELEASED, TargetSites: []string{"berlin"}}, "42"
+	fb.watch, fb.hold = []*brokerv1.ListRepliesResponse{{InquiryId: "1"}}, true
+	b := e.browser()
+	b.signIn()
+	ended := make(chan *httptest.ResponseRecorder, 1)
+	go func() { ended <- b.do("GET", InquiriesPath+"/1/events", nil) }()
+	select {
+	case rec := <-ended:
+		t.Fatalf("the stream ended by itself: %d\n%s", rec.Code, rec.Body)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(done)
+	select {
+	case rec := <-ended:
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), "event: results") {
+			t.Fatalf("stream: %d\n%s", rec.Code, rec.Body)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the stream outlived the shutdown")
 	}
 }
 

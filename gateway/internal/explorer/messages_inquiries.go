@@ -63,6 +63,7 @@ var inquiryMessages = i18n.Catalogue{
 	"inq.err.closed":       {i18n.English: "This inquiry is closed and can no longer change.", i18n.German: "Diese Anfrage ist geschlossen und kann nicht mehr geändert werden."},
 	"inq.err.signin":       {i18n.English: "Sign in to see and write inquiries.", i18n.German: "Melden Sie sich an, um Anfragen zu sehen und zu schreiben."},
 
+	"qb.use":           {i18n.English: "Ask the sites about this data element: a new inquiry", i18n.German: "Die Standorte zu diesem Datenelement befragen: eine neue Anfrage"},
 	"qb.title":         {i18n.English: "Query", i18n.German: "Abfrage"},
 	"qb.intro":         {i18n.English: "Find data elements of the registry and add them as conditions. Conditions in a group are joined as the group says; the groups as chosen here.", i18n.German: "Suchen Sie Datenelemente des Registers und fügen Sie sie als Bedingungen hinzu. Die Bedingungen einer Gruppe werden verknüpft, wie die Gruppe es angibt, die Gruppen wie hier gewählt."},
 	"qb.namespace":     {i18n.English: "Search in namespace", i18n.German: "Suchen im Namensraum"},

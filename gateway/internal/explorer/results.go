@@ -134,6 +134,15 @@ func (a *App) events(q *req) error {
 	md, _ := metadata.FromOutgoingContext(q.ctx)
 	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(q.r.Context(), md), streamLife)
 	defer cancel()
+	if a.cfg.Done != nil {
+		go func() {
+			select {
+			case <-a.cfg.Done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	stream, err := b.WatchReplies(ctx, &brokerv1.ListRepliesRequest{Id: in.GetId()})
 	if err != nil {
 		return err

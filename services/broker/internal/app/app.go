@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	svc := service.New(service.Config{
 		Name: cfg.Name, Registration: cfg.Registration, ActivationTTL: cfg.ActivationTTL,
 		MaxReplyBytes: cfg.MaxReplyBytes, MaxExposeBytes: cfg.MaxExposeBytes,
-		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, WatchInterval: cfg.WatchInterval, PublicURL: cfg.PublicURL, Audit: auditLog,
+		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, WatchInterval: cfg.WatchInterval, Done: ctx.Done(), PublicURL: cfg.PublicURL, Audit: auditLog,
 		Guards: service.Guards{
 			BankToken:      limits.Guard("bank_token", cfg.LimitBankToken, cfg.LimitAddr),
 			ActivationCode: limits.Guard("activation_code", cfg.LimitActivationCode, cfg.LimitAddr),

@@ -55,6 +55,10 @@ type Config struct {
 	// WatchInterval is how often WatchReplies re-reads the replies, so a
 	// reply stored through another replica shows within it (default 2 s).
 	WatchInterval time.Duration
+	// Done, closed when the broker begins to shut down, ends the open
+	// WatchReplies calls (their clients reconnect to another replica)
+	// rather than holding the graceful stop until its timeout.
+	Done <-chan struct{}
 	// Guards are the abuse limits (docs/security.md, "Abuse limits"); nil
 	// ones limit nothing.
 	Guards Guards

@@ -109,6 +109,8 @@ func (s *Service) WatchReplies(ctx context.Context, id, author string, send func
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.cfg.Done:
+			return nil
 		case <-wake:
 		case <-tick.C:
 		}

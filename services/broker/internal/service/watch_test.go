@@ -111,6 +111,29 @@ func TestWatchReplies(t *testing.T) {
 	}
 }
 
+// TestWatchEndsOnShutdown: closing Done ends an open watch.
+func TestWatchEndsOnShutdown(t *testing.T) {
+	rs, _, _ := replicas(t, 1, ModeApproval)
+	s := rs[0]
+	done := make(chan struct{})
+	s.cfg.Done, s.cfg.WatchInterval = done, time.Hour
+	in, err := s.CreateInquiry(context.Background(), "r1", newContent("s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ended := watch(t, s, in.GetId(), "r1")
+	next(t, got, 2*time.Second)
+	close(done)
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the watch outlived the shutdown")
+	}
+}
+
 // TestNotifierBounded: watches beyond the cap are refused, and a
 // cancelled one frees its place.
 func TestNotifierBounded(t *testing.T) {
