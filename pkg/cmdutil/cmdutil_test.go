@@ -131,3 +131,22 @@ func TestCommandLines(t *testing.T) {
 		})
 	}
 }
+
+func TestOneAndSplitList(t *testing.T) {
+	tool := Tool{Name: "broker"}
+	if got, err := tool.One([]string{"a@b"}, "delete-bank EMAIL"); got != "a@b" || err != nil {
+		t.Fatalf("One(one arg) = %q, %v", got, err)
+	}
+	for _, args := range [][]string{nil, {"a", "b"}} {
+		_, err := tool.One(args, "delete-bank EMAIL")
+		if !errors.Is(err, ErrUsage) || err.Error() != "usage: broker delete-bank EMAIL" {
+			t.Errorf("One(%q) = %v; want the usage error", args, err)
+		}
+	}
+	if got := strings.Join(SplitList(" a, ,b,,c "), "|"); got != "a|b|c" {
+		t.Errorf("SplitList = %q", got)
+	}
+	if got := SplitList(""); got != nil {
+		t.Errorf("SplitList(\"\") = %q; want nil", got)
+	}
+}

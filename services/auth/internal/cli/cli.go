@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"fris.dev/pkg/cmdutil"
-	"fris.dev/pkg/logging"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/app"
 )
@@ -27,22 +27,8 @@ import (
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	t := cmdutil.Tool{Name: "auth", EnvPrefix: "FRIS_AUTH", DefaultAddr: "127.0.0.1:9101", Stderr: stderr}
 	var cfg app.Config
-	fs := flag.NewFlagSet("auth serve", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	serve := t.Serve("run the identity provider", fs, func(ctx context.Context) error {
-		log, err := logging.New(stderr, cfg.LogLevel, "auth")
-		if err != nil {
-			return err
-		}
-		return app.Run(ctx, cfg, log)
-	})
+	serve := t.Serve("run the identity provider", &cfg, func(ctx context.Context, log *slog.Logger) error { return app.Run(ctx, cfg, log) })
 	admin := func(cc *grpc.ClientConn) authv1.AuthAdminClient { return authv1.NewAuthAdminClient(cc) }
-	one := func(args []string, usage string) (string, error) {
-		if len(args) != 1 {
-			return "", fmt.Errorf("%w: auth %s", cmdutil.ErrUsage, usage)
-		}
-		return args[0], nil
-	}
 
 	var (
 		cName, cDesc, cRedirect, cType, cID, cSecret string
@@ -79,7 +65,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return t.Command(cmdutil.Admin{
 			Name: name, Usage: name + " CLIENT_ID", Help: map[bool]string{true: "disable a client and end its tokens", false: "enable a client again (its old tokens stay revoked)"}[disabled],
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-				id, err := one(args, name+" CLIENT_ID")
+				id, err := t.One(args, name+" CLIENT_ID")
 				if err != nil {
 					return err
 				}
@@ -122,7 +108,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).CreateUser(ctx, &authv1.CreateUserRequest{
 				Email: uEmail, RealName: uName, Password: uPassword, ContactInformation: uContact,
-				EmailVerified: uVerified, Scopes: splitList(uScopes),
+				EmailVerified: uVerified, Scopes: cmdutil.SplitList(uScopes),
 			})
 			if uIfMissing && status.Code(err) == codes.AlreadyExists {
 				fmt.Fprintf(stdout, "user %s exists already\n", uEmail)
@@ -139,7 +125,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return t.Command(cmdutil.Admin{
 			Name: name, Usage: name + " EMAIL", Help: map[bool]string{true: "disable a user and end their tokens", false: "enable a user again (their old tokens stay revoked)"}[disabled],
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-				email, err := one(args, name+" EMAIL")
+				email, err := t.One(args, name+" EMAIL")
 				if err != nil {
 					return err
 				}
@@ -152,7 +138,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name: "revoke-user", Usage: "revoke-user EMAIL",
 		Help: "end every token of a user now (access and refresh; the gateway refuses them within seconds); the user may sign in again",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			email, err := one(args, "revoke-user EMAIL")
+			email, err := t.One(args, "revoke-user EMAIL")
 			if err != nil {
 				return err
 			}
@@ -164,7 +150,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name: "revoke-client", Usage: "revoke-client CLIENT_ID",
 		Help: "end every token issued to a client now, its users' included; the client may ask for new ones",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			id, err := one(args, "revoke-client CLIENT_ID")
+			id, err := t.One(args, "revoke-client CLIENT_ID")
 			if err != nil {
 				return err
 			}
@@ -179,7 +165,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&newPassword, "password", "", "the new password, >= 8 characters")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			email, err := one(args, "set-password -password PW EMAIL")
+			email, err := t.One(args, "set-password -password PW EMAIL")
 			if err != nil {
 				return err
 			}
@@ -192,11 +178,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name: "set-scopes", Usage: "set-scopes -scopes a,b EMAIL", Help: "set the extra scopes of a user's tokens",
 		Flags: func(fs *flag.FlagSet) { fs.StringVar(&scopeList, "scopes", "", "comma-separated scopes (empty: none)") },
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			email, err := one(args, "set-scopes -scopes a,b EMAIL")
+			email, err := t.One(args, "set-scopes -scopes a,b EMAIL")
 			if err != nil {
 				return err
 			}
-			_, err = admin(cc).SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: splitList(scopeList)})
+			_, err = admin(cc).SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: cmdutil.SplitList(scopeList)})
 			return err
 		},
 	})
@@ -251,14 +237,4 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), revokeClient, listClients,
 		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
 		listKeys, rotate).ParseAndRun(ctx, args)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }
