@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
@@ -116,6 +117,14 @@ func (t Tool) One(args []string, usage string) (string, error) {
 		return "", fmt.Errorf("%w: %s %s", ErrUsage, t.Name, usage)
 	}
 	return args[0], nil
+}
+
+// Table starts an operator listing: columns aligned by tabs, header its
+// first line (tab-separated names). The caller writes the rows and flushes.
+func Table(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }
 
 // SplitList splits a comma-separated flag value, dropping blanks.

@@ -150,3 +150,16 @@ func TestOneAndSplitList(t *testing.T) {
 		t.Errorf("SplitList(\"\") = %q; want nil", got)
 	}
 }
+
+func TestTable(t *testing.T) {
+	var b strings.Builder
+	tw := Table(&b, "NAME\tN")
+	fmt.Fprintln(tw, "alpha\t1")
+	fmt.Fprintln(tw, "b\t22")
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "NAME   N\nalpha  1\nb      22\n"; b.String() != want {
+		t.Errorf("table =\n%q; want\n%q", b.String(), want)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"google.golang.org/grpc"
@@ -81,8 +80,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "CLIENT ID\tNAME\tTYPE\tDISABLED\tREDIRECT URL")
+			tw := cmdutil.Table(stdout, "CLIENT ID\tNAME\tTYPE\tDISABLED\tREDIRECT URL")
 			for _, c := range res.GetClients() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", c.GetClient().GetClientId(), c.GetClient().GetName(), c.GetClient().GetType(), c.GetDisabled(), c.GetClient().GetRedirectUrl())
 			}
@@ -193,8 +191,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tSCOPES")
+			tw := cmdutil.Table(stdout, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tSCOPES")
 			for _, u := range res.GetUsers() {
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%s\n", u.GetId(), u.GetEmail(), u.GetRealName(), u.GetDisabled(), u.GetHasPassword(), strings.Join(u.GetScopes(), ","))
 			}
@@ -215,8 +212,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KID\tALG\tCREATED\tSTATE")
+			tw := cmdutil.Table(stdout, "KID\tALG\tCREATED\tSTATE")
 			for _, k := range res.GetKeys() {
 				printKey(tw, k)
 			}

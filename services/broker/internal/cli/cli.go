@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -42,8 +41,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "EMAIL\tSTATUS\tSITE\tREGISTERED\tREPORTED SITE NAME")
+			tw := cmdutil.Table(stdout, "EMAIL\tSTATUS\tSITE\tREGISTERED\tREPORTED SITE NAME")
 			for _, b := range res.GetBanks() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.GetEmail(), b.GetStatus(), orDash(b.GetSiteId()), b.GetRegisteredAt().AsTime().Format(time.RFC3339), orDash(b.GetReportedSite()))
 			}
@@ -173,8 +171,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tREV\tSTATUS\tAUTHOR\tSITES\tEXPIRES\tLABEL")
+			tw := cmdutil.Table(stdout, "ID\tREV\tSTATUS\tAUTHOR\tSITES\tEXPIRES\tLABEL")
 			for _, in := range res.GetInquiries() {
 				exp := "-"
 				if in.GetExpiresAt() != nil {
@@ -211,8 +208,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SITE\tBANK\tCOUNT\tRECEIVED\tBODY")
+			tw := cmdutil.Table(stdout, "SITE\tBANK\tCOUNT\tRECEIVED\tBODY")
 			for _, r := range res.GetReplies() {
 				count := "-"
 				if r.Count != nil {
@@ -276,8 +272,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "BANK\tSITE\tRECEIVED\tPARAMETER\tEXIT\tSTATUS")
+			tw := cmdutil.Table(stdout, "BANK\tSITE\tRECEIVED\tPARAMETER\tEXIT\tSTATUS")
 			for _, r := range res.GetReports() {
 				if len(r.GetItems()) == 0 {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\n", r.GetBankEmail(), orDash(r.GetSiteId()), r.GetReceivedAt().AsTime().Format(time.RFC3339))

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"text/tabwriter"
 
 	"google.golang.org/grpc"
 
@@ -67,8 +66,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPRIVATE\tELEMENTS\tROOT MEMBERS")
+			tw := cmdutil.Table(stdout, "NAME\tPRIVATE\tELEMENTS\tROOT MEMBERS")
 			for _, n := range res.GetNamespaces() {
 				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\n", n.GetName(), n.GetPrivate(), n.GetElements(), n.GetMembers())
 			}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"text/tabwriter"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -111,8 +110,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "USERNAME\tSITE\tTEILER\tSTATUS\tCREATED")
+			tw := cmdutil.Table(stdout, "USERNAME\tSITE\tTEILER\tSTATUS\tCREATED")
 			for _, c := range res.GetCredentials() {
 				st := "active"
 				if c.GetDisabled() {
@@ -140,8 +138,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PATIENT\tSTORED\tBYTES\tCASES\tSAMPLES\tATTRIBUTES\tCONTAINERS\tREFS")
+			tw := cmdutil.Table(stdout, "PATIENT\tSTORED\tBYTES\tCASES\tSAMPLES\tATTRIBUTES\tCONTAINERS\tREFS")
 			tok, n := "", 0
 			for {
 				res, err := admin(cc).ListPatients(ctx, &uploadv1.ListPatientsRequest{Teiler: tl, Prefix: lPrefix, PageToken: tok})
