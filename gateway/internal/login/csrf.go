@@ -9,11 +9,8 @@ import (
 	"time"
 )
 
-// The sign-in form is protected by a double-submit token: a cookie scoped
-// to the auth prefix and a form field that must carry the same value.
-
-// CSRFCookie is the double-submit cookie; CSRFField the form field that
-// must carry the same value.
+// CSRFCookie is the double-submit cookie, scoped to the auth prefix;
+// CSRFField the form field that must carry the same value.
 const (
 	CSRFCookie = "fris_csrf"
 	CSRFField  = "csrf_token"
