@@ -68,6 +68,9 @@ func TestExplorerInquiry(t *testing.T) {
 		p.do("add "+text, chromedp.Click(chromedp.CSS(btn)), chromedp.WaitVisible(chromedp.CSS(shows)))
 	}
 	find("Donor age", "dataelement%3A14%3A1", `.qb-cond input[type=number]`)
+	if focused := p.text(`:focus`); focused != "" || !strings.HasSuffix(attr(p, ":focus", "name"), ".from") {
+		t.Errorf("after adding a condition the focus is on %q (%s)", focused, attr(p, ":focus", "name"))
+	}
 	p.wantText("#qb-status", "Condition on Donor age added.")
 	p.do("give a range", chromedp.SendKeys(chromedp.CSS(`.qb-cond input[name$=".from"]`), "18"), chromedp.SendKeys(chromedp.CSS(`.qb-cond input[name$=".to"]`), "99"))
 	find("Sex", "dataelement%3A23%3A1", `.qb-cond input[type=checkbox][value=female]`)
@@ -159,6 +162,16 @@ func TestExplorerInquiry(t *testing.T) {
 	p.do("the list", chromedp.Navigate(s.URL+"/explorer/inquiries"), chromedp.WaitVisible(chromedp.CSS(`a[href="/explorer/inquiries/`+id+`"]`)))
 	p.wantText("table", "Adult women, feasibility", "Closed", "charite, dresden")
 	p.check("inquiries-list")
+}
+
+// attr is an attribute of the first element sel finds.
+func attr(p *page, sel, name string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`(document.querySelector("`+sel+`") || {getAttribute: () => ""}).getAttribute("`+name+`") || ""`))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return v
 }
 
 // TestExplorerInquiryNeedsRole: a signed-in user without the researcher

@@ -17,6 +17,15 @@
     if (next) next.focus();
   });
 
+  // A condition or group just added takes the focus: its first field.
+  document.body.addEventListener("htmx:afterSwap", function (e) {
+    var t = e.detail && e.detail.target;
+    if (!t || !t.matches || !t.matches(".qb-conds, #qb-groups")) return;
+    var added = t.lastElementChild;
+    var first = added && added.querySelector("input:not([type=hidden]), select");
+    if (first) first.focus();
+  });
+
   var box = document.querySelector("[data-events]");
   if (!box || !window.EventSource) return;
   var live = document.getElementById("results-live");
