@@ -72,11 +72,15 @@ func TestExplorerInquiry(t *testing.T) {
 		t.Errorf("after adding a condition the focus is on %q (%s)", focused, attr(p, ":focus", "name"))
 	}
 	p.wantText("#qb-status", "Condition on Donor age added.")
-	p.do("give a range", chromedp.SendKeys(chromedp.CSS(`.qb-cond input[name$=".from"]`), "18"), chromedp.SendKeys(chromedp.CSS(`.qb-cond input[name$=".to"]`), "99"))
+	// A value the registry refuses (donor age is 0-120) is named by the
+	// registry's own check.
+	p.do("give a range past the registry's", chromedp.SendKeys(chromedp.CSS(`.qb-cond input[name$=".from"]`), "18"), chromedp.SendKeys(chromedp.CSS(`.qb-cond input[name$=".to"]`), "150"),
+		chromedp.Click(chromedp.CSS(`#qb-xml-box summary`)), chromedp.Click(chromedp.CSS(`#qb-xml-box button`)), chromedp.WaitVisible(chromedp.CSS(`#qb-preview [role=alert]`)))
+	p.wantText("#qb-preview [role=alert]", "Donor age: The registry does not accept this value:", "150")
+	p.do("correct it", chromedp.SetValue(chromedp.CSS(`.qb-cond input[name$=".to"]`), "99"))
 	find("Sex", "dataelement%3A23%3A1", `.qb-cond input[type=checkbox][value=female]`)
 	p.do("pick a value", chromedp.Click(chromedp.CSS(`.qb-cond input[type=checkbox][value=female]`)))
-	p.do("show the query", chromedp.Click(chromedp.CSS(`#qb-xml-box summary`)), chromedp.Click(chromedp.CSS(`#qb-xml-box button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#qb-preview pre`)))
+	p.do("show the query", chromedp.Click(chromedp.CSS(`#qb-xml-box button`)), chromedp.WaitNotPresent(chromedp.CSS(`#qb-preview [role=alert]`)))
 	p.wantText("#qb-preview", "Every condition fits the registry.", "<Between>", "urn:mdr16:dataelement:14:1", "<v:Value>female</v:Value>")
 	p.check("inquiry-form-query")
 
