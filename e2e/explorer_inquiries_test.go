@@ -83,6 +83,12 @@ func TestExplorerInquiry(t *testing.T) {
 	p.do("show the query", chromedp.Click(chromedp.CSS(`#qb-xml-box button`)), chromedp.WaitNotPresent(chromedp.CSS(`#qb-preview [role=alert]`)))
 	p.wantText("#qb-preview", "Every condition fits the registry.", "<Between>", "urn:mdr16:dataelement:14:1", "<v:Value>female</v:Value>")
 	p.check("inquiry-form-query")
+	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
+	if width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || width > 360 {
+		t.Errorf("the form is %d px wide on a 360 px screen (%v)", width, err)
+	}
+	p.shot("inquiry-form-query-360px")
+	p.do("back to a wide screen", chromedp.EmulateViewport(1280, 900))
 
 	p.do("fill the rest", chromedp.SendKeys(chromedp.ID("label"), "Adult women, feasibility"),
 		chromedp.SendKeys(chromedp.ID("description"), "How many adult female donors?"),
@@ -139,6 +145,9 @@ func TestExplorerInquiry(t *testing.T) {
 		t.Fatalf("bar widths %v (%v)", widths, err)
 	}
 	p.check("inquiry-results")
+	p.colorScheme("dark")
+	p.shot("inquiry-results-dark")
+	p.colorScheme("light")
 	// The CSV, as the browser downloads it with the session.
 	csv, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
 	if err != nil || !strings.HasPrefix(csv, "site,answered,count,replies,last_reply_utc\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
@@ -154,7 +163,7 @@ func TestExplorerInquiry(t *testing.T) {
 		t.Errorf("the results page is %d px wide on a 360 px screen (%v)", width, err)
 	}
 	p.check("inquiry-results-de-360px")
-	p.do("back to a wide screen", chromedp.ResetViewport())
+	p.do("back to a wide screen", chromedp.EmulateViewport(1280, 900))
 
 	p.do("close it", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=en"), chromedp.WaitVisible(chromedp.CSS(`form[action$="/close"]`)),
 		chromedp.Click(chromedp.CSS(`form[action$="/close"] button`)), chromedp.WaitNotPresent(chromedp.CSS(`form[action$="/close"]`)))
