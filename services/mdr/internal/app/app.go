@@ -92,5 +92,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Metrics: prometheus.NewRegistry(),
 		// The upload checks patients' values against the registry.
 		Access: server.Access{mdrv1.MdrService_CheckValues_FullMethodName: {mtls.Upload}},
+		// The Explorer's registry status, for operators (docs/security.md).
+		Operator: []string{mdrv1.MdrAdmin_ListNamespaces_FullMethodName},
 	})
 }

@@ -189,5 +189,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
+		// The Explorer's view of the sites' uploads, for operators
+		// (docs/security.md): counts and times, never a patient.
+		Operator: []string{uploadv1.UploadAdmin_ListTeilers_FullMethodName},
 	})
 }

@@ -83,6 +83,9 @@ type Store interface {
 	// sorting after `after`; limit <= 0 means all.
 	Patients(ctx context.Context, t Teiler, prefix, after string, limit int) ([]Summary, error)
 	CountPatients(ctx context.Context, t Teiler) (int, error)
+	// PatientStats counts the teiler's patients and finds when the newest
+	// was stored (unix nanoseconds, 0 when none).
+	PatientStats(ctx context.Context, t Teiler) (count int, lastStored int64, err error)
 
 	// LastUpload is the teiler's stored timestamp (unix nanoseconds), or
 	// ErrNotFound when it never stored one.
@@ -275,6 +278,26 @@ func (s *store) Patients(ctx context.Context, t Teiler, prefix, after string, li
 func (s *store) CountPatients(ctx context.Context, t Teiler) (int, error) {
 	es, err := s.db.Scan(ctx, sumPrefix(t, ""), "", 0)
 	return len(es), err
+}
+
+func (s *store) PatientStats(ctx context.Context, t Teiler) (int, int64, error) {
+	es, err := s.db.Scan(ctx, sumPrefix(t, ""), "", 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	var last int64
+	for _, e := range es {
+		// Only the one field: the summaries are small, but there may be
+		// many.
+		var sum struct {
+			Stored int64 `json:"stored"`
+		}
+		if err := json.Unmarshal(e.Value, &sum); err != nil {
+			return 0, 0, err
+		}
+		last = max(last, sum.Stored)
+	}
+	return len(es), last, nil
 }
 
 func (s *store) LastUpload(ctx context.Context, t Teiler) (int64, error) {
