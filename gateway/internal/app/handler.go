@@ -138,7 +138,16 @@ func registerExplorer(mux routes.Mux, cfg Config, up Upstreams, verifier authn.V
 	ec := explorer.Config{
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
-		Timeout: cfg.UpstreamTimeout, Log: log,
+		Timeout: cfg.UpstreamTimeout, Log: log, StaleAfter: cfg.ExplorerStaleAfter,
+		// The operator views: the services admit the gateway to the few
+		// admin RPCs they call, only for an operator's token.
+		Registry: mdrv1.NewMdrAdminClient(up.MDR),
+	}
+	if up.Broker != nil {
+		ec.Banks = brokerv1.NewBrokerAdminClient(up.Broker)
+	}
+	if up.Upload != nil {
+		ec.Uploads = uploadv1.NewUploadAdminClient(up.Upload)
 	}
 	if cfg.ExplorerClientSecretFile != "" {
 		b, err := os.ReadFile(cfg.ExplorerClientSecretFile)
