@@ -466,6 +466,8 @@ func TestExplorerPagesFast(t *testing.T) {
 			}
 		}
 	}
+	// The operator views (explorer_operator_test.go).
+	operatorPagesFast(t, s)
 }
 
 // signInHTTP signs the demo user in to the Explorer with a plain HTTP

@@ -154,8 +154,9 @@ type banksData struct {
 	// Sites are the site ids known (linked banks and uploading teilers),
 	// offered as suggestions.
 	Sites []string
-	// Done says what the last action did, for the status line.
-	Done string
+	// Done says what the last action did, for the status line; DoneKind
+	// which action it was (approved, linked, deleted).
+	Done, DoneKind string
 }
 
 func (a *App) banks(q *req) error {
@@ -200,7 +201,7 @@ func (a *App) banks(q *req) error {
 	case "approved", "linked", "deleted":
 		if bank := q.r.URL.Query().Get("bank"); bank != "" && len(bank) <= 254 {
 			v := a.view(q, "op.banks.title")
-			d.Done = v.T("op.banks.done."+done, bank)
+			d.Done, d.DoneKind = v.T("op.banks.done."+done, bank), done
 		}
 	}
 	v := a.opView(q, "op.banks.title", "banks")
@@ -302,6 +303,8 @@ type sitesData struct {
 	Teilers    []teilerLine
 	StaleCount int
 	StaleAfter string
+	// StaleText says how many are stale ("" when none).
+	StaleText string
 	// BanksOnly are sites that banks are linked to but no teiler uploads for.
 	BanksOnly []string
 }
@@ -354,6 +357,12 @@ func (a *App) sites(q *req) error {
 		}
 	}
 	sort.Strings(d.BanksOnly)
+	switch {
+	case d.StaleCount == 1:
+		d.StaleText = v.T("op.sites.stale.one", d.StaleAfter)
+	case d.StaleCount > 1:
+		d.StaleText = v.T("op.sites.stalecount", d.StaleCount, d.StaleAfter)
+	}
 	v.Data = d
 	a.render(q, http.StatusOK, "operator_sites", v)
 	return nil

@@ -47,6 +47,7 @@ var operatorMessages = i18n.Catalogue{
 
 	"op.sites.title":      {i18n.English: "Sites and uploads", i18n.German: "Standorte und Uploads"},
 	"op.sites.intro":      {i18n.English: "Every teiler that may upload, with its patients and its last uploads. A teiler without an upload for more than %s is highlighted.", i18n.German: "Jeder Teiler, der hochladen darf, mit seinen Patienten und seinen letzten Uploads. Ein Teiler ohne Upload seit mehr als %s ist hervorgehoben."},
+	"op.sites.stale.one":  {i18n.English: "One teiler has not uploaded for more than %s.", i18n.German: "Ein Teiler hat seit mehr als %s nicht hochgeladen."},
 	"op.sites.stalecount": {i18n.English: "%d teilers have not uploaded for more than %s.", i18n.German: "%d Teiler haben seit mehr als %s nicht hochgeladen."},
 	"op.sites.site":       {i18n.English: "Site", i18n.German: "Standort"},
 	"op.sites.teiler":     {i18n.English: "Teiler", i18n.German: "Teiler"},
