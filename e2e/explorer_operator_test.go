@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -233,9 +234,15 @@ func TestExplorerOperatorServices(t *testing.T) {
 	wantCode(t, "upload ListPatients", err, codes.PermissionDenied)
 	_, err = mdr.Import(ctx, &mdrv1.ImportRequest{})
 	wantCode(t, "mdr Import", err, codes.PermissionDenied)
-	// The CLIs' admin certificate keeps them.
+	// The CLIs' admin certificate keeps them, and shows what the views show.
 	s.BrokerCLI(t, 0, "banks")
-	s.UploadCLI(t, 0, "credentials")
+	seedSites(t, s)
+	upText(t, s, http.MethodPut, charite.spec()+"/pats/CLI-1", patientDoc("CLI-1", "Patient", ""), 201, charite.xml()...)
+	out := s.UploadCLI(t, 0, "teilers")
+	if !regexp.MustCompile(`charite\s+teiler1\s+1\s+never\s+20\d\d-`).MatchString(out) || !regexp.MustCompile(`dresden\s+teiler1\s+0\s+never\s+never`).MatchString(out) {
+		t.Errorf("upload teilers:\n%s", out)
+	}
+	wantContains(t, s.MDRCLI(t, 0, "namespaces"), "registry version 1, last changed 20")
 }
 
 // operatorPagesFast times the operator views for TestExplorerPagesFast:
