@@ -56,3 +56,27 @@ func TestExplorerThroughGateway(t *testing.T) {
 		t.Fatalf("sign-in without the Explorer's client: %d", rec.Code)
 	}
 }
+
+// TestAcceptLanguageForwarded: the registry gets the client's languages as
+// metadata; a value gRPC cannot carry is dropped quietly (grpc-gateway's
+// own forwarding logged an ERROR line for each such request).
+func TestAcceptLanguageForwarded(t *testing.T) {
+	e := newEnv(t, true)
+	for _, tc := range []struct{ header, want string }{
+		{"de, en;q=0.8", "de, en;q=0.8"},
+		{"d\u00e9", ""},
+		{"", ""},
+	} {
+		var hdr []string
+		if tc.header != "" {
+			hdr = []string{"Accept-Language", tc.header}
+		}
+		if rec := e.do(t, "GET", "/v3/api/mdr/namespaces", "", hdr...); rec.Code != 200 {
+			t.Fatalf("Accept-Language %q: %d %s", tc.header, rec.Code, rec.Body)
+		}
+		c := e.mdr.last(t)
+		if got := strings.Join(c.md.Get("accept-language"), ","); c.method != "ListNamespaces" || got != tc.want {
+			t.Errorf("Accept-Language %q: the registry got %s with accept-language %q, want %q", tc.header, c.method, got, tc.want)
+		}
+	}
+}

@@ -50,6 +50,12 @@ func newGatewayMux() *runtime.ServeMux {
 			if p := routes.AuthPrefix(ctx); p != "" {
 				md.Set(identity.KeyAuthPrefix, p)
 			}
+			// Forwarded here rather than by the header matcher: grpc-gateway
+			// logs an unstructured ERROR line for every value gRPC cannot
+			// carry, which let any client write to the gateway's log at will.
+			if al := strings.Join(r.Header.Values("Accept-Language"), ", "); al != "" && routes.MetadataSafe(al) {
+				md.Set("accept-language", al)
+			}
 			return metadata.Join(md, metadata.Pairs(authn.From(ctx).Pairs()...))
 		}),
 		runtime.WithErrorHandler(apierr.GatewayErrorHandler),
@@ -293,15 +299,10 @@ func upstream(d time.Duration, next http.Handler) http.Handler {
 	})
 }
 
-// incomingHeaders forwards only what services need. Nothing else reaches
-// them: in particular no client can send identity metadata of its own.
-func incomingHeaders(key string) (string, bool) {
-	switch strings.ToLower(key) {
-	case "accept-language":
-		return "accept-language", true
-	}
-	return "", false
-}
+// incomingHeaders forwards no header as it is: what services need
+// (Accept-Language) is added by newGatewayMux's metadata function, checked,
+// and in particular no client can send identity metadata of its own.
+func incomingHeaders(string) (string, bool) { return "", false }
 
 // jsonMarshaler names the charset, as every text response does.
 type jsonMarshaler struct{ *runtime.JSONPb }

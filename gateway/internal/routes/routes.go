@@ -206,14 +206,16 @@ func headerString(r *http.Request, name string) string {
 // with a 500.
 func forwardingCtx(r *http.Request, timeout time.Duration) (context.Context, context.CancelFunc) {
 	md := metadata.Pairs("x-request-id", httpx.RequestID(r.Context()))
-	if a := r.Header.Get("Authorization"); a != "" && printableASCII(a) {
+	if a := r.Header.Get("Authorization"); a != "" && MetadataSafe(a) {
 		md.Set("authorization", a)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	return metadata.NewOutgoingContext(ctx, md), cancel
 }
 
-func printableASCII(s string) bool {
+// MetadataSafe reports whether s can travel as a gRPC metadata value
+// (printable ASCII only).
+func MetadataSafe(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] > 0x7e {
 			return false
