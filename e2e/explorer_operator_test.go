@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"google.golang.org/grpc/codes"
 
 	"fris.dev/pkg/identity"
@@ -89,10 +90,18 @@ func TestExplorerOperator(t *testing.T) {
 	p.check("operator-refused-en")
 	p.signOut()
 
-	// The role reaches the user's next token: signing in again.
+	// The role reaches the user's next token: signing in again, which the
+	// operator view asks for and then returns to.
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeResearcher+","+identity.ScopeOperator, demoEmail)
-	p.signIn(s)
-	p.do("open the operator views", chromedp.Click(chromedp.CSS(`nav.sections a[href="/explorer/operator/banks"]`)), chromedp.WaitVisible(chromedp.CSS("li.pending")))
+	p.do("open the banks view signed out", chromedp.Navigate(s.URL+"/explorer/operator/banks"), chromedp.WaitVisible(chromedp.ID("email")))
+	p.do("sign in as an operator", chromedp.SendKeys(chromedp.ID("email"), demoEmail), chromedp.SendKeys(chromedp.ID("password"), demoPass),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("li.pending")))
+	if loc := p.location(); loc != s.URL+"/explorer/operator/banks" {
+		t.Errorf("signed in at %s, want the banks view", loc)
+	}
+	if n := p.count(`nav.sections a[href="/explorer/operator/banks"][aria-current="page"]`); n != 1 {
+		t.Errorf("the nav has %d current links to the operator views, want 1", n)
+	}
 	p.wantText("h1", "Banks")
 	p.wantText("li.pending", b.email, "Registered")
 	p.check("operator-banks-en")
@@ -149,11 +158,11 @@ func TestExplorerOperator(t *testing.T) {
 	p.wantText("main", "Registerstatus", "mdr16", "öffentlich")
 	p.check("operator-registry-de")
 
-	// Relinking and deleting, by keyboard-reachable forms.
+	// Relinking (by the keyboard: Enter in the field) and deleting.
 	p.do("switch to English", chromedp.Navigate(s.URL+"/explorer/operator/banks?lang=en"), chromedp.WaitVisible(chromedp.CSS("li.bank")))
 	p.do("relink the bank", chromedp.Clear(chromedp.CSS(`li.bank form[action$="/link"] input[name=site_id]`)),
-		chromedp.SendKeys(chromedp.CSS(`li.bank form[action$="/link"] input[name=site_id]`), "dresden"),
-		chromedp.Click(chromedp.CSS(`li.bank form[action$="/link"] button`)), chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="linked"]`)))
+		chromedp.SendKeys(chromedp.CSS(`li.bank form[action$="/link"] input[name=site_id]`), "dresden"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="linked"]`)))
 	p.wantText("#op-status", "is linked to its new site")
 	p.wantText("code.site", "dresden")
 	p.do("open the deletion", chromedp.Click(chromedp.CSS(`li.bank details summary`)), chromedp.WaitVisible(chromedp.CSS(`li.bank form[action$="/delete"] button`)))

@@ -58,15 +58,21 @@ func (a *App) registerOperator(mux routes.Mux) {
 // isOperator reports whether the signed-in user may see the operator views.
 func (q *req) isOperator() bool { return q.id.HasScope(identity.ScopeOperator) }
 
-// operator refuses users without the operator scope, with the reason.
-func (a *App) operator(q *req) error {
+// operator lets operators through (true). Others are answered here: a page
+// asked for without a session goes to sign-in and comes back; a user
+// without the operator scope gets 403 with the reason.
+func (a *App) operator(q *req) (bool, error) {
 	if q.id.Anonymous() {
-		return fail(http.StatusUnauthorized, "op.error.signin")
+		if q.r.Method == http.MethodGet && a.Configured() {
+			http.Redirect(q.w, q.r, LoginPath+"?"+url.Values{"return": {returnTarget(q.r)}}.Encode(), http.StatusFound)
+			return false, nil
+		}
+		return false, fail(http.StatusForbidden, "op.error.signin")
 	}
 	if !q.isOperator() {
-		return fail(http.StatusForbidden, "op.error.scope", identity.ScopeOperator)
+		return false, fail(http.StatusForbidden, "op.error.scope", identity.ScopeOperator)
 	}
-	return nil
+	return true, nil
 }
 
 // opView is a view of the operator section with its tabs.
@@ -79,7 +85,7 @@ func (a *App) opView(q *req, titleKey, tab string) *view {
 }
 
 func (a *App) operatorHome(q *req) error {
-	if err := a.operator(q); err != nil {
+	if ok, err := a.operator(q); !ok {
 		return err
 	}
 	http.Redirect(q.w, q.r, BanksPath, http.StatusFound)
@@ -160,7 +166,7 @@ type banksData struct {
 }
 
 func (a *App) banks(q *req) error {
-	if err := a.operator(q); err != nil {
+	if ok, err := a.operator(q); !ok {
 		return err
 	}
 	if a.cfg.Banks == nil {
@@ -230,12 +236,12 @@ func (a *App) bankAction(act bankAct) func(*req) error {
 			return fail(http.StatusBadRequest, "error.badrequest")
 		}
 		if q.sess == nil || q.sess.User == nil {
-			return fail(http.StatusUnauthorized, "op.error.signin")
+			return fail(http.StatusForbidden, "op.error.signin")
 		}
 		if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
 			return fail(http.StatusForbidden, "error.csrf")
 		}
-		if err := a.operator(q); err != nil {
+		if ok, err := a.operator(q); !ok {
 			return err
 		}
 		if a.cfg.Banks == nil {
@@ -310,7 +316,7 @@ type sitesData struct {
 }
 
 func (a *App) sites(q *req) error {
-	if err := a.operator(q); err != nil {
+	if ok, err := a.operator(q); !ok {
 		return err
 	}
 	if a.cfg.Uploads == nil {
@@ -389,7 +395,7 @@ type reportLine struct {
 }
 
 func (a *App) monitoring(q *req) error {
-	if err := a.operator(q); err != nil {
+	if ok, err := a.operator(q); !ok {
 		return err
 	}
 	if a.cfg.Banks == nil {
@@ -423,7 +429,7 @@ type registryData struct {
 }
 
 func (a *App) registryStatus(q *req) error {
-	if err := a.operator(q); err != nil {
+	if ok, err := a.operator(q); !ok {
 		return err
 	}
 	if a.cfg.Registry == nil {

@@ -158,12 +158,17 @@ var operatorPages = []string{BanksPath, SitesPath, MonitoringPath, RegistryPath}
 // answers with the reason and calls no service; the nav hides them.
 func TestOperatorViewsRefused(t *testing.T) {
 	e, fa := newOperatorEnv(t, "openid", identity.ScopeResearcher)
+	// Without a session: sign in first, then back to the page.
 	anon := e.browser()
 	for _, p := range append(operatorPages, OperatorPath) {
 		rec := anon.do("GET", p, nil)
-		if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "operator&#39;s account") {
-			t.Errorf("anonymous %s: %d\n%s", p, rec.Code, rec.Body)
+		if want := LoginPath + "?return=" + url.QueryEscape(p); rec.Code != http.StatusFound || rec.Header().Get("Location") != want {
+			t.Errorf("anonymous %s: %d to %q, want 302 to %q", p, rec.Code, rec.Header().Get("Location"), want)
 		}
+	}
+	if rec := anon.do("POST", ApprovePath, url.Values{"email": {"new@bank.example"}, "site_id": {"x"}}); rec.Code != http.StatusForbidden ||
+		!strings.Contains(rec.Body.String(), "operator&#39;s account") {
+		t.Errorf("anonymous approval: %d\n%s", rec.Code, rec.Body)
 	}
 	b := e.browser()
 	b.signIn()
@@ -187,6 +192,16 @@ func TestOperatorViewsRefused(t *testing.T) {
 	}
 	if c := fa.seen(); len(c) != 0 {
 		t.Errorf("services called: %v", c)
+	}
+}
+
+// TestOperatorViewsWithoutSignIn: a gateway without the Explorer's client
+// cannot sign anyone in; the operator views say so instead of redirecting.
+func TestOperatorViewsWithoutSignIn(t *testing.T) {
+	e := newEnv(t, false)
+	rec := e.browser().do("GET", SitesPath, nil)
+	if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "operator&#39;s account") {
+		t.Fatalf("sites without sign-in configured: %d\n%s", rec.Code, rec.Body)
 	}
 }
 
