@@ -131,20 +131,6 @@ func TestExplorerOperator(t *testing.T) {
 	p.wantText("main", "One teiler has not uploaded for more than 7 days.")
 	p.check("operator-sites-en")
 
-	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
-	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if width > 360 {
-		t.Errorf("the sites page is %d px wide on a 360 px screen", width)
-	}
-	p.check("operator-sites-360px")
-	p.colorScheme("dark")
-	p.shot("operator-sites-360px-dark")
-	p.colorScheme("light")
-	p.do("back to a wide screen", chromedp.ResetViewport())
-
 	p.do("switch to German", chromedp.Click(chromedp.CSS(`a[hreflang="de"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="de"]`)))
 	p.wantText("h1", "Standorte und Uploads")
 	p.wantText(`tr[data-site="dresden"]`, "nie", "Kein aktueller Upload")
@@ -172,6 +158,21 @@ func TestExplorerOperator(t *testing.T) {
 	p.wantText("main", "No bank has been approved yet.")
 	waitAudit(t, s.Broker, "broker.admin.DeleteBank", map[string]any{"actor": op, "email": b.email, "outcome": "success"})
 	wantText(t, s, http.MethodGet, sb+"/banks/"+b.email+"/status", nil, 404, b.auth()...)
+
+	// Last, as the emulation stays: a phone-sized screen.
+	p.do("the sites again", chromedp.Navigate(s.URL+"/explorer/operator/sites"), chromedp.WaitVisible(chromedp.CSS("table.sites")))
+	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
+	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if width > 360 {
+		t.Errorf("the sites page is %d px wide on a 360 px screen", width)
+	}
+	p.check("operator-sites-360px")
+	p.colorScheme("dark")
+	p.shot("operator-sites-360px-dark")
+	p.colorScheme("light")
 }
 
 // TestExplorerOperatorServices: the services themselves, over mutual TLS
