@@ -36,7 +36,7 @@ proto: $(BIN)/buf $(BIN)/protoc-gen-openapiv2 ## regenerate the gRPC and gateway
 
 .PHONY: apidoc
 apidoc: ## merge proto/openapi and gateway/internal/apidoc/api.yaml into the served OpenAPI document
-	cd gateway && go run ./internal/apidoc/gen
+	cd tools && go run ./apidoc
 
 .PHONY: proto-verify
 proto-verify: $(BIN)/buf $(BIN)/protoc-gen-openapiv2 ## fail when the committed generated code is stale

@@ -9,9 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
@@ -19,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 
+	"fris.dev/pkg/logging"
 	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/rpcclient"
 )
@@ -80,14 +84,58 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 	}
 }
 
-// Serve makes the `serve` subcommand around fs (the service's config flags).
-func (t Tool) Serve(help string, fs *flag.FlagSet, run func(ctx context.Context) error) *ffcli.Command {
+// ServeConfig is a service's serve configuration: it adds its flags, and
+// after parsing says the log level they set (server.Base does the latter).
+type ServeConfig interface {
+	RegisterFlags(fs *flag.FlagSet)
+	Level() string
+}
+
+// Serve makes the `serve` subcommand: cfg's flags under "<name> serve", then
+// run with a logger at cfg's level.
+func (t Tool) Serve(help string, cfg ServeConfig, run func(ctx context.Context, log *slog.Logger) error) *ffcli.Command {
+	fs := flag.NewFlagSet(t.Name+" serve", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
 	fs.SetOutput(t.Stderr)
 	return &ffcli.Command{
 		Name: "serve", ShortUsage: t.Name + " serve [flags]", ShortHelp: help, FlagSet: fs,
 		Options: []ff.Option{ff.WithEnvVarPrefix(t.EnvPrefix)},
-		Exec:    func(ctx context.Context, _ []string) error { return run(ctx) },
+		Exec: func(ctx context.Context, _ []string) error {
+			log, err := logging.New(t.Stderr, cfg.Level(), t.Name)
+			if err != nil {
+				return err
+			}
+			return run(ctx, log)
+		},
 	}
+}
+
+// One is the single argument an operator subcommand takes (an id, an
+// email); any other count is a usage error quoting usage.
+func (t Tool) One(args []string, usage string) (string, error) {
+	if len(args) != 1 {
+		return "", fmt.Errorf("%w: %s %s", ErrUsage, t.Name, usage)
+	}
+	return args[0], nil
+}
+
+// Table starts an operator listing: columns aligned by tabs, header its
+// first line (tab-separated names). The caller writes the rows and flushes.
+func Table(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
+}
+
+// SplitList splits a comma-separated flag value, dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Root makes the top command over the subcommands.

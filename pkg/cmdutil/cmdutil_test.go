@@ -131,3 +131,35 @@ func TestCommandLines(t *testing.T) {
 		})
 	}
 }
+
+func TestOneAndSplitList(t *testing.T) {
+	tool := Tool{Name: "broker"}
+	if got, err := tool.One([]string{"a@b"}, "delete-bank EMAIL"); got != "a@b" || err != nil {
+		t.Fatalf("One(one arg) = %q, %v", got, err)
+	}
+	for _, args := range [][]string{nil, {"a", "b"}} {
+		_, err := tool.One(args, "delete-bank EMAIL")
+		if !errors.Is(err, ErrUsage) || err.Error() != "usage: broker delete-bank EMAIL" {
+			t.Errorf("One(%q) = %v; want the usage error", args, err)
+		}
+	}
+	if got := strings.Join(SplitList(" a, ,b,,c "), "|"); got != "a|b|c" {
+		t.Errorf("SplitList = %q", got)
+	}
+	if got := SplitList(""); got != nil {
+		t.Errorf("SplitList(\"\") = %q; want nil", got)
+	}
+}
+
+func TestTable(t *testing.T) {
+	var b strings.Builder
+	tw := Table(&b, "NAME\tN")
+	fmt.Fprintln(tw, "alpha\t1")
+	fmt.Fprintln(tw, "b\t22")
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "NAME   N\nalpha  1\nb      22\n"; b.String() != want {
+		t.Errorf("table =\n%q; want\n%q", b.String(), want)
+	}
+}

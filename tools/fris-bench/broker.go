@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,13 +159,5 @@ func writeBroker(w io.Writer, b *BrokerReport, cpu *cpuWatch) {
 	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %d |\n", thousands(m.SentPerSec), thousands(m.ReqPerSec),
 		msCell(m.P50Ms), msCell(m.P90Ms), msCell(m.P99Ms), msCell(m.MaxMs), m.Errors+m.WarmupErrors)
 	fmt.Fprintf(w, "\nTarget: all %d polls a second served, p99 under %s, no errors: %s\n", b.Rate, msCell(b.MaxP99Ms), verdict(b.Met))
-	if !anyCPU([]*Measurement{m}, false) {
-		return
-	}
-	names := cpu.names()
-	fmt.Fprintf(w, "\nCPU time (user+system) per request, µs; %s is the load generator, %s the rest of the machine (not part of the total).\n\n", selfName, otherName)
-	fmt.Fprintf(w, "| %s | total | %s |\n", strings.Join(names, " | "), otherName)
-	fmt.Fprintf(w, "|%s---:|---:|\n", strings.Repeat("---:|", len(names)))
-	cells, total, other := cpuCells(names, m.CPUMicrosPerReq)
-	fmt.Fprintf(w, "| %s | %s | %s |\n", strings.Join(cells, " | "), thousands(total), other)
+	cpuTable(w, cpu, "request", m)
 }

@@ -284,3 +284,17 @@ func thousands(v float64) string {
 	}
 	return b.String()
 }
+
+// cpuTable writes one measurement's CPU time per unit of work (a request,
+// an upload), when the run measured any.
+func cpuTable(w io.Writer, cpu *cpuWatch, unit string, m *Measurement) {
+	if !anyCPU([]*Measurement{m}, false) {
+		return
+	}
+	names := cpu.names()
+	fmt.Fprintf(w, "\nCPU time (user+system) per %s, µs; %s is the load generator, %s the rest of the machine (not part of the total).\n\n", unit, selfName, otherName)
+	fmt.Fprintf(w, "| %s | total | %s |\n", strings.Join(names, " | "), otherName)
+	fmt.Fprintf(w, "|%s---:|---:|\n", strings.Repeat("---:|", len(names)))
+	cells, total, other := cpuCells(names, m.CPUMicrosPerReq)
+	fmt.Fprintf(w, "| %s | %s | %s |\n", strings.Join(cells, " | "), thousands(total), other)
+}

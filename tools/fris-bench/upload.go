@@ -336,15 +336,7 @@ func writeUpload(w io.Writer, u *UploadReport, cpu *cpuWatch) {
 	if len(readings) > 0 {
 		fmt.Fprintf(w, "\nUploads per fsync by reading (target %.0f): %s.\n", u.MinPerFsync, strings.Join(readings, "; "))
 	}
-	if !anyCPU([]*Measurement{m}, false) {
-		return
-	}
-	names := cpu.names()
-	fmt.Fprintf(w, "\nCPU time (user+system) per upload, µs; %s is the load generator, %s the rest of the machine (not part of the total).\n\n", selfName, otherName)
-	fmt.Fprintf(w, "| %s | total | %s |\n", strings.Join(names, " | "), otherName)
-	fmt.Fprintf(w, "|%s---:|---:|\n", strings.Repeat("---:|", len(names)))
-	cells, total, other := cpuCells(names, m.CPUMicrosPerReq)
-	fmt.Fprintf(w, "| %s | %s | %s |\n", strings.Join(cells, " | "), thousands(total), other)
+	cpuTable(w, cpu, "upload", m)
 }
 
 func orNA(s string) string {

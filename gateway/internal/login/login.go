@@ -9,10 +9,7 @@ package login
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"log/slog"
@@ -38,13 +35,6 @@ import (
 var templateFS embed.FS
 
 var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
-
-// CSRFCookie is the double-submit cookie; CSRFField the form field that
-// must carry the same value.
-const (
-	CSRFCookie = "fris_csrf"
-	CSRFField  = "csrf_token"
-)
 
 // Messages users see. WrongCredentials never says which of the two was
 // wrong, nor whether the email is known.
@@ -453,59 +443,6 @@ func (h *Handler) restart(vals url.Values) string {
 		return ""
 	}
 	return h.action + "?" + q.Encode()
-}
-
-// csrfToken reuses the browser's token (so several open tabs keep
-// working) or makes a new one.
-func (h *Handler) csrfToken(r *http.Request) string {
-	if c, err := r.Cookie(CSRFCookie); err == nil && wellFormed(c.Value) {
-		return c.Value
-	}
-	return token(32)
-}
-
-func (h *Handler) csrfOK(r *http.Request, field string) bool {
-	c, err := r.Cookie(CSRFCookie)
-	if err != nil || !wellFormed(c.Value) || !wellFormed(field) {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(c.Value), []byte(field)) == 1
-}
-
-func (h *Handler) setCSRF(w http.ResponseWriter, r *http.Request, value string, maxAge time.Duration) {
-	c := &http.Cookie{
-		Name:     CSRFCookie,
-		Value:    value,
-		Path:     h.cfg.Prefix,
-		HttpOnly: true,
-		SameSite: http.SameSiteStrictMode,
-		// Secure whenever the browser reached us over TLS (directly or via
-		// a terminating proxy).
-		Secure: r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"),
-		MaxAge: int(maxAge / time.Second),
-	}
-	if maxAge < 0 {
-		c.MaxAge = -1
-	}
-	if c.Path == "" {
-		c.Path = "/"
-	}
-	http.SetCookie(w, c)
-}
-
-// wellFormed is a token as token(32) makes them.
-func wellFormed(s string) bool {
-	if len(s) != 43 {
-		return false
-	}
-	_, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil
-}
-
-func token(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // sentence makes a service message presentable: capitalised, with a full

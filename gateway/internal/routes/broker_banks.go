@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -103,33 +104,30 @@ func (h *bankHandlers) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *bankHandlers) list(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.ctx(r)
-	defer cancel()
-	d, err := h.client.ListInquiries(ctx, &brokerv1.ListInquiriesRequest{})
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeDoc(w, d)
+	h.sendDoc(w, r, func(ctx context.Context) (*brokerv1.Document, error) {
+		return h.client.ListInquiries(ctx, &brokerv1.ListInquiriesRequest{})
+	})
 }
 
 func (h *bankHandlers) part(p brokerv1.InquiryPart) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := h.ctx(r)
-		defer cancel()
-		d, err := h.client.GetInquiryPart(ctx, &brokerv1.GetInquiryPartRequest{InquiryId: r.PathValue("id"), Part: p})
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		writeDoc(w, d)
+		h.sendDoc(w, r, func(ctx context.Context) (*brokerv1.Document, error) {
+			return h.client.GetInquiryPart(ctx, &brokerv1.GetInquiryPartRequest{InquiryId: r.PathValue("id"), Part: p})
+		})
 	})
 }
 
 func (h *bankHandlers) expose(w http.ResponseWriter, r *http.Request) {
+	h.sendDoc(w, r, func(ctx context.Context) (*brokerv1.Document, error) {
+		return h.client.GetExpose(ctx, &brokerv1.GetExposeRequest{ExposeId: r.PathValue("id")})
+	})
+}
+
+// sendDoc answers with the document get returns.
+func (h *bankHandlers) sendDoc(w http.ResponseWriter, r *http.Request, get func(context.Context) (*brokerv1.Document, error)) {
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	d, err := h.client.GetExpose(ctx, &brokerv1.GetExposeRequest{ExposeId: r.PathValue("id")})
+	d, err := get(ctx)
 	if err != nil {
 		writeError(w, err)
 		return

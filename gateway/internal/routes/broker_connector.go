@@ -67,14 +67,9 @@ func (h *bankHandlers) siteName(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *bankHandlers) siteNames(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.ctx(r)
-	defer cancel()
-	d, err := h.client.ListSiteNames(ctx, &brokerv1.ListSiteNamesRequest{})
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeDoc(w, d)
+	h.sendDoc(w, r, func(ctx context.Context) (*brokerv1.Document, error) {
+		return h.client.ListSiteNames(ctx, &brokerv1.ListSiteNamesRequest{})
+	})
 }
 
 // queryLanguage reads the connector's "query-language" header (QUERY when
@@ -109,14 +104,7 @@ func (h *bankHandlers) queryDoc(w http.ResponseWriter, r *http.Request, get func
 		apierr.WriteText(w, http.StatusBadRequest, "query-language must be QUERY or CQL")
 		return
 	}
-	ctx, cancel := h.ctx(r)
-	defer cancel()
-	d, err := get(ctx, lang)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeDoc(w, d)
+	h.sendDoc(w, r, func(ctx context.Context) (*brokerv1.Document, error) { return get(ctx, lang) })
 }
 
 func (h *bankHandlers) monitoring(w http.ResponseWriter, r *http.Request) {

@@ -191,22 +191,26 @@ func problemText(ps []*uploadv1.ValueProblem) string {
 }
 
 func (h *uploadHandlers) deletePatient(p UploadPath) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := h.ctx(r)
-		defer cancel()
-		if _, err := h.client.DeletePatient(ctx, &uploadv1.DeletePatientRequest{Teiler: p.teiler(), PatientId: p.Arg}); err != nil {
-			uploadError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}
+	return h.noContent(func(ctx context.Context) error {
+		_, err := h.client.DeletePatient(ctx, &uploadv1.DeletePatientRequest{Teiler: p.teiler(), PatientId: p.Arg})
+		return err
+	})
 }
 
 func (h *uploadHandlers) deletePrefix(p UploadPath) http.HandlerFunc {
+	return h.noContent(func(ctx context.Context) error {
+		_, err := h.client.DeletePatientsByPrefix(ctx, &uploadv1.DeletePatientsByPrefixRequest{Teiler: p.teiler(), Prefix: p.Arg})
+		return err
+	})
+}
+
+// noContent answers 204 once call, an RPC without a body to send back, has
+// succeeded.
+func (h *uploadHandlers) noContent(call func(context.Context) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := h.ctx(r)
 		defer cancel()
-		if _, err := h.client.DeletePatientsByPrefix(ctx, &uploadv1.DeletePatientsByPrefixRequest{Teiler: p.teiler(), Prefix: p.Arg}); err != nil {
+		if err := call(ctx); err != nil {
 			uploadError(w, err)
 			return
 		}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,11 +20,11 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/cmdutil"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
-	"fris.dev/pkg/telemetry"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/keys"
@@ -36,10 +35,7 @@ import (
 
 // Config is everything `auth serve` reads from flags and FRIS_AUTH_*.
 type Config struct {
-	Server         server.Config
-	Store          kv.Config
-	Audit          audit.Config
-	LogLevel       string
+	server.Base
 	Issuer         string
 	KeyBits        int
 	KeyAlg         string
@@ -70,13 +66,10 @@ type Config struct {
 
 // RegisterFlags adds the serve flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	c.Server.RegisterFlags(fs, "127.0.0.1:9101", "127.0.0.1:9201")
+	c.Base.RegisterFlags(fs, "127.0.0.1:9101", "127.0.0.1:9201")
 	// The refresh's spend, auth's one durable write under load, has its
 	// own bound (service.Config.SpendWait), so the common -batch-delay
 	// default serves the rest.
-	c.Store.RegisterFlags(fs)
-	c.Audit.RegisterFlags(fs)
-	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "public base URL of the deployment: the tokens' iss, and the base of the discovery document's URLs")
 	fs.IntVar(&c.KeyBits, "key-bits", 2048, "RSA modulus size of new signing keys (>= 2048)")
 	fs.StringVar(&c.KeyAlg, "key-alg", "RS256", "JWT signing algorithm: RS256 or RS512")
@@ -103,10 +96,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
-	var errs []error
-	if err := c.Store.Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	errs := []error{c.Base.Validate()}
 	if u, err := url.Parse(c.Issuer); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("-issuer %q must be an absolute http(s) URL", c.Issuer))
 	}
@@ -129,7 +119,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("-min-key-bits must be at least 1024"))
 	}
 	for name, list := range map[string]string{"-default-scopes": c.Scopes, "-register-scopes": c.RegisterScopes} {
-		for _, sc := range splitScopes(list) {
+		for _, sc := range cmdutil.SplitList(list) {
 			if strings.ContainsAny(sc, " \t\n") {
 				errs = append(errs, fmt.Errorf("%s: scope %q must be one word", name, sc))
 			}
@@ -179,37 +169,17 @@ func (c *Config) keySecrets() (*envelope.Box, error) {
 	return box, nil
 }
 
-func splitScopes(list string) []string {
-	var out []string
-	for _, s := range strings.Split(list, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // Run serves the identity provider until ctx ends.
 func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	auditLog, closeAudit, err := audit.Open(cfg.Audit, "auth", os.Stderr)
+	deps, err := cfg.Open(ctx, "auth", log)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = closeAudit() }()
-	shutdown, err := telemetry.Setup(ctx, "fris-auth")
-	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
-	}
-	defer func() { _ = shutdown(context.Background()) }()
-
-	db, err := kv.Open(ctx, cfg.Store, "auth", log)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	defer deps.Close()
+	db, auditLog := deps.Store, deps.Audit
 	codes, err := kv.OpenVolatile(cfg.Store, "auth", db, log)
 	if err != nil {
 		return err
@@ -268,8 +238,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	params.Memory = uint32(cfg.Argon2Memory)
 	svc := service.New(service.Config{
 		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
-		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: splitScopes(cfg.Scopes),
-		RegisterScopes: splitScopes(cfg.RegisterScopes), Audit: auditLog,
+		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: cmdutil.SplitList(cfg.Scopes),
+		RegisterScopes: cmdutil.SplitList(cfg.RegisterScopes), Audit: auditLog,
 		Guards: service.Guards{
 			Login:     limits.Guard("login", cfg.LimitLogin, cfg.LimitAddr),
 			Secret:    limits.Guard("client_secret", cfg.LimitSecret, cfg.LimitAddr),

@@ -7,8 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"google.golang.org/grpc"
@@ -18,7 +18,6 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"fris.dev/pkg/cmdutil"
-	"fris.dev/pkg/logging"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/app"
 )
@@ -27,22 +26,8 @@ import (
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	t := cmdutil.Tool{Name: "auth", EnvPrefix: "FRIS_AUTH", DefaultAddr: "127.0.0.1:9101", Stderr: stderr}
 	var cfg app.Config
-	fs := flag.NewFlagSet("auth serve", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	serve := t.Serve("run the identity provider", fs, func(ctx context.Context) error {
-		log, err := logging.New(stderr, cfg.LogLevel, "auth")
-		if err != nil {
-			return err
-		}
-		return app.Run(ctx, cfg, log)
-	})
+	serve := t.Serve("run the identity provider", &cfg, func(ctx context.Context, log *slog.Logger) error { return app.Run(ctx, cfg, log) })
 	admin := func(cc *grpc.ClientConn) authv1.AuthAdminClient { return authv1.NewAuthAdminClient(cc) }
-	one := func(args []string, usage string) (string, error) {
-		if len(args) != 1 {
-			return "", fmt.Errorf("%w: auth %s", cmdutil.ErrUsage, usage)
-		}
-		return args[0], nil
-	}
 
 	var (
 		cName, cDesc, cRedirect, cType, cID, cSecret string
@@ -79,7 +64,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return t.Command(cmdutil.Admin{
 			Name: name, Usage: name + " CLIENT_ID", Help: map[bool]string{true: "disable a client and end its tokens", false: "enable a client again (its old tokens stay revoked)"}[disabled],
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-				id, err := one(args, name+" CLIENT_ID")
+				id, err := t.One(args, name+" CLIENT_ID")
 				if err != nil {
 					return err
 				}
@@ -95,8 +80,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "CLIENT ID\tNAME\tTYPE\tDISABLED\tREDIRECT URL")
+			tw := cmdutil.Table(stdout, "CLIENT ID\tNAME\tTYPE\tDISABLED\tREDIRECT URL")
 			for _, c := range res.GetClients() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", c.GetClient().GetClientId(), c.GetClient().GetName(), c.GetClient().GetType(), c.GetDisabled(), c.GetClient().GetRedirectUrl())
 			}
@@ -122,7 +106,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).CreateUser(ctx, &authv1.CreateUserRequest{
 				Email: uEmail, RealName: uName, Password: uPassword, ContactInformation: uContact,
-				EmailVerified: uVerified, Scopes: splitList(uScopes),
+				EmailVerified: uVerified, Scopes: cmdutil.SplitList(uScopes),
 			})
 			if uIfMissing && status.Code(err) == codes.AlreadyExists {
 				fmt.Fprintf(stdout, "user %s exists already\n", uEmail)
@@ -139,7 +123,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return t.Command(cmdutil.Admin{
 			Name: name, Usage: name + " EMAIL", Help: map[bool]string{true: "disable a user and end their tokens", false: "enable a user again (their old tokens stay revoked)"}[disabled],
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-				email, err := one(args, name+" EMAIL")
+				email, err := t.One(args, name+" EMAIL")
 				if err != nil {
 					return err
 				}
@@ -152,7 +136,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name: "revoke-user", Usage: "revoke-user EMAIL",
 		Help: "end every token of a user now (access and refresh; the gateway refuses them within seconds); the user may sign in again",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			email, err := one(args, "revoke-user EMAIL")
+			email, err := t.One(args, "revoke-user EMAIL")
 			if err != nil {
 				return err
 			}
@@ -164,7 +148,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name: "revoke-client", Usage: "revoke-client CLIENT_ID",
 		Help: "end every token issued to a client now, its users' included; the client may ask for new ones",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			id, err := one(args, "revoke-client CLIENT_ID")
+			id, err := t.One(args, "revoke-client CLIENT_ID")
 			if err != nil {
 				return err
 			}
@@ -179,7 +163,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&newPassword, "password", "", "the new password, >= 8 characters")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			email, err := one(args, "set-password -password PW EMAIL")
+			email, err := t.One(args, "set-password -password PW EMAIL")
 			if err != nil {
 				return err
 			}
@@ -192,11 +176,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name: "set-scopes", Usage: "set-scopes -scopes a,b EMAIL", Help: "set the extra scopes of a user's tokens",
 		Flags: func(fs *flag.FlagSet) { fs.StringVar(&scopeList, "scopes", "", "comma-separated scopes (empty: none)") },
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			email, err := one(args, "set-scopes -scopes a,b EMAIL")
+			email, err := t.One(args, "set-scopes -scopes a,b EMAIL")
 			if err != nil {
 				return err
 			}
-			_, err = admin(cc).SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: splitList(scopeList)})
+			_, err = admin(cc).SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: cmdutil.SplitList(scopeList)})
 			return err
 		},
 	})
@@ -207,8 +191,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tSCOPES")
+			tw := cmdutil.Table(stdout, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tSCOPES")
 			for _, u := range res.GetUsers() {
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%s\n", u.GetId(), u.GetEmail(), u.GetRealName(), u.GetDisabled(), u.GetHasPassword(), strings.Join(u.GetScopes(), ","))
 			}
@@ -229,8 +212,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KID\tALG\tCREATED\tSTATE")
+			tw := cmdutil.Table(stdout, "KID\tALG\tCREATED\tSTATE")
 			for _, k := range res.GetKeys() {
 				printKey(tw, k)
 			}
@@ -251,14 +233,4 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), revokeClient, listClients,
 		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
 		listKeys, rotate).ParseAndRun(ctx, args)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -10,17 +10,14 @@ import (
 	"net"
 	"net/mail"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"fris.dev/pkg/audit"
-	"fris.dev/pkg/kv"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
-	"fris.dev/pkg/telemetry"
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/mailer"
 	"fris.dev/services/broker/internal/service"
@@ -29,10 +26,7 @@ import (
 
 // Config is everything `broker serve` reads from flags and FRIS_BROKER_*.
 type Config struct {
-	Server         server.Config
-	Store          kv.Config
-	Audit          audit.Config
-	LogLevel       string
+	server.Base
 	Name           string
 	Registration   string
 	ActivationTTL  time.Duration
@@ -55,10 +49,7 @@ type Config struct {
 
 // RegisterFlags adds the serve flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	c.Server.RegisterFlags(fs, "127.0.0.1:9104", "127.0.0.1:9204")
-	c.Store.RegisterFlags(fs)
-	c.Audit.RegisterFlags(fs)
-	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	c.Base.RegisterFlags(fs, "127.0.0.1:9104", "127.0.0.1:9204")
 	fs.StringVar(&c.Name, "name", "FRIS Search Broker", "the broker's name: GET /name and the Server header of every response")
 	fs.StringVar(&c.Registration, "registration", service.ModeActivationCode, "how banks register: activation-code (a code is mailed first; the only flow deployed connectors complete) or approval (token at once, an operator approves)")
 	fs.DurationVar(&c.ActivationTTL, "activation-ttl", 24*time.Hour, "how long a mailed activation code is valid")
@@ -80,13 +71,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
-	var errs []error
-	if err := c.Store.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.Server.GRPCAddr == "" {
-		errs = append(errs, errors.New("-grpc-addr is required"))
-	}
+	errs := []error{c.Base.Validate()}
 	if c.Name == "" {
 		errs = append(errs, errors.New("-name must not be empty"))
 	}
@@ -130,22 +115,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	auditLog, closeAudit, err := audit.Open(cfg.Audit, "broker", os.Stderr)
+	deps, err := cfg.Open(ctx, "broker", log)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = closeAudit() }()
-	shutdown, err := telemetry.Setup(ctx, "fris-broker")
-	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
-	}
-	defer func() { _ = shutdown(context.Background()) }()
-
-	db, err := kv.Open(ctx, cfg.Store, "broker", log)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	defer deps.Close()
+	db, auditLog := deps.Store, deps.Audit
 	var m mailer.Mailer = mailer.Log{Log: log}
 	if cfg.SMTPAddr != "" {
 		m = mailer.SMTP{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, User: cfg.SMTPUser, Password: cfg.SMTPPassword, BrokerName: cfg.Name}

@@ -7,10 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -19,7 +19,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"fris.dev/pkg/cmdutil"
-	"fris.dev/pkg/logging"
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/app"
 	"fris.dev/services/broker/internal/demo"
@@ -29,22 +28,8 @@ import (
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	t := cmdutil.Tool{Name: "broker", EnvPrefix: "FRIS_BROKER", DefaultAddr: "127.0.0.1:9104", Stderr: stderr}
 	var cfg app.Config
-	fs := flag.NewFlagSet("broker serve", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	serve := t.Serve("run the search broker", fs, func(ctx context.Context) error {
-		log, err := logging.New(stderr, cfg.LogLevel, "broker")
-		if err != nil {
-			return err
-		}
-		return app.Run(ctx, cfg, log)
-	})
+	serve := t.Serve("run the search broker", &cfg, func(ctx context.Context, log *slog.Logger) error { return app.Run(ctx, cfg, log) })
 	admin := func(cc *grpc.ClientConn) brokerv1.BrokerAdminClient { return brokerv1.NewBrokerAdminClient(cc) }
-	one := func(args []string, usage string) (string, error) {
-		if len(args) != 1 {
-			return "", fmt.Errorf("%w: broker %s", cmdutil.ErrUsage, usage)
-		}
-		return args[0], nil
-	}
 	printBank := func(b *brokerv1.Bank) {
 		fmt.Fprintf(stdout, "%s\t%s\t%s\n", b.GetEmail(), b.GetStatus(), orDash(b.GetSiteId()))
 	}
@@ -56,8 +41,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "EMAIL\tSTATUS\tSITE\tREGISTERED\tREPORTED SITE NAME")
+			tw := cmdutil.Table(stdout, "EMAIL\tSTATUS\tSITE\tREGISTERED\tREPORTED SITE NAME")
 			for _, b := range res.GetBanks() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.GetEmail(), b.GetStatus(), orDash(b.GetSiteId()), b.GetRegisteredAt().AsTime().Format(time.RFC3339), orDash(b.GetReportedSite()))
 			}
@@ -70,7 +54,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			Name: name, Usage: name + " -site SITE EMAIL", Help: help,
 			Flags: func(fs *flag.FlagSet) { fs.StringVar(&site, "site", "", "the site the bank belongs to (required)") },
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-				email, err := one(args, name+" -site SITE EMAIL")
+				email, err := t.One(args, name+" -site SITE EMAIL")
 				if err != nil {
 					return err
 				}
@@ -91,7 +75,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	deleteBank := t.Command(cmdutil.Admin{
 		Name: "delete-bank", Usage: "delete-bank EMAIL", Help: "delete a bank; its token stops working",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			email, err := one(args, "delete-bank EMAIL")
+			email, err := t.One(args, "delete-bank EMAIL")
 			if err != nil {
 				return err
 			}
@@ -127,7 +111,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Help:  "replace an inquiry's content (the revision increments); prints it as JSON",
 		Flags: uf.register,
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			id, err := one(args, "update-inquiry [flags] ID")
+			id, err := t.One(args, "update-inquiry [flags] ID")
 			if err != nil {
 				return err
 			}
@@ -146,7 +130,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return t.Command(cmdutil.Admin{
 			Name: name, Usage: name + " ID", Help: help,
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-				id, err := one(args, name+" ID")
+				id, err := t.One(args, name+" ID")
 				if err != nil {
 					return err
 				}
@@ -187,8 +171,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tREV\tSTATUS\tAUTHOR\tSITES\tEXPIRES\tLABEL")
+			tw := cmdutil.Table(stdout, "ID\tREV\tSTATUS\tAUTHOR\tSITES\tEXPIRES\tLABEL")
 			for _, in := range res.GetInquiries() {
 				exp := "-"
 				if in.GetExpiresAt() != nil {
@@ -203,7 +186,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	get := t.Command(cmdutil.Admin{
 		Name: "inquiry", Usage: "inquiry ID", Help: "show one inquiry as JSON",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			id, err := one(args, "inquiry ID")
+			id, err := t.One(args, "inquiry ID")
 			if err != nil {
 				return err
 			}
@@ -217,7 +200,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	replies := t.Command(cmdutil.Admin{
 		Name: "replies", Usage: "replies ID", Help: "the replies to an inquiry with per-site counts and their sum",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			id, err := one(args, "replies ID")
+			id, err := t.One(args, "replies ID")
 			if err != nil {
 				return err
 			}
@@ -225,8 +208,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SITE\tBANK\tCOUNT\tRECEIVED\tBODY")
+			tw := cmdutil.Table(stdout, "SITE\tBANK\tCOUNT\tRECEIVED\tBODY")
 			for _, r := range res.GetReplies() {
 				count := "-"
 				if r.Count != nil {
@@ -270,7 +252,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					return nil
 				}
 			}
-			in, err := a.CreateInquiry(ctx, &brokerv1.CreateInquiryRequest{Author: seedAuthor, Content: demo.Content(splitList(seedSites))})
+			in, err := a.CreateInquiry(ctx, &brokerv1.CreateInquiryRequest{Author: seedAuthor, Content: demo.Content(cmdutil.SplitList(seedSites))})
 			if err != nil {
 				return err
 			}
@@ -290,8 +272,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "BANK\tSITE\tRECEIVED\tPARAMETER\tEXIT\tSTATUS")
+			tw := cmdutil.Table(stdout, "BANK\tSITE\tRECEIVED\tPARAMETER\tEXIT\tSTATUS")
 			for _, r := range res.GetReports() {
 				if len(r.GetItems()) == 0 {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\n", r.GetBankEmail(), orDash(r.GetSiteId()), r.GetReceivedAt().AsTime().Format(time.RFC3339))
@@ -344,7 +325,7 @@ func (f *contentFlags) content() (*brokerv1.InquiryContent, error) {
 		Label: f.label, Description: f.description, Query: string(q),
 		Contact: &brokerv1.Contact{Title: f.contact.Title, Firstname: f.contact.Firstname, Lastname: f.contact.Lastname,
 			Email: f.contact.Email, Phone: f.contact.Phone, Organization: f.contact.Organization},
-		TargetSites: splitList(f.sites), SearchFor: splitList(f.searchFor),
+		TargetSites: cmdutil.SplitList(f.sites), SearchFor: cmdutil.SplitList(f.searchFor),
 	}
 	if f.exposeFile != "" {
 		if c.ExposePdf, err = os.ReadFile(f.exposeFile); err != nil {
@@ -386,14 +367,4 @@ func abbreviate(s string) string {
 		return s[:57] + "..."
 	}
 	return s
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }

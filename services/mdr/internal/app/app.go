@@ -5,19 +5,15 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"fris.dev/pkg/audit"
-	"fris.dev/pkg/kv"
 	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/server"
-	"fris.dev/pkg/telemetry"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	"fris.dev/services/mdr/internal/service"
 	"fris.dev/services/mdr/internal/storage"
@@ -25,33 +21,21 @@ import (
 
 // Config is everything `mdr serve` reads from flags and FRIS_MDR_* variables.
 type Config struct {
-	Server   server.Config
-	Store    kv.Config
-	Audit    audit.Config
-	LogLevel string
-	Refresh  time.Duration
+	server.Base
+	Refresh time.Duration
 }
 
 // RegisterFlags adds the serve flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	c.Server.RegisterFlags(fs, "127.0.0.1:9102", "127.0.0.1:9202")
-	c.Store.RegisterFlags(fs)
-	c.Audit.RegisterFlags(fs)
-	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	c.Base.RegisterFlags(fs, "127.0.0.1:9102", "127.0.0.1:9202")
 	fs.DurationVar(&c.Refresh, "refresh", time.Second, "how often the read index checks the store for imports made through other replicas")
 }
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
-	var errs []error
-	if err := c.Store.Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	errs := []error{c.Base.Validate()}
 	if c.Refresh <= 0 {
 		errs = append(errs, errors.New("-refresh must be positive"))
-	}
-	if c.Server.GRPCAddr == "" {
-		errs = append(errs, errors.New("-grpc-addr is required"))
 	}
 	return errors.Join(errs...)
 }
@@ -61,22 +45,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	auditLog, closeAudit, err := audit.Open(cfg.Audit, "mdr", os.Stderr)
+	deps, err := cfg.Open(ctx, "mdr", log)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = closeAudit() }()
-	shutdown, err := telemetry.Setup(ctx, "fris-mdr")
-	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
-	}
-	defer func() { _ = shutdown(context.Background()) }()
-
-	db, err := kv.Open(ctx, cfg.Store, "mdr", log)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	defer deps.Close()
+	db, auditLog := deps.Store, deps.Audit
 	svc, err := service.New(ctx, storage.New(db), log, cfg.Refresh)
 	if err != nil {
 		return err

@@ -7,14 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"google.golang.org/grpc"
 
 	"fris.dev/pkg/cmdutil"
-	"fris.dev/pkg/logging"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	"fris.dev/services/mdr/internal/app"
 	"fris.dev/services/mdr/internal/importer"
@@ -24,15 +23,7 @@ import (
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	t := cmdutil.Tool{Name: "mdr", EnvPrefix: "FRIS_MDR", DefaultAddr: "127.0.0.1:9102", Stderr: stderr}
 	var cfg app.Config
-	fs := flag.NewFlagSet("mdr serve", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	serve := t.Serve("run the metadata registry service", fs, func(ctx context.Context) error {
-		log, err := logging.New(stderr, cfg.LogLevel, "mdr")
-		if err != nil {
-			return err
-		}
-		return app.Run(ctx, cfg, log)
-	})
+	serve := t.Serve("run the metadata registry service", &cfg, func(ctx context.Context, log *slog.Logger) error { return app.Run(ctx, cfg, log) })
 	admin := func(cc *grpc.ClientConn) mdrv1.MdrAdminClient { return mdrv1.NewMdrAdminClient(cc) }
 
 	var ifEmpty bool
@@ -43,10 +34,11 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fs.BoolVar(&ifEmpty, "if-empty", false, "import only into a registry without namespaces (seeding demo data over an operator's registry would change it)")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("%w: mdr import [flags] FILE", cmdutil.ErrUsage)
+			path, err := t.One(args, "import [flags] FILE")
+			if err != nil {
+				return err
 			}
-			reg, err := readRegistry(args[0], stdin)
+			reg, err := readRegistry(path, stdin)
 			if err != nil {
 				return err
 			}
@@ -56,13 +48,13 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 					return err
 				}
 				if n := len(ls.GetNamespaces()); n > 0 {
-					fmt.Fprintf(stdout, "not importing %s: the registry already has %d namespace(s)\n", args[0], n)
+					fmt.Fprintf(stdout, "not importing %s: the registry already has %d namespace(s)\n", path, n)
 					return nil
 				}
 			}
 			res, err := admin(cc).Import(ctx, &mdrv1.ImportRequest{Registry: reg})
 			if err != nil {
-				return fmt.Errorf("import %s: %w", args[0], err)
+				return fmt.Errorf("import %s: %w", path, err)
 			}
 			fmt.Fprintf(stdout, "imported %d namespace(s), %d element(s); registry generation %d\n", res.GetNamespaces(), res.GetElements(), res.GetGeneration())
 			return nil
@@ -75,8 +67,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPRIVATE\tELEMENTS\tROOT MEMBERS")
+			tw := cmdutil.Table(stdout, "NAME\tPRIVATE\tELEMENTS\tROOT MEMBERS")
 			for _, n := range res.GetNamespaces() {
 				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\n", n.GetName(), n.GetPrivate(), n.GetElements(), n.GetMembers())
 			}
@@ -95,13 +86,14 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Name: "delete-namespace", Usage: "delete-namespace [flags] NAME",
 		Help: "delete a namespace and its elements (refused while other namespaces use them)",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			if len(args) != 1 {
-				return fmt.Errorf("%w: mdr delete-namespace [flags] NAME", cmdutil.ErrUsage)
-			}
-			if _, err := admin(cc).DeleteNamespace(ctx, &mdrv1.DeleteNamespaceRequest{Name: args[0]}); err != nil {
+			name, err := t.One(args, "delete-namespace [flags] NAME")
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "deleted namespace %s\n", args[0])
+			if _, err := admin(cc).DeleteNamespace(ctx, &mdrv1.DeleteNamespaceRequest{Name: name}); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "deleted namespace %s\n", name)
 			return nil
 		},
 	})

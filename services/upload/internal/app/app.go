@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +19,6 @@ import (
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcclient"
 	"fris.dev/pkg/server"
-	"fris.dev/pkg/telemetry"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	uploadv1 "fris.dev/proto/upload/v1"
 	"fris.dev/services/upload/internal/service"
@@ -29,10 +27,7 @@ import (
 
 // Config is everything `upload serve` reads from flags and FRIS_UPLOAD_*.
 type Config struct {
-	Server           server.Config
-	Store            kv.Config
-	Audit            audit.Config
-	LogLevel         string
+	server.Base
 	MDRAddr          string
 	Validation       string
 	MaxDocumentBytes int64
@@ -47,14 +42,11 @@ type Config struct {
 
 // RegisterFlags adds the serve flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	c.Server.RegisterFlags(fs, "127.0.0.1:9103", "127.0.0.1:9203")
 	// Connectors upload in bulk and wait for each answer: 2ms more per
 	// upload lets concurrent uploads share one commit (one fsync) on both
 	// stores (BENCHMARKS.md, suite upload).
 	c.Store.BatchDelay = 2 * time.Millisecond
-	c.Store.RegisterFlags(fs)
-	c.Audit.RegisterFlags(fs)
-	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	c.Base.RegisterFlags(fs, "127.0.0.1:9103", "127.0.0.1:9203")
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "", "gRPC address of the mdr service, for value validation (empty: validation off)")
 	fs.StringVar(&c.Validation, "validation", "", "values checked against the registry: off, warn (stored, problems logged and counted) or reject (422); default warn with -mdr-addr, else off")
 	fs.Int64Var(&c.MaxDocumentBytes, "max-document-bytes", 10<<20, "largest patient document")
@@ -67,13 +59,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
-	var errs []error
-	if err := c.Store.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.Server.GRPCAddr == "" {
-		errs = append(errs, errors.New("-grpc-addr is required"))
-	}
+	errs := []error{c.Base.Validate()}
 	if c.Validation == "" {
 		c.Validation = service.ValidateOff
 		if c.MDRAddr != "" {
@@ -136,22 +122,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	auditLog, closeAudit, err := audit.Open(cfg.Audit, "upload", os.Stderr)
+	deps, err := cfg.Open(ctx, "upload", log)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = closeAudit() }()
-	shutdown, err := telemetry.Setup(ctx, "fris-upload")
-	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
-	}
-	defer func() { _ = shutdown(context.Background()) }()
-
-	db, err := kv.Open(ctx, cfg.Store, "upload", log)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	defer deps.Close()
+	db, auditLog := deps.Store, deps.Audit
 	var checker service.Checker
 	if cfg.Validation != service.ValidateOff {
 		// Upload's own certificate: mdr admits it to CheckValues.

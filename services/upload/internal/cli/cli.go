@@ -8,7 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"log/slog"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"fris.dev/pkg/cmdutil"
-	"fris.dev/pkg/logging"
 	uploadv1 "fris.dev/proto/upload/v1"
 	"fris.dev/services/upload/internal/app"
 )
@@ -25,22 +24,8 @@ import (
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	t := cmdutil.Tool{Name: "upload", EnvPrefix: "FRIS_UPLOAD", DefaultAddr: "127.0.0.1:9103", Stderr: stderr}
 	var cfg app.Config
-	fs := flag.NewFlagSet("upload serve", flag.ContinueOnError)
-	cfg.RegisterFlags(fs)
-	serve := t.Serve("run the central upload", fs, func(ctx context.Context) error {
-		log, err := logging.New(stderr, cfg.LogLevel, "upload")
-		if err != nil {
-			return err
-		}
-		return app.Run(ctx, cfg, log)
-	})
+	serve := t.Serve("run the central upload", &cfg, func(ctx context.Context, log *slog.Logger) error { return app.Run(ctx, cfg, log) })
 	admin := func(cc *grpc.ClientConn) uploadv1.UploadAdminClient { return uploadv1.NewUploadAdminClient(cc) }
-	one := func(args []string, usage string) (string, error) {
-		if len(args) != 1 {
-			return "", fmt.Errorf("%w: upload %s", cmdutil.ErrUsage, usage)
-		}
-		return args[0], nil
-	}
 	// teilerFlags are -site and -teiler, both required.
 	type teilerFlags struct{ site, teiler string }
 	addTeiler := func(fs *flag.FlagSet, tf *teilerFlags) {
@@ -67,7 +52,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.BoolVar(&cIfMissing, "if-missing", false, "succeed without change when USERNAME exists for the same teiler")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			user, err := one(args, createUsage)
+			user, err := t.One(args, createUsage)
 			if err != nil {
 				return err
 			}
@@ -94,7 +79,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&sPass, "password", "", "the new password (empty: generated)")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			user, err := one(args, "set-password [-password P] USERNAME")
+			user, err := t.One(args, "set-password [-password P] USERNAME")
 			if err != nil {
 				return err
 			}
@@ -110,7 +95,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return t.Command(cmdutil.Admin{
 			Name: name, Usage: name + " USERNAME", Help: help,
 			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-				user, err := one(args, name+" USERNAME")
+				user, err := t.One(args, name+" USERNAME")
 				if err != nil {
 					return err
 				}
@@ -126,8 +111,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "USERNAME\tSITE\tTEILER\tSTATUS\tCREATED")
+			tw := cmdutil.Table(stdout, "USERNAME\tSITE\tTEILER\tSTATUS\tCREATED")
 			for _, c := range res.GetCredentials() {
 				st := "active"
 				if c.GetDisabled() {
@@ -155,8 +139,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PATIENT\tSTORED\tBYTES\tCASES\tSAMPLES\tATTRIBUTES\tCONTAINERS\tREFS")
+			tw := cmdutil.Table(stdout, "PATIENT\tSTORED\tBYTES\tCASES\tSAMPLES\tATTRIBUTES\tCONTAINERS\tREFS")
 			tok, n := "", 0
 			for {
 				res, err := admin(cc).ListPatients(ctx, &uploadv1.ListPatientsRequest{Teiler: tl, Prefix: lPrefix, PageToken: tok})
@@ -207,8 +190,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				}
 				return ts.AsTime().UTC().Format(time.RFC3339)
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SITE\tTEILER\tPATIENTS\tLAST UPLOAD\tLAST STORED\tCREDENTIALS")
+			tw := cmdutil.Table(stdout, "SITE\tTEILER\tPATIENTS\tLAST UPLOAD\tLAST STORED\tCREDENTIALS")
 			for _, x := range res.GetTeilers() {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d (%d disabled)\n", x.GetTeiler().GetSiteId(), x.GetTeiler().GetTeilerId(), x.GetPatients(),
 					at(x.GetLastUpload()), at(x.GetLastStored()), x.GetCredentials(), x.GetDisabled())
@@ -222,7 +204,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Name: "patient", Usage: getUsage, Help: "write a stored patient document to stdout, byte for byte as uploaded",
 		Flags: func(fs *flag.FlagSet) { addTeiler(fs, &gt) },
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			id, err := one(args, getUsage)
+			id, err := t.One(args, getUsage)
 			if err != nil {
 				return err
 			}

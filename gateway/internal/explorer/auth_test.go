@@ -1,0 +1,248 @@
+package explorer
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSignIn(t *testing.T) {
+	e := newEnv(t, true)
+	b := e.browser()
+	state, code := b.startSignIn("/explorer/namespaces/mdr16")
+	before := b.cookies[SessionCookie]
+	if before == nil || !before.HttpOnly || before.SameSite != http.SameSiteLaxMode || before.Path != "/explorer" || before.Secure {
+		t.Fatalf("session cookie %+v", before)
+	}
+	rec := b.do("GET", CallbackPath+"?"+url.Values{"state": {state}, "code": {code}}.Encode(), nil)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("callback: %d %s", rec.Code, rec.Body)
+	}
+	after := b.cookies[SessionCookie]
+	if after.Value == before.Value {
+		t.Fatal("the session id did not change at sign-in")
+	}
+	if _, err := e.store.Get(context.Background(), before.Value); err == nil {
+		t.Fatal("the pre-sign-in session still exists")
+	}
+	page := b.do("GET", "/explorer/", nil)
+	body := page.Body.String()
+	if page.Code != 200 || !strings.Contains(body, "Ada Lovelace") || !strings.Contains(body, `action="/explorer/logout"`) {
+		t.Fatalf("home after sign-in: %d\n%s", page.Code, body)
+	}
+	for _, secret := range []string{"at-", "rt-", "s3cret"} {
+		if strings.Contains(body, secret) || strings.Contains(page.Header().Get("Set-Cookie"), secret) {
+			t.Fatalf("a token or the client secret reached the browser: %q", secret)
+		}
+	}
+	e.mdr.mu.Lock()
+	last := e.mdr.subjects[len(e.mdr.subjects)-1]
+	e.mdr.mu.Unlock()
+	if last != "42" {
+		t.Fatalf("the registry saw subject %q, want the signed-in user's", last)
+	}
+}
+
+func TestCallbackRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		query func(state, code string) url.Values
+		// noCookie sends the callback from a browser that did not start.
+		noCookie bool
+		want     int
+		wantText string
+	}{
+		{name: "state mismatch", query: func(_, c string) url.Values { return url.Values{"state": {"forged"}, "code": {c}} }, want: 400, wantText: "does not belong"},
+		{name: "no state", query: func(_, c string) url.Values { return url.Values{"code": {c}} }, want: 400, wantText: "does not belong"},
+		{name: "missing code", query: func(s, _ string) url.Values { return url.Values{"state": {s}} }, want: 400, wantText: "carries no code"},
+		{name: "error from the provider", query: func(s, _ string) url.Values { return url.Values{"state": {s}, "error": {"access_denied"}} }, want: 400, wantText: "cancelled"},
+		{name: "code not accepted", query: func(s, _ string) url.Values { return url.Values{"state": {s}, "code": {"stolen"}} }, want: 502, wantText: "failed"},
+		{name: "another browser", query: func(s, c string) url.Values { return url.Values{"state": {s}, "code": {c}} }, noCookie: true, want: 400, wantText: "not started in this browser"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, true)
+			b := e.browser()
+			state, code := b.startSignIn("/explorer/")
+			if tc.noCookie {
+				b = e.browser()
+			}
+			rec := b.do("GET", CallbackPath+"?"+tc.query(state, code).Encode(), nil)
+			if rec.Code != tc.want || !strings.Contains(rec.Body.String(), tc.wantText) {
+				t.Fatalf("%d, want %d with %q:\n%s", rec.Code, tc.want, tc.wantText, rec.Body)
+			}
+			if home := b.do("GET", "/explorer/", nil).Body.String(); strings.Contains(home, "Ada Lovelace") {
+				t.Fatal("signed in after all")
+			}
+		})
+	}
+	t.Run("replay", func(t *testing.T) {
+		e := newEnv(t, true)
+		b := e.browser()
+		state, code := b.startSignIn("/explorer/")
+		cb := CallbackPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode()
+		// The first try fails at the exchange (the provider is down, say):
+		// the state is spent all the same.
+		e.idp.mu.Lock()
+		saved := e.idp.challenges[code]
+		delete(e.idp.challenges, code)
+		e.idp.mu.Unlock()
+		if rec := b.do("GET", cb, nil); rec.Code != 502 {
+			t.Fatalf("first callback %d", rec.Code)
+		}
+		e.idp.mu.Lock()
+		e.idp.challenges[code] = saved
+		e.idp.mu.Unlock()
+		if rec := b.do("GET", cb, nil); rec.Code != 400 || !strings.Contains(rec.Body.String(), "used already") {
+			t.Fatalf("replayed callback: %d\n%s", rec.Code, rec.Body)
+		}
+		// A good sign-in, replayed after success, finds no flow either.
+		state, code = b.startSignIn("/explorer/")
+		cb = CallbackPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode()
+		if rec := b.do("GET", cb, nil); rec.Code != 303 {
+			t.Fatalf("callback %d", rec.Code)
+		}
+		if rec := b.do("GET", cb, nil); rec.Code != 400 {
+			t.Fatalf("replay after success: %d", rec.Code)
+		}
+	})
+	t.Run("two tabs", func(t *testing.T) {
+		e := newEnv(t, true)
+		b := e.browser()
+		s1, _ := b.startSignIn("/explorer/")
+		s2, c2 := b.startSignIn("/explorer/namespaces/mdr16")
+		if s1 == s2 {
+			t.Fatal("two sign-ins share a state")
+		}
+		if rec := b.do("GET", CallbackPath+"?"+url.Values{"state": {s2}, "code": {c2}}.Encode(), nil); rec.Code != 303 || rec.Header().Get("Location") != "/explorer/namespaces/mdr16" {
+			t.Fatalf("second tab's callback %d %q", rec.Code, rec.Header().Get("Location"))
+		}
+	})
+}
+
+func TestLogout(t *testing.T) {
+	e := newEnv(t, true)
+	b := e.browser()
+	b.signIn()
+	sess, err := e.store.Get(context.Background(), b.cookies[SessionCookie].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := b.do("POST", LogoutPath, url.Values{CSRFField: {"wrong"}}); rec.Code != 403 {
+		t.Fatalf("logout with a wrong token: %d", rec.Code)
+	}
+	if rec := b.do("POST", LogoutPath, url.Values{CSRFField: {sess.CSRF}}, "Origin", "https://evil.example"); rec.Code != 403 {
+		t.Fatalf("logout from another origin: %d", rec.Code)
+	}
+	if rec := b.do("POST", LogoutPath, url.Values{CSRFField: {sess.CSRF}}, "Sec-Fetch-Site", "cross-site"); rec.Code != 403 {
+		t.Fatalf("logout from another site: %d", rec.Code)
+	}
+	rec := b.do("POST", LogoutPath, url.Values{CSRFField: {sess.CSRF}}, "Origin", "http://gw.test", "Sec-Fetch-Site", "same-origin")
+	if rec.Code != 303 {
+		t.Fatalf("logout: %d %s", rec.Code, rec.Body)
+	}
+	if _, ok := b.cookies[SessionCookie]; ok {
+		t.Fatal("the session cookie was not cleared")
+	}
+	if _, err := e.store.Get(context.Background(), sess.ID); err == nil {
+		t.Fatal("the session outlived the logout")
+	}
+	e.idp.mu.Lock()
+	revoked := strings.Join(e.idp.revoked, ",")
+	e.idp.mu.Unlock()
+	if !strings.Contains(revoked, sess.Token.RefreshToken) {
+		t.Fatalf("revoked %q, want the refresh token %q", revoked, sess.Token.RefreshToken)
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	e := newEnv(t, true)
+	b := e.browser()
+	b.signIn()
+	id := b.cookies[SessionCookie].Value
+	s0, _ := e.store.Get(context.Background(), id)
+
+	// Four minutes on, the token has a minute left: refreshed, once, by
+	// whichever of several requests comes first.
+	e.clock.t = e.clock.t.Add(4*time.Minute + time.Second)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			r := httptest.NewRequest("GET", "http://gw.test/explorer/", nil)
+			r.AddCookie(&http.Cookie{Name: SessionCookie, Value: id})
+			rec := httptest.NewRecorder()
+			e.h.ServeHTTP(rec, r)
+			if !strings.Contains(rec.Body.String(), "Ada Lovelace") {
+				t.Error("signed out during the refresh")
+			}
+		})
+	}
+	wg.Wait()
+	s1, _ := e.store.Get(context.Background(), id)
+	e.idp.mu.Lock()
+	n := e.idp.refreshes
+	e.idp.mu.Unlock()
+	if n != 1 || s1.Token.AccessToken == s0.Token.AccessToken {
+		t.Fatalf("%d refreshes, token %q -> %q", n, s0.Token.AccessToken, s1.Token.AccessToken)
+	}
+
+	// A revoked access token signs the session out.
+	e.v.mu.Lock()
+	e.v.refused[s1.Token.AccessToken] = true
+	e.v.mu.Unlock()
+	if body := b.do("GET", "/explorer/", nil).Body.String(); strings.Contains(body, "Ada Lovelace") || !strings.Contains(body, "Sign in") {
+		t.Fatal("still signed in with a revoked token")
+	}
+
+	// A failed refresh signs out too.
+	b2 := e.browser()
+	b2.signIn()
+	s, _ := e.store.Get(context.Background(), b2.cookies[SessionCookie].Value)
+	s.Token.RefreshToken = "garbage"
+	_ = e.store.Put(context.Background(), s)
+	e.clock.t = e.clock.t.Add(time.Hour)
+	if body := b2.do("GET", "/explorer/", nil).Body.String(); strings.Contains(body, "Ada Lovelace") {
+		t.Fatal("still signed in after a failed refresh")
+	}
+}
+
+func TestCleanReturn(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                 "/explorer/",
+		"/explorer/namespaces/mdr16?q=x":   "/explorer/namespaces/mdr16?q=x",
+		"/explorer/groups/urn:a:b#frag":    "/explorer/groups/urn:a:b",
+		"https://evil.example/explorer/":   "/explorer/",
+		"//evil.example/explorer/":         "/explorer/",
+		"/explorer/../oauth2/token":        "/explorer/",
+		"/explorer\\@evil":                 "/explorer/",
+		"/v3/api/mdr/namespaces":           "/explorer/",
+		"/explorer/login?return=//evil":    "/explorer/",
+		"javascript:alert(1)//explorer/":   "/explorer/",
+		"/explorer/%2e%2e/oauth2/register": "/explorer/",
+		"/explorer%2f":                     "/explorer/",
+		"/explorer%2Fnamespaces":           "/explorer/",
+	} {
+		if got := cleanReturn(in); got != want {
+			t.Errorf("cleanReturn(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzCleanReturn: whatever the return parameter, the browser is sent to
+// a path of the Explorer on this origin.
+func FuzzCleanReturn(f *testing.F) {
+	for _, s := range []string{"/explorer/x", "//evil", "/explorer/..%2f", "http://x/explorer/", "/explorer/\t/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := cleanReturn(s)
+		u, err := url.Parse(got)
+		if err != nil || u.IsAbs() || u.Host != "" || !strings.HasPrefix(got, Home) || !strings.HasPrefix(u.Path, Home) || strings.HasPrefix(got, "//") || strings.Contains(u.Path, "..") {
+			t.Fatalf("cleanReturn(%q) = %q", s, got)
+		}
+	})
+}
