@@ -193,7 +193,7 @@ func (a *App) banks(q *req) error {
 	// The sites that upload are the likeliest to link to; the view works
 	// without them.
 	if a.cfg.Uploads != nil {
-		if ts, err := a.cfg.Uploads.ListTeilers(q.ctx, &uploadv1.ListTeilersRequest{}); err == nil {
+		if ts, err := a.cfg.Uploads.ListTeilers(q.ctx, &uploadv1.ListTeilersRequest{NamesOnly: true}); err == nil {
 			for _, t := range ts.GetTeilers() {
 				sites[t.GetTeiler().GetSiteId()] = true
 			}
@@ -203,14 +203,19 @@ func (a *App) banks(q *req) error {
 		d.Sites = append(d.Sites, s)
 	}
 	sort.Strings(d.Sites)
-	switch done := q.r.URL.Query().Get("done"); done {
-	case "approved", "linked", "deleted":
-		if bank := q.r.URL.Query().Get("bank"); bank != "" && len(bank) <= 254 {
-			v := a.view(q, "op.banks.title")
-			d.Done, d.DoneKind = v.T("op.banks.done."+done, bank), done
+	v := a.opView(q, "op.banks.title", "banks")
+	// The status line of the action just done, only where the list bears it
+	// out: the link's parameters are anyone's to write.
+	bank, done := q.r.URL.Query().Get("bank"), q.r.URL.Query().Get("done")
+	listed, active := false, false
+	for _, b := range res.GetBanks() {
+		if strings.EqualFold(b.GetEmail(), bank) {
+			listed, active = true, b.GetStatus() == brokerv1.BankStatus_ACTIVE
 		}
 	}
-	v := a.opView(q, "op.banks.title", "banks")
+	if bank != "" && len(bank) <= 254 && ((done == "approved" || done == "linked") && active || done == "deleted" && !listed) {
+		d.Done, d.DoneKind = v.T("op.banks.done."+done, bank), done
+	}
 	v.Data = d
 	a.render(q, http.StatusOK, "operator_banks", v)
 	return nil

@@ -231,6 +231,12 @@ func TestOperatorBanks(t *testing.T) {
 	if page.Code != 200 {
 		t.Fatalf("banks: %d", page.Code)
 	}
+	// A status line that the list contradicts is a forged link's: none.
+	for _, q := range []string{"?done=deleted&bank=old%40bank.example", "?done=approved&bank=new%40bank.example", "?done=approved&bank=x%40y.example"} {
+		if body := b.do("GET", BanksPath+q, nil).Body.String(); strings.Contains(body, `class="done"`) {
+			t.Errorf("%s shows a status line", q)
+		}
+	}
 	approve := url.Values{CSRFField: {sess.CSRF}, "email": {"new@bank.example"}, "site_id": {"dresden"}}
 	for _, tc := range []struct {
 		name string
@@ -248,7 +254,7 @@ func TestOperatorBanks(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.name, rec.Code, tc.want)
 		}
 	}
-	if c := fa.seen(); len(c) != 2 {
+	if c := fa.seen(); len(c) != 8 {
 		t.Fatalf("a refused form reached the broker: %v", c)
 	}
 	rec := b.do("POST", ApprovePath, approve, "Origin", "http://gw.test", "Sec-Fetch-Site", "same-origin")
@@ -273,6 +279,9 @@ func TestOperatorBanks(t *testing.T) {
 		t.Errorf("delete: %d", rec.Code)
 	}
 	want := []string{
+		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
+		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
+		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
 		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
 		"ApproveBank new@bank.example dresden as 42 openid,fris:operator",
 		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",

@@ -904,7 +904,10 @@ func (x *GetPatientResponse) GetDocument() []byte {
 }
 
 type ListTeilersRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// names_only lists the teilers without counting their patients or reading
+	// their times (a scan of every stored summary): for pick lists.
+	NamesOnly     bool `protobuf:"varint,1,opt,name=names_only,json=namesOnly,proto3" json:"names_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -937,6 +940,13 @@ func (x *ListTeilersRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ListTeilersRequest.ProtoReflect.Descriptor instead.
 func (*ListTeilersRequest) Descriptor() ([]byte, []int) {
 	return file_upload_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListTeilersRequest) GetNamesOnly() bool {
+	if x != nil {
+		return x.NamesOnly
+	}
+	return false
 }
 
 // TeilerStatus is one teiler's upload status: every teiler that has a
@@ -1143,8 +1153,10 @@ const file_upload_v1_admin_proto_rawDesc = "" +
 	"patient_id\x18\x02 \x01(\tR\tpatientId\"j\n" +
 	"\x12GetPatientResponse\x128\n" +
 	"\asummary\x18\x01 \x01(\v2\x1e.fris.upload.v1.PatientSummaryR\asummary\x12\x1a\n" +
-	"\bdocument\x18\x02 \x01(\fR\bdocument\"\x14\n" +
-	"\x12ListTeilersRequest\"\x92\x02\n" +
+	"\bdocument\x18\x02 \x01(\fR\bdocument\"3\n" +
+	"\x12ListTeilersRequest\x12\x1d\n" +
+	"\n" +
+	"names_only\x18\x01 \x01(\bR\tnamesOnly\"\x92\x02\n" +
 	"\fTeilerStatus\x12.\n" +
 	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12\x1a\n" +
 	"\bpatients\x18\x02 \x01(\x05R\bpatients\x12;\n" +

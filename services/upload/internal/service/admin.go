@@ -136,8 +136,8 @@ type TeilerStatus struct {
 }
 
 // Teilers is the upload status of every teiler that has a credential,
-// sorted by site and teiler.
-func (s *Service) Teilers(ctx context.Context) ([]TeilerStatus, error) {
+// sorted by site and teiler; namesOnly skips the patients and times.
+func (s *Service) Teilers(ctx context.Context, namesOnly bool) ([]TeilerStatus, error) {
 	cs, err := s.store.Credentials(ctx)
 	if err != nil {
 		return nil, err
@@ -162,6 +162,10 @@ func (s *Service) Teilers(ctx context.Context) ([]TeilerStatus, error) {
 	})
 	res := make([]TeilerStatus, 0, len(out))
 	for _, st := range out {
+		if namesOnly {
+			res = append(res, *st)
+			continue
+		}
 		n, last, err := s.store.PatientStats(ctx, st.Teiler)
 		if err != nil {
 			return nil, err

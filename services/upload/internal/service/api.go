@@ -182,8 +182,8 @@ func (a Admin) CountPatients(ctx context.Context, r *uploadv1.CountPatientsReque
 	return &uploadv1.CountPatientsResponse{Count: int32(n)}, nil
 }
 
-func (a Admin) ListTeilers(ctx context.Context, _ *uploadv1.ListTeilersRequest) (*uploadv1.ListTeilersResponse, error) {
-	ts, err := a.Teilers(ctx)
+func (a Admin) ListTeilers(ctx context.Context, r *uploadv1.ListTeilersRequest) (*uploadv1.ListTeilersResponse, error) {
+	ts, err := a.Teilers(ctx, r.GetNamesOnly())
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}

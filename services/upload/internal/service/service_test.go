@@ -445,4 +445,11 @@ func TestListTeilers(t *testing.T) {
 		!c.GetLastUpload().AsTime().Equal(f.now) || c.GetCredentials() != 1 || c.GetDisabled() != 0 {
 		t.Errorf("charite: %v (want last stored %v, last upload %v)", c, stored, f.now)
 	}
+	names, err := f.admin.ListTeilers(context.Background(), &uploadv1.ListTeilersRequest{NamesOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := names.GetTeilers(); len(n) != 2 || n[1].GetTeiler().GetSiteId() != "charite" || n[1].GetPatients() != 0 || n[1].GetLastUpload() != nil || n[1].GetCredentials() != 1 {
+		t.Errorf("names only: %v", n)
+	}
 }
