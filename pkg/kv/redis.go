@@ -56,6 +56,12 @@ type Redis struct {
 	prefix  string
 	index   string
 	expires string
+	// route is the key a transaction's WATCH names first on a Cluster,
+	// where go-redis picks the node by it and refuses a WATCH of no keys.
+	// No one writes it, so watching it never aborts a transaction; empty on
+	// a single node or Sentinel, where a transaction that reads nothing
+	// watches nothing.
+	route   string
 	retries int
 	log     *slog.Logger
 	stop    chan struct{}
@@ -157,6 +163,9 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	r := &Redis{
 		c: c, prefix: p + "d:", index: p + "i", expires: p + "x",
 		retries: o.MaxRetries, log: o.Logger, stop: make(chan struct{}),
+	}
+	if _, ok := c.(*redis.ClusterClient); ok {
+		r.route = p + "route"
 	}
 	if o.BatchDelay > 0 {
 		r.group = &groupCommit{update: r.update, delay: o.BatchDelay, maxBatch: o.MaxBatch}
@@ -286,6 +295,10 @@ func (r *Redis) Update(ctx context.Context, fn func(Tx) error) error {
 }
 
 func (r *Redis) update(ctx context.Context, fn func(Tx) error) error {
+	var route []string
+	if r.route != "" {
+		route = []string{r.route}
+	}
 	for i := 0; i < r.retries; i++ {
 		err := r.c.Watch(ctx, func(rtx *redis.Tx) error {
 			t := &redisTx{r: r, rtx: rtx, writes: map[string]*write{}}
@@ -293,7 +306,7 @@ func (r *Redis) update(ctx context.Context, fn func(Tx) error) error {
 				return err
 			}
 			return t.commit(ctx)
-		})
+		}, route...)
 		if !errors.Is(err, redis.TxFailedErr) {
 			return redisFailure(ctx, err)
 		}
