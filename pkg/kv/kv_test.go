@@ -19,6 +19,46 @@ func TestConformance(t *testing.T) {
 	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) { kvtest.Run(t, open) })
 }
 
+func TestPartitions(t *testing.T) {
+	kvtest.BackendsWith(t, kvtest.PartitionKeys, func(t *testing.T, open func(t *testing.T) kv.Store) {
+		kvtest.RunPartitions(t, open)
+		// The whole suite holds for a partitioned store too.
+		kvtest.Run(t, open)
+	})
+}
+
+func TestSegments(t *testing.T) {
+	s := kv.Segments{"doc/": 2, "one/": 1}
+	for _, c := range []struct {
+		in        string
+		key       string
+		prefix    string
+		prefixSet bool
+	}{
+		{"doc/a/b/x", "a/b", "a/b", true},
+		{"doc/a/b/", "a/b", "a/b", true},
+		{"doc/a/b", "", "", false},
+		{"doc/a/", "", "", false},
+		{"doc/", "", "", false},
+		{"doc", "", "", false},
+		{"", "", "", false},
+		{"one/x/y", "x", "x", true},
+		{"cred/u", "", "", true},
+		{"cred/", "", "", true},
+		{"plain", "", "", false},
+	} {
+		if got := s.Key(c.in); got != c.key {
+			t.Errorf("Key(%q) = %q, want %q", c.in, got, c.key)
+		}
+		if got, ok := s.Prefix(c.in); got != c.prefix || ok != c.prefixSet {
+			t.Errorf("Prefix(%q) = %q, %v, want %q, %v", c.in, got, ok, c.prefix, c.prefixSet)
+		}
+	}
+	if p, ok := (kv.Segments{}).Prefix(""); p != "" || !ok {
+		t.Errorf("no segments: Prefix = %q, %v", p, ok)
+	}
+}
+
 func TestBoltSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kv.db")
 	ctx := context.Background()
