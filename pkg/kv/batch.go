@@ -230,7 +230,10 @@ func (c *callTx) Get(ctx context.Context, key string) ([]byte, error) {
 func (c *callTx) Scan(ctx context.Context, prefix, after string, limit int) ([]Entry, error) {
 	part, known := "", true
 	if c.parts != nil {
-		part, known = c.parts.Prefix(prefix)
+		parts := c.parts.Prefix(prefix)
+		if known = len(parts) == 1; known {
+			part = parts[0]
+		}
 	}
 	if err := c.enter(part, known); err != nil {
 		return nil, err

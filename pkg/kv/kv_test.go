@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -50,12 +51,16 @@ func TestSegments(t *testing.T) {
 		if got := s.Key(c.in); got != c.key {
 			t.Errorf("Key(%q) = %q, want %q", c.in, got, c.key)
 		}
-		if got, ok := s.Prefix(c.in); got != c.prefix || ok != c.prefixSet {
-			t.Errorf("Prefix(%q) = %q, %v, want %q, %v", c.in, got, ok, c.prefix, c.prefixSet)
+		want := []string(nil)
+		if c.prefixSet {
+			want = []string{c.prefix}
+		}
+		if got := s.Prefix(c.in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Prefix(%q) = %q, want %q", c.in, got, want)
 		}
 	}
-	if p, ok := (kv.Segments{}).Prefix(""); p != "" || !ok {
-		t.Errorf("no segments: Prefix = %q, %v", p, ok)
+	if got := (kv.Segments{}).Prefix(""); !reflect.DeepEqual(got, []string{""}) {
+		t.Errorf("no segments: Prefix = %q", got)
 	}
 }
 

@@ -25,9 +25,10 @@ var ErrCrossPartition = errors.New("kv: transaction spans partitions")
 type Partitioner interface {
 	// Key returns the partition of key.
 	Key(key string) string
-	// Prefix returns the partition of every key that starts with prefix,
-	// and false when such keys may be in more than one.
-	Prefix(prefix string) (string, bool)
+	// Prefix returns the partitions that may hold keys starting with
+	// prefix; nil means any partition. A transaction may only scan a prefix
+	// of one.
+	Prefix(prefix string) []string
 }
 
 // Segments partitions keys of the form kind/seg1/seg2/.../rest: for a kind
@@ -44,20 +45,22 @@ func (s Segments) Key(key string) string {
 }
 
 // Prefix implements Partitioner.
-func (s Segments) Prefix(prefix string) (string, bool) {
+func (s Segments) Prefix(prefix string) []string {
 	if len(s) == 0 {
-		return "", true
+		return []string{""}
 	}
 	i := strings.IndexByte(prefix, '/')
 	if i < 0 {
-		return "", false // the kind itself is not fixed yet
+		return nil // the kind itself is not fixed yet
 	}
 	n, ok := s[prefix[:i+1]]
 	if !ok {
-		return "", true
+		return []string{""}
 	}
-	p, whole := s.segments(prefix[i+1:], n)
-	return p, whole
+	if p, whole := s.segments(prefix[i+1:], n); whole {
+		return []string{p}
+	}
+	return nil
 }
 
 func (s Segments) split(key string) (string, bool) {
@@ -108,11 +111,11 @@ func (p *pin) prefix(prefix string) (string, error) {
 	if p.parts == nil {
 		return "", p.to("", prefix)
 	}
-	part, ok := p.parts.Prefix(prefix)
-	if !ok {
+	parts := p.parts.Prefix(prefix)
+	if len(parts) != 1 {
 		return "", fmt.Errorf("%w: scan of %q may read several", ErrCrossPartition, prefix)
 	}
-	return part, p.to(part, prefix)
+	return parts[0], p.to(parts[0], prefix)
 }
 
 func (p *pin) to(part, key string) error {

@@ -250,9 +250,10 @@ func (r *Redis) keyPart(key string) string {
 	return r.parts.Key(key)
 }
 
-func (r *Redis) prefixPart(prefix string) (string, bool) {
+// prefixParts lists the partitions a scan of prefix reads; nil: all.
+func (r *Redis) prefixParts(prefix string) []string {
 	if r.parts == nil {
-		return "", true
+		return []string{""}
 	}
 	return r.parts.Prefix(prefix)
 }
@@ -268,16 +269,20 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 	return v, redisFailure(ctx, err)
 }
 
-// Scan reads one partition when the prefix fixes it, else every partition
-// (at most limit entries of each, a few at a time), merged in key order.
+// Scan reads the partitions that may hold the prefix's keys, all when the
+// Partitioner cannot say (at most limit entries of each, a few at a
+// time), merged in key order.
 func (r *Redis) Scan(ctx context.Context, prefix, after string, limit int) ([]Entry, error) {
-	if part, ok := r.prefixPart(prefix); ok {
-		out, err := r.scan(ctx, r.c, r.space(part), prefix, after, limit)
+	parts := r.prefixParts(prefix)
+	if len(parts) == 1 {
+		out, err := r.scan(ctx, r.c, r.space(parts[0]), prefix, after, limit)
 		return out, redisFailure(ctx, err)
 	}
-	parts, err := r.partitions(ctx)
-	if err != nil {
-		return nil, redisFailure(ctx, err)
+	if parts == nil {
+		var err error
+		if parts, err = r.partitions(ctx); err != nil {
+			return nil, redisFailure(ctx, err)
+		}
 	}
 	res := make([][]Entry, len(parts))
 	errs := make([]error, len(parts))
@@ -482,11 +487,11 @@ func (p *probeTx) Get(_ context.Context, key string) ([]byte, error) {
 }
 
 func (p *probeTx) Scan(_ context.Context, prefix, _ string, _ int) ([]Entry, error) {
-	part, ok := p.r.prefixPart(prefix)
-	if !ok && !p.set {
+	parts := p.r.prefixParts(prefix)
+	if len(parts) != 1 {
 		return nil, fmt.Errorf("%w: scan of %q may read several", ErrCrossPartition, prefix)
 	}
-	return nil, p.touch(part)
+	return nil, p.touch(parts[0])
 }
 
 func (p *probeTx) Put(key string, _ []byte, _ time.Duration) error {

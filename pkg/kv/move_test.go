@@ -1,0 +1,73 @@
+package kv_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/kv/kvtest"
+	"fris.dev/pkg/testredis"
+)
+
+// A store written without partitions (every key under one hash tag, as
+// before partitions existed) opened with them: MoveToPartitions moves the
+// keys to their partitions, with their TTLs, and leaves the base
+// partition's own keys; a second run finds nothing to move.
+func TestRedisMoveToPartitions(t *testing.T) {
+	for _, rc := range []struct {
+		name   string
+		client func(testing.TB) redis.UniversalClient
+	}{{"Redis", testredis.Client}, {"Cluster", testredis.ClusterClient}} {
+		t.Run(rc.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := rc.client(t)
+			prefix := testredis.Prefix(t)
+			old := kv.NewRedis(c, kv.RedisOptions{Prefix: prefix})
+			defer old.Close()
+			keys := []string{"base/1", "p/a/1", "p/a/2", "p/b/1", "q"}
+			for _, k := range keys {
+				if err := old.Update(ctx, func(tx kv.Tx) error { return tx.Put(k, []byte("v"+k), 0) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := old.Update(ctx, func(tx kv.Tx) error { return tx.Put("p/c/ttl", []byte("vp/c/ttl"), time.Hour) }); err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, "p/c/ttl")
+
+			s := kv.NewRedis(c, kv.RedisOptions{Prefix: prefix, Partitions: kvtest.PartitionKeys})
+			defer s.Close()
+			// Before the move the partitions are empty.
+			if _, err := s.Get(ctx, "p/a/1"); err == nil {
+				t.Fatal("p/a/1 found in its partition before the move")
+			}
+			n, err := s.MoveToPartitions(ctx)
+			if err != nil || n != 4 {
+				t.Fatalf("MoveToPartitions = %d, %v; want 4", n, err)
+			}
+			for _, k := range keys {
+				if v, err := s.Get(ctx, k); err != nil || string(v) != "v"+k {
+					t.Fatalf("Get %s after the move = %q, %v", k, v, err)
+				}
+			}
+			es, err := s.Scan(ctx, "", "", 0)
+			if err != nil || len(es) != len(keys) {
+				t.Fatalf("Scan after the move = %v, %v", es, err)
+			}
+			// Moved out of the base partition, the old view has only its own.
+			if es, _ := old.Scan(ctx, "", "", 0); len(es) != 2 {
+				t.Fatalf("base partition after the move = %v", es)
+			}
+			if n, err := s.MoveToPartitions(ctx); err != nil || n != 0 {
+				t.Fatalf("second MoveToPartitions = %d, %v", n, err)
+			}
+			// The TTL came along: the key still expires.
+			if ttl, err := c.PTTL(ctx, "{"+prefix+":c}:d:p/c/ttl").Result(); err != nil || ttl <= 0 || ttl > time.Hour {
+				t.Fatalf("PTTL of the moved key = %v, %v", ttl, err)
+			}
+		})
+	}
+}
