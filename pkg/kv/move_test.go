@@ -20,7 +20,8 @@ func TestRedisMoveToPartitions(t *testing.T) {
 	for _, rc := range []struct {
 		name   string
 		client func(testing.TB) redis.UniversalClient
-	}{{"Redis", testredis.Client}, {"Cluster", testredis.ClusterClient}} {
+		url    func(testing.TB) string
+	}{{"Redis", testredis.Client, testredis.URL}, {"Cluster", testredis.ClusterClient, testredis.ClusterURL}} {
 		t.Run(rc.name, func(t *testing.T) {
 			ctx := context.Background()
 			c := rc.client(t)
@@ -44,10 +45,12 @@ func TestRedisMoveToPartitions(t *testing.T) {
 			if _, err := s.Get(ctx, "p/a/1"); err == nil {
 				t.Fatal("p/a/1 found in its partition before the move")
 			}
-			n, err := s.MoveToPartitions(ctx)
-			if err != nil || n != 4 {
-				t.Fatalf("MoveToPartitions = %d, %v; want 4", n, err)
+			// kv.Open moves them, as a service does at start.
+			opened, err := kv.Open(ctx, kv.Config{Backend: "redis", RedisURL: rc.url(t), RedisPrefix: prefix, Partitions: kvtest.PartitionKeys}, "svc", nil)
+			if err != nil {
+				t.Fatal(err)
 			}
+			defer opened.Close()
 			for _, k := range keys {
 				if v, err := s.Get(ctx, k); err != nil || string(v) != "v"+k {
 					t.Fatalf("Get %s after the move = %q, %v", k, v, err)
@@ -60,6 +63,19 @@ func TestRedisMoveToPartitions(t *testing.T) {
 			// Moved out of the base partition, the old view has only its own.
 			if es, _ := old.Scan(ctx, "", "", 0); len(es) != 2 {
 				t.Fatalf("base partition after the move = %v", es)
+			}
+			if n, err := s.MoveToPartitions(ctx); err != nil || n != 0 {
+				t.Fatalf("MoveToPartitions after kv.Open = %d, %v", n, err)
+			}
+			if err := old.Update(ctx, func(tx kv.Tx) error { return tx.Put("p/d/late", []byte("vp/d/late"), 0) }); err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, "p/d/late")
+			if n, err := s.MoveToPartitions(ctx); err != nil || n != 1 {
+				t.Fatalf("MoveToPartitions of a late key = %d, %v", n, err)
+			}
+			if v, err := opened.Get(ctx, "p/d/late"); err != nil || string(v) != "vp/d/late" {
+				t.Fatalf("Get p/d/late = %q, %v", v, err)
 			}
 			if n, err := s.MoveToPartitions(ctx); err != nil || n != 0 {
 				t.Fatalf("second MoveToPartitions = %d, %v", n, err)

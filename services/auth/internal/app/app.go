@@ -205,6 +205,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	defer func() { _ = shutdown(context.Background()) }()
 
+	cfg.Store.Partitions = storage.Partitions
 	db, err := kv.Open(ctx, cfg.Store, "auth", log)
 	if err != nil {
 		return err
