@@ -248,3 +248,20 @@ func TestBoltCommitsCountsSharedCommits(t *testing.T) {
 		t.Fatalf("a further write did not count a commit: %d", n)
 	}
 }
+
+// Every prefix of a key names the key's partition (or leaves the
+// partitions open), so scans never miss a key.
+func FuzzSegments(f *testing.F) {
+	for _, k := range []string{"doc/a/b/x", "one/x", "doc/", "cred/u", "plain", ""} {
+		f.Add(k)
+	}
+	s := kv.Segments{"doc/": 2, "one/": 1}
+	f.Fuzz(func(t *testing.T, key string) {
+		part := s.Key(key)
+		for i := 0; i <= len(key); i++ {
+			if parts := s.Prefix(key[:i]); parts != nil && !reflect.DeepEqual(parts, []string{part}) {
+				t.Fatalf("Prefix(%q) = %q, want nil or [%q], the partition of %q", key[:i], parts, part, key)
+			}
+		}
+	})
+}

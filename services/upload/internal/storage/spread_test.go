@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -93,4 +94,22 @@ func TestClusterSpreadsSites(t *testing.T) {
 	if err != nil || len(got) != patients || got[0].PatientID != "patient-0000" {
 		t.Fatalf("Patients = %d, %v", len(got), err)
 	}
+}
+
+// Every prefix of a key names the key's partition among its own (or
+// leaves the partitions open): a scan never misses a key, and a
+// transaction that scans a prefix of one partition sees all its keys.
+func FuzzPartitions(f *testing.F) {
+	for _, k := range []string{"doc/charite/teiler1/P1", "sum/a%2Fb/t/x/y", "stats/s/t/", "cred/u", "doc/s/", "x"} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		part := storage.Partitions.Key(key)
+		for i := 0; i <= len(key); i++ {
+			parts := storage.Partitions.Prefix(key[:i])
+			if parts != nil && !slices.Contains(parts, part) {
+				t.Fatalf("Prefix(%q) = %q lacks %q, the partition of %q", key[:i], parts, part, key)
+			}
+		}
+	})
 }
