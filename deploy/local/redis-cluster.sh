@@ -13,15 +13,20 @@ set -euo pipefail
 stop() {
   local dir=$1
   [[ -d "$dir" ]] || return 0
+  # Read the pids once: each node removes its pidfile as it exits.
+  local pids=() pidfile
   for pidfile in "$dir"/*.pid; do
-    [[ -f "$pidfile" ]] || continue
-    kill "$(cat "$pidfile")" 2>/dev/null || true
+    [[ -f "$pidfile" ]] && pids+=("$(cat "$pidfile" 2>/dev/null)")
+  done
+  local pid
+  for pid in "${pids[@]}"; do
+    [[ -n "$pid" ]] && kill "$pid" 2>/dev/null || true
   done
   # Wait briefly for the nodes to exit so their ports are free again.
   for _ in $(seq 1 50); do
     local alive=0
-    for pidfile in "$dir"/*.pid; do
-      [[ -f "$pidfile" ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null && alive=1
+    for pid in "${pids[@]}"; do
+      [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && alive=1
     done
     ((alive == 0)) && break
     sleep 0.05
