@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,7 +26,7 @@ func TestClusterSpreadsSites(t *testing.T) {
 		t.Fatal("REDIS_CLUSTER_URL did not give a cluster client")
 	}
 	prefix := testredis.Prefix(t)
-	db := kv.NewRedis(c, kv.RedisOptions{Prefix: prefix, Partitions: storage.Partitions, BatchDelay: 2e6})
+	db := kv.NewRedis(c, kv.RedisOptions{Prefix: prefix, Partitions: storage.Partitions, BatchDelay: 2 * time.Millisecond})
 	t.Cleanup(func() { _ = db.Close() })
 	s := storage.New(db)
 
