@@ -55,7 +55,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, mode string) *fixture {
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "u.db"), kv.BoltOptions{NoSync: true})
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "u.db"), kv.BoltOptions{NoSync: true, Partitions: storage.Partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
