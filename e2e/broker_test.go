@@ -439,9 +439,16 @@ func TestBroker(t *testing.T) {
 	})
 }
 
-// TestBrokerRedis runs the bank flow on the Redis store.
+// TestBrokerRedis runs the bank flow on the Redis store, on one
+// redis-server and on a Redis Cluster.
 func TestBrokerRedis(t *testing.T) {
-	s := NewStack(t, Options{Redis: true, BrokerArgs: []string{"-name", brokerName, "-registration", "approval"}})
+	t.Run("redis", func(t *testing.T) { brokerRedis(t, Options{Redis: true}) })
+	t.Run("cluster", func(t *testing.T) { brokerRedis(t, Options{Cluster: true}) })
+}
+
+func brokerRedis(t *testing.T, o Options) {
+	o.BrokerArgs = []string{"-name", brokerName, "-registration", "approval"}
+	s := NewStack(t, o)
 	seedAuth(t, s)
 	access, _ := researcherToken(t, s, demoEmail, demoPass)
 	a := registerBank(t, s, "bank@charite.example")

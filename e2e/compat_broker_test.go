@@ -227,7 +227,7 @@ func TestCompatBroker(t *testing.T) {
 	for _, o := range []struct {
 		name string
 		opts Options
-	}{{"bolt", Options{}}, {"redis", Options{Redis: true}}} {
+	}{{"bolt", Options{}}, {"redis", Options{Redis: true}}, {"cluster", Options{Cluster: true}}} {
 		t.Run(o.name, func(t *testing.T) { compatBrokerFlow(t, o.opts) })
 	}
 }

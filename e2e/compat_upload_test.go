@@ -184,6 +184,12 @@ func TestCompatUploadRedis(t *testing.T) {
 	compatUploadSuite(t, s)
 }
 
+func TestCompatUploadCluster(t *testing.T) {
+	s := NewStack(t, Options{Cluster: true, UploadArgs: []string{"-validation", "reject"}})
+	seedSites(t, s)
+	compatUploadSuite(t, s)
+}
+
 // compatUploadSuite runs under -validation reject, the strictest mode: the
 // connector's nil and empty values must not cost a patient.
 func compatUploadSuite(t *testing.T, s *Stack) {

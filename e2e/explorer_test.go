@@ -462,4 +462,6 @@ func TestExplorerPagesFast(t *testing.T) {
 			}
 		}
 	}
+	// The operator views (explorer_operator_test.go).
+	operatorPagesFast(t, s)
 }

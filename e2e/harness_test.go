@@ -216,7 +216,10 @@ type Options struct {
 	Redis bool
 	// RedisURL, with Redis, is the Redis the stack uses instead of
 	// REDIS_URL (a test's own server, which it may stop).
-	RedisURL    string
+	RedisURL string
+	// Cluster runs the stack on the Redis Cluster at REDIS_CLUSTER_URL
+	// (Redis is implied).
+	Cluster     bool
 	NoDemo      bool
 	GatewayArgs []string
 	AuthArgs    []string
@@ -228,9 +231,13 @@ type Options struct {
 func hasBinary(name string) bool { return exists(filepath.Join(binDir, name)) }
 
 func storeArgs(t *testing.T, o Options) []string {
-	if o.Redis {
+	if o.Redis || o.Cluster {
 		url := o.RedisURL
-		if url == "" {
+		switch {
+		case url != "":
+		case o.Cluster:
+			url = testredis.ClusterURL(t)
+		default:
 			url = testredis.URL(t)
 		}
 		return []string{"-store", "redis", "-redis-url", url, "-redis-prefix", testredis.Prefix(t)}

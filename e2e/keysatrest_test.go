@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"fris.dev/pkg/testredis"
 )
 
@@ -43,32 +45,16 @@ func TestKeysAtRest(t *testing.T) {
 			}
 		}},
 		{"Redis", func(t *testing.T) ([]string, func(t *testing.T) []byte) {
-			c, url, prefix := testredis.Client(t), testredis.URL(t), testredis.Prefix(t)
-			return []string{"-store", "redis", "-redis-url", url, "-redis-prefix", prefix}, func(t *testing.T) []byte {
-				ctx := context.Background()
-				ks, err := c.Keys(ctx, "{"+prefix+"}*").Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var all []byte
-				for _, k := range ks {
-					all = append(all, k...)
-					if typ, _ := c.Type(ctx, k).Result(); typ == "string" {
-						v, err := c.Get(ctx, k).Bytes()
-						if err != nil {
-							t.Fatal(err)
-						}
-						all = append(all, v...)
-					}
-				}
-				return all
-			}
+			return redisRaw(t, testredis.Client(t), testredis.URL(t))
+		}},
+		{"Cluster", func(t *testing.T) ([]string, func(t *testing.T) []byte) {
+			return redisRaw(t, testredis.ClusterClient(t), testredis.ClusterURL(t))
 		}},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
 			storeArgs, raw := backend.store(t)
 			oldSecret, newSecret := NewKeySecret(t), NewKeySecret(t)
-			s := NewStack(t, Options{Redis: backend.name == "Redis", AuthArgs: append(storeArgs, "-key-secrets", oldSecret)})
+			s := NewStack(t, Options{Redis: backend.name == "Redis", Cluster: backend.name == "Cluster", AuthArgs: append(storeArgs, "-key-secrets", oldSecret)})
 			seedAuth(t, s)
 			res, v := postJSON(t, s, oauth+"/token", codeRequest(login(t, s, "client_id="+demoClient)))
 			wantStatus(t, res, v, 200)
@@ -195,5 +181,39 @@ func wantNoKeyInClear(t *testing.T, raw []byte, kid string, n []byte) {
 		if bytes.Contains(raw, needle) {
 			t.Errorf("the raw store holds the signing key's %s in clear", name)
 		}
+	}
+}
+
+// redisRaw is TestKeysAtRest's store for a Redis: auth's flags and a reader
+// of every key and string value under a fresh prefix. On a Cluster they all
+// live on the master of the prefix's hash tag.
+func redisRaw(t *testing.T, c redis.UniversalClient, url string) ([]string, func(t *testing.T) []byte) {
+	prefix := testredis.Prefix(t)
+	return []string{"-store", "redis", "-redis-url", url, "-redis-prefix", prefix}, func(t *testing.T) []byte {
+		ctx := context.Background()
+		var node redis.Cmdable = c
+		if cc, ok := c.(*redis.ClusterClient); ok {
+			m, err := cc.MasterForKey(ctx, "{"+prefix+"}")
+			if err != nil {
+				t.Fatal(err)
+			}
+			node = m
+		}
+		ks, err := node.Keys(ctx, "{"+prefix+"}*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []byte
+		for _, k := range ks {
+			all = append(all, k...)
+			if typ, _ := node.Type(ctx, k).Result(); typ == "string" {
+				v, err := node.Get(ctx, k).Bytes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, v...)
+			}
+		}
+		return all
 	}
 }

@@ -195,7 +195,7 @@ func TestAbuseLimits(t *testing.T) {
 	for _, o := range []struct {
 		name string
 		opts Options
-	}{{"bolt", Options{}}, {"redis", Options{Redis: true}}} {
+	}{{"bolt", Options{}}, {"redis", Options{Redis: true}}, {"cluster", Options{Cluster: true}}} {
 		t.Run(o.name, func(t *testing.T) { abuseLimits(t, o.opts) })
 	}
 }

@@ -395,7 +395,12 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestMDROnRedis(t *testing.T) {
-	s := NewStack(t, Options{Redis: true})
+	t.Run("redis", func(t *testing.T) { mdrOnRedis(t, Options{Redis: true}) })
+	t.Run("cluster", func(t *testing.T) { mdrOnRedis(t, Options{Cluster: true}) })
+}
+
+func mdrOnRedis(t *testing.T, o Options) {
+	s := NewStack(t, o)
 	_, b := s.Get(t, mdr+"/dataelementgroups/urn:mdr16:dataelementgroup:5:1/members", 200)
 	want := []string{"urn:mdr16:dataelement:21:1", "urn:mdr16:dataelement:22:1", "urn:mdr16:dataelement:23:1", "urn:mdr16:dataelement:24:1"}
 	if got := memberIDs(t, field(t, JSON(t, b), "results")); !reflect.DeepEqual(got, want) {

@@ -19,7 +19,7 @@ func TestOverlongIDsAreClientErrors(t *testing.T) {
 	for _, o := range []struct {
 		name string
 		opts Options
-	}{{"bolt", Options{}}, {"redis", Options{Redis: true}}} {
+	}{{"bolt", Options{}}, {"redis", Options{Redis: true}}, {"cluster", Options{Cluster: true}}} {
 		t.Run(o.name, func(t *testing.T) { overlongSweep(t, o.opts) })
 	}
 }

@@ -147,6 +147,15 @@ func TestUploadRedis(t *testing.T) {
 	uploadSuite(t, s)
 }
 
+// TestUploadCluster runs the suite with every service on a Redis Cluster
+// (where create-credential once failed: go-redis refuses a WATCH of no keys
+// on a Cluster).
+func TestUploadCluster(t *testing.T) {
+	s := NewStack(t, Options{Cluster: true, UploadArgs: []string{"-max-document-bytes", "200000"}})
+	seedSites(t, s)
+	uploadSuite(t, s)
+}
+
 // uploadSuite is every endpoint and decided status, on one backend.
 func uploadSuite(t *testing.T, s *Stack) {
 	t.Run("UploadStatsNeverUploaded", func(t *testing.T) {

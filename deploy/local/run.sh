@@ -194,7 +194,7 @@ admin auth create-user -addr "$AUTH" -if-missing -email "$FRIS_USER_EMAIL" -pass
   -name "Demo Researcher" -email-verified >/dev/null
 # Both roles (docs/security.md, Roles), also on a data directory made before
 # roles existed: set-scopes is idempotent.
-admin auth set-scopes -addr "$AUTH" -scopes broker:researcher,users:search "$FRIS_USER_EMAIL"
+admin auth set-scopes -addr "$AUTH" -scopes broker:researcher,users:search,fris:operator "$FRIS_USER_EMAIL"
 wait_ready http://$UPLOAD_OPS/readyz upload
 admin upload create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
   -password "$FRIS_SITE_PASSWORD" "$FRIS_SITE_USER" >/dev/null

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of every module with -race. Redis: REDIS_URL when set,
-# else a throwaway redis-server on a free loopback port, stopped afterwards.
-# Under CI=true a missing Redis fails the run instead of skipping its tests.
+# else a throwaway redis-server on a free loopback port; Redis Cluster:
+# REDIS_CLUSTER_URL when set, else a throwaway cluster of 3 masters with a
+# replica each (redis-cluster.sh); both stopped afterwards. Under CI=true a
+# missing Redis or cluster fails the run instead of skipping its tests.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,6 +23,7 @@ step_done() {
 
 redis_pid=""
 redis_dir=""
+cluster_dir=""
 # The trap keeps the tests' exit status: nothing in it may end non-zero.
 cleanup() {
   local rc=$?
@@ -29,6 +32,7 @@ cleanup() {
     wait "$redis_pid" 2>/dev/null || true
   fi
   if [[ -n "$redis_dir" ]]; then rm -rf "$redis_dir"; fi
+  if [[ -n "$cluster_dir" ]]; then deploy/local/redis-cluster.sh stop "$cluster_dir" || true; fi
   if ((rc != 0)); then
     echo "test: FAILED (exit $rc) after $((SECONDS - start))s (${timings[*]:-})" >&2
   fi
@@ -63,6 +67,30 @@ if [[ -z "${REDIS_URL:-}" ]]; then
     exit 1
   else
     echo "test: no REDIS_URL and no redis-server; Redis backend tests will be skipped" >&2
+  fi
+fi
+
+if [[ -z "${REDIS_CLUSTER_URL:-}" ]]; then
+  if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
+    # Each node's cluster bus takes its port + 10000, below the ephemeral
+    # range as well.
+    cluster_ports=()
+    for _ in $(seq 1 200); do
+      ((${#cluster_ports[@]} == 6)) && break
+      p=$((10000 + RANDOM % (eph_lo - 20000)))
+      [[ " ${cluster_ports[*]} ${port:-} " == *" $p "* ]] && continue
+      port_free "$p" && port_free $((p + 10000)) && cluster_ports+=("$p")
+    done
+    cluster_dir=$(mktemp -d)
+    cluster_start=$SECONDS
+    REDIS_CLUSTER_URL=$(deploy/local/redis-cluster.sh start "$cluster_dir" "${cluster_ports[@]}")
+    export REDIS_CLUSTER_URL
+    echo "test: throwaway Redis Cluster (3 masters, 3 replicas) at $REDIS_CLUSTER_URL, up in $((SECONDS - cluster_start))s"
+  elif [[ "${CI:-}" == "true" ]]; then
+    echo "test: CI=true but no REDIS_CLUSTER_URL and no redis-server and redis-cli: the Redis Cluster must be tested" >&2
+    exit 1
+  else
+    echo "test: no REDIS_CLUSTER_URL and no redis-server and redis-cli; Redis Cluster tests will be skipped" >&2
   fi
 fi
 

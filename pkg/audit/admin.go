@@ -9,10 +9,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"fris.dev/pkg/identity"
 )
 
 // AdminService returns a copy of an admin API's service description whose
-// state-changing methods record an audit event each (actor "admin-api"),
+// state-changing methods record an audit event each (actor "admin-api", or
+// the operator the gateway called for),
 // so every admin call of every service is audited in one place: register
 // the result with grpc.Server.RegisterService instead of the generated
 // Register<X>Server. Reads (methods named List*, Get*, Count*) are not
@@ -36,13 +39,23 @@ func AdminService(desc *grpc.ServiceDesc, l *Logger) *grpc.ServiceDesc {
 				} else {
 					res, err = handler(ctx, req)
 				}
-				l.Record(ctx, Event{Action: action, Actor: ActorAdmin, Err: err, Attrs: requestAttrs(req, res, err)})
+				l.Record(ctx, Event{Action: action, Actor: adminActor(ctx), Err: err, Attrs: requestAttrs(req, res, err)})
 				return res, err
 			}
 			return h(srv, ctx, dec, record)
 		}
 	}
 	return &d
+}
+
+// adminActor is the operator the gateway acted for (the Explorer's operator
+// views; only the gateway may send identity metadata), else the admin API's
+// certificate holder.
+func adminActor(ctx context.Context) string {
+	if !identity.FromIncoming(ctx).Anonymous() {
+		return "" // Record names the subject
+	}
+	return ActorAdmin
 }
 
 func readOnly(method string) bool {

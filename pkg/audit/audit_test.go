@@ -249,4 +249,18 @@ func TestAdminService(t *testing.T) {
 			}
 		})
 	}
+	// A change the gateway made for a signed-in operator (the Explorer's
+	// operator views) names the operator, not the admin API.
+	t.Run("for an operator", func(t *testing.T) {
+		buf.Reset()
+		calls, fail = 0, nil
+		op := incoming(identity.Identity{Subject: "op-7", Client: "fris-explorer", Scopes: []string{identity.ScopeOperator}})
+		if _, err := wrapped.Methods[0].Handler(nil, op, dec, passthrough); err != nil {
+			t.Fatal(err)
+		}
+		got := lines(t, buf.Bytes())
+		if len(got) != 1 || got[0]["actor"] != "op-7" || got[0]["client"] != "fris-explorer" {
+			t.Fatalf("events %v, want one with actor op-7 and client fris-explorer", got)
+		}
+	})
 }

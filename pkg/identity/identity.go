@@ -38,13 +38,18 @@ const (
 	// ScopeUserSearch admits the auth service's users/search, which lists
 	// names and email addresses.
 	ScopeUserSearch = "users:search"
+	// ScopeOperator admits the operator views of the FRIS Explorer: the
+	// admin RPCs the gateway may call on an operator's behalf (banks,
+	// upload status, monitoring, registry status; docs/security.md,
+	// "Service-to-service trust"). The service checks it itself.
+	ScopeOperator = "fris:operator"
 )
 
 // IsRoleScope reports whether s is a role scope, one only operators grant
 // to users.
 func IsRoleScope(s string) bool {
 	switch s {
-	case ScopeResearcher, ScopeUserSearch:
+	case ScopeResearcher, ScopeUserSearch, ScopeOperator:
 		return true
 	}
 	return false

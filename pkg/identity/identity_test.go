@@ -35,6 +35,7 @@ func TestIsRoleScope(t *testing.T) {
 	}{
 		{ScopeResearcher, true},
 		{ScopeUserSearch, true},
+		{ScopeOperator, true},
 		{"openid", false},
 		{"mdr:secret", false},
 		{"broker:researcher ", false},

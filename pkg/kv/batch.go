@@ -32,6 +32,7 @@ var errRunAlone = errors.New("kv: run alone")
 // groupCommit gathers Updates into shared transactions made by update.
 type groupCommit struct {
 	update   func(context.Context, func(Tx) error) error
+	parts    Partitioner // nil: one partition
 	delay    time.Duration
 	maxBatch int
 
@@ -128,13 +129,29 @@ func (b *batch) run() {
 	// bounded by the backend's own timeouts.
 	ctx := context.Background()
 	for len(b.calls) > 0 {
-		failed := -1
+		// A transaction holds one partition: the first write's. A write
+		// whose first key is in another leaves this transaction before it
+		// has done anything and goes into the next one (see callTx).
+		var (
+			failed = -1
+			now    []batchCall
+			later  []batchCall
+		)
 		err := g.update(ctx, func(tx Tx) error {
+			failed, now, later = -1, nil, nil
+			shared := &pin{parts: g.parts}
 			for i, c := range b.calls {
-				if err := safeCall(c.fn, tx); err != nil {
+				ct := &callTx{tx: tx, parts: g.parts, batch: shared}
+				err := safeCall(c.fn, ct)
+				if ct.moved {
+					later = append(later, c)
+					continue
+				}
+				if err != nil {
 					failed = i
 					return err
 				}
+				now = append(now, c)
 			}
 			return nil
 		})
@@ -144,11 +161,98 @@ func (b *batch) run() {
 			c.err <- errRunAlone
 			continue
 		}
-		for _, c := range b.calls {
+		for _, c := range now {
 			c.err <- err
 		}
-		return
+		if err != nil {
+			// The moved writes never ran; they try alone rather than share
+			// a failing store's next attempt.
+			for _, c := range later {
+				c.err <- errRunAlone
+			}
+			return
+		}
+		b.calls = later
 	}
+}
+
+// errMoved stops a batched write whose first key is in another partition
+// than its batch's transaction; the write runs in a later transaction.
+var errMoved = errors.New("kv: write moved to another transaction")
+
+// callTx is one batched write's view of the batch's transaction.
+type callTx struct {
+	tx      Tx
+	parts   Partitioner
+	batch   *pin // the partition of the transaction, set by its first key
+	started bool
+	moved   bool
+}
+
+// enter decides, at the write's first key (of partition part), whether it
+// belongs in this transaction. Later keys of another partition are the
+// write's own mistake, which the backend's transaction refuses.
+// A key that touches no partition (one Put refuses, or a scan prefix of
+// several partitions, which the backend refuses) decides nothing.
+func (c *callTx) enter(part string, touches bool) error {
+	if c.moved {
+		return errMoved
+	}
+	if c.started || !touches {
+		return nil
+	}
+	c.started = true
+	if c.batch.set && c.batch.part != part {
+		c.moved = true
+		return errMoved
+	}
+	c.batch.set, c.batch.part = true, part
+	return nil
+}
+
+func (c *callTx) keyPart(key string) (string, bool) {
+	if !validKey(key) {
+		return "", false // absent or refused, whatever the partition
+	}
+	if c.parts == nil {
+		return "", true
+	}
+	return c.parts.Key(key), true
+}
+
+func (c *callTx) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := c.enter(c.keyPart(key)); err != nil {
+		return nil, err
+	}
+	return c.tx.Get(ctx, key)
+}
+
+func (c *callTx) Scan(ctx context.Context, prefix, after string, limit int) ([]Entry, error) {
+	part, known := "", true
+	if c.parts != nil {
+		parts := c.parts.Prefix(prefix)
+		if known = len(parts) == 1; known {
+			part = parts[0]
+		}
+	}
+	if err := c.enter(part, known); err != nil {
+		return nil, err
+	}
+	return c.tx.Scan(ctx, prefix, after, limit)
+}
+
+func (c *callTx) Put(key string, value []byte, ttl time.Duration) error {
+	if err := c.enter(c.keyPart(key)); err != nil {
+		return err
+	}
+	return c.tx.Put(key, value, ttl)
+}
+
+func (c *callTx) Delete(key string) error {
+	if err := c.enter(c.keyPart(key)); err != nil {
+		return err
+	}
+	return c.tx.Delete(key)
 }
 
 // safeCall turns a panic in fn into an error, so one caller's bug does not

@@ -17,15 +17,26 @@ import (
 	"fris.dev/pkg/testredis"
 )
 
+// redisClients names the Redis setups every Redis test runs on: one
+// redis-server and a Cluster.
+var redisClients = []struct {
+	name   string
+	client func(testing.TB) redis.UniversalClient
+}{{"Redis", testredis.Client}, {"Cluster", testredis.ClusterClient}}
+
 // The conformance suite also holds for Redis without group commit
 // (-batch-delay 0).
 func TestConformanceRedisUnbatched(t *testing.T) {
-	c := testredis.Client(t)
-	kvtest.Run(t, func(t *testing.T) kv.Store {
-		db := kv.NewRedis(c, kv.RedisOptions{Prefix: testredis.Prefix(t)})
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	})
+	for _, rc := range redisClients {
+		t.Run(rc.name, func(t *testing.T) {
+			c := rc.client(t)
+			kvtest.Run(t, func(t *testing.T) kv.Store {
+				db := kv.NewRedis(c, kv.RedisOptions{Prefix: testredis.Prefix(t)})
+				t.Cleanup(func() { _ = db.Close() })
+				return db
+			})
+		})
+	}
 }
 
 // execCounter counts the MULTI/EXEC transactions a client sends.
@@ -52,15 +63,46 @@ func (e *execCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 }
 
 func TestRedisGroupCommit(t *testing.T) {
-	c := testredis.Client(t)
-	hook := &execCounter{}
-	c.AddHook(hook)
-	open := func(t *testing.T, delay time.Duration) kv.Store {
-		db := kv.NewRedis(c, kv.RedisOptions{Prefix: testredis.Prefix(t), BatchDelay: delay})
-		t.Cleanup(func() { _ = db.Close() })
-		return db
+	for _, rc := range redisClients {
+		t.Run(rc.name, func(t *testing.T) {
+			c := rc.client(t)
+			hook := &execCounter{}
+			addHook(t, c, hook)
+			open := func(t *testing.T, delay time.Duration) kv.Store {
+				db := kv.NewRedis(c, kv.RedisOptions{Prefix: testredis.Prefix(t), BatchDelay: delay})
+				t.Cleanup(func() { _ = db.Close() })
+				return db
+			}
+			groupCommitCases(t, open, hook.count)
+		})
 	}
-	groupCommitCases(t, open, hook.count)
+}
+
+// addHook adds h to c, and on a Cluster to the node clients, which run the
+// transactions (a ClusterClient's own hooks do not see them).
+func addHook(t *testing.T, c redis.UniversalClient, h redis.Hook) {
+	cc, ok := c.(*redis.ClusterClient)
+	if !ok {
+		c.AddHook(h)
+		return
+	}
+	var mu sync.Mutex
+	seen := map[*redis.Client]bool{}
+	add := func(n *redis.Client) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[n] {
+			seen[n] = true
+			n.AddHook(h)
+		}
+	}
+	cc.OnNewNode(add)
+	if err := cc.ForEachShard(context.Background(), func(_ context.Context, n *redis.Client) error {
+		add(n)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestBoltGroupCommit(t *testing.T) {

@@ -35,7 +35,10 @@ type BoltOptions struct {
 	// fsync to share, a batch would only add its delay to every write.
 	Unbatched bool
 	Logger    *slog.Logger
-	now       clock
+	// Partitions, if set, holds each transaction to one partition, as
+	// on Redis (see partition.go); the key space stays one.
+	Partitions Partitioner
+	now        clock
 	// fault, when set, fails commits with its error (tests of a full disk).
 	fault func() error
 }
@@ -50,6 +53,7 @@ type Bolt struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	fault func() error
+	parts Partitioner
 
 	// full is set when a commit failed for lack of space and cleared by the
 	// next commit that succeeds; while it is set Ping tries a write, so
@@ -83,7 +87,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("kv: init %s: %w", path, err)
 	}
-	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{}), fault: o.fault}
+	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{}), fault: o.fault, parts: o.Partitions}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -92,7 +96,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		if delay <= 0 {
 			delay = time.Millisecond
 		}
-		b.group = &groupCommit{update: b.update, delay: delay, maxBatch: 1000}
+		b.group = &groupCommit{update: b.update, parts: o.Partitions, delay: delay, maxBatch: 1000}
 	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -210,7 +214,7 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 // update commits fn on its own.
 func (b *Bolt) update(_ context.Context, fn func(Tx) error) error {
 	return b.commit(func(tx *bolt.Tx) error {
-		return fn(&boltTx{tx: tx, now: b.now()})
+		return fn(&pinnedTx{Tx: &boltTx{tx: tx, now: b.now()}, pin: pin{parts: b.parts}})
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,50 @@ import (
 
 func TestConformance(t *testing.T) {
 	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) { kvtest.Run(t, open) })
+}
+
+func TestPartitions(t *testing.T) {
+	kvtest.BackendsWith(t, kvtest.PartitionKeys, func(t *testing.T, open func(t *testing.T) kv.Store) {
+		kvtest.RunPartitions(t, open)
+		// The whole suite holds for a partitioned store too.
+		kvtest.Run(t, open)
+	})
+}
+
+func TestSegments(t *testing.T) {
+	s := kv.Segments{"doc/": 2, "one/": 1}
+	for _, c := range []struct {
+		in        string
+		key       string
+		prefix    string
+		prefixSet bool
+	}{
+		{"doc/a/b/x", "a/b", "a/b", true},
+		{"doc/a/b/", "a/b", "a/b", true},
+		{"doc/a/b", "", "", false},
+		{"doc/a/", "", "", false},
+		{"doc/", "", "", false},
+		{"doc", "", "", false},
+		{"", "", "", false},
+		{"one/x/y", "x", "x", true},
+		{"cred/u", "", "", true},
+		{"cred/", "", "", true},
+		{"plain", "", "", false},
+	} {
+		if got := s.Key(c.in); got != c.key {
+			t.Errorf("Key(%q) = %q, want %q", c.in, got, c.key)
+		}
+		want := []string(nil)
+		if c.prefixSet {
+			want = []string{c.prefix}
+		}
+		if got := s.Prefix(c.in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Prefix(%q) = %q, want %q", c.in, got, want)
+		}
+	}
+	if got := (kv.Segments{}).Prefix(""); !reflect.DeepEqual(got, []string{""}) {
+		t.Errorf("no segments: Prefix = %q", got)
+	}
 }
 
 func TestBoltSurvivesReopen(t *testing.T) {
@@ -202,4 +247,21 @@ func TestBoltCommitsCountsSharedCommits(t *testing.T) {
 	if n := db.Commits() - before; n < 2 {
 		t.Fatalf("a further write did not count a commit: %d", n)
 	}
+}
+
+// Every prefix of a key names the key's partition (or leaves the
+// partitions open), so scans never miss a key.
+func FuzzSegments(f *testing.F) {
+	for _, k := range []string{"doc/a/b/x", "one/x", "doc/", "cred/u", "plain", ""} {
+		f.Add(k)
+	}
+	s := kv.Segments{"doc/": 2, "one/": 1}
+	f.Fuzz(func(t *testing.T, key string) {
+		part := s.Key(key)
+		for i := 0; i <= len(key); i++ {
+			if parts := s.Prefix(key[:i]); parts != nil && !reflect.DeepEqual(parts, []string{part}) {
+				t.Fatalf("Prefix(%q) = %q, want nil or [%q], the partition of %q", key[:i], parts, part, key)
+			}
+		}
+	})
 }

@@ -24,6 +24,9 @@ type Config struct {
 	BatchDelay  time.Duration
 	// RedisTimeout bounds each Redis dial, read, write and pool wait.
 	RedisTimeout time.Duration
+	// Partitions is the service's, not a flag: which keys its
+	// transactions need together (see partition.go).
+	Partitions Partitioner
 }
 
 // RegisterFlags adds -store, -data-dir, -redis-url and -batch-delay to fs.
@@ -65,20 +68,37 @@ func (c *Config) Validate() error {
 }
 
 // Open opens the configured backend for the named service: the file
-// <data-dir>/<name>.db, or keys under the hash tag {fris:<name>} in Redis
-// (one Cluster slot per service, so its transactions may span any keys).
+// <data-dir>/<name>.db, or keys under the hash tags {fris:<name>} (the base
+// partition) and {fris:<name>:<partition>} in Redis (one Cluster slot per
+// partition). A Redis store with partitions first moves keys an older
+// layout kept in the base partition into their own (Redis.MoveToPartitions).
 func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	if c.Backend == "redis" {
 		prefix := c.RedisPrefix
 		if prefix == "" {
 			prefix = "fris:" + name
 		}
-		return OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: prefix, Logger: log, BatchDelay: c.BatchDelay, Timeout: c.RedisTimeout})
+		r, err := OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: prefix, Logger: log, BatchDelay: c.BatchDelay, Timeout: c.RedisTimeout, Partitions: c.Partitions})
+		if err != nil {
+			return nil, err
+		}
+		n, err := r.MoveToPartitions(ctx)
+		if err != nil {
+			_ = r.Close()
+			return nil, fmt.Errorf("kv: move keys to their partitions: %w", err)
+		}
+		if n > 0 {
+			log.Info("kv: moved keys of the single-partition layout to their partitions", "keys", n)
+		}
+		return r, nil
 	}
-	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log})
+	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log, Partitions: c.Partitions})
 }
 
 // OpenVolatile opens the store for short-lived, single-use records (login
@@ -99,7 +119,7 @@ func OpenVolatile(c Config, name string, main Store, log *slog.Logger) (Store, e
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("kv: remove old %s: %w", path, err)
 	}
-	return OpenBolt(path, BoltOptions{NoSync: true, Unbatched: true, Logger: log})
+	return OpenBolt(path, BoltOptions{NoSync: true, Unbatched: true, Logger: log, Partitions: c.Partitions})
 }
 
 // unclosable shares a store without handing over its Close.

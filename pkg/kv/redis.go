@@ -19,9 +19,13 @@ import (
 // RedisOptions tune the Redis backend.
 type RedisOptions struct {
 	// Prefix namespaces every key of one store, e.g. "fris:mdr". It is wrapped
-	// in a hash tag so all keys of a store share one Cluster slot, which keeps
-	// MULTI/EXEC transactions across them legal.
+	// in a hash tag, {fris:mdr}, the base partition's; partition P of the
+	// store is the hash tag {fris:mdr:P}, so all keys of a partition share
+	// one Cluster slot, which keeps MULTI/EXEC transactions across them
+	// legal.
 	Prefix string
+	// Partitions, if set, maps keys to partitions (see partition.go).
+	Partitions Partitioner
 	// SweepEvery is the period of the index sweeper for expired keys. Zero
 	// means 1 minute.
 	SweepEvery time.Duration
@@ -47,15 +51,30 @@ type RedisOptions struct {
 const DefaultRedisTimeout = time.Second
 
 // Redis is the scale-out backend. Values live in plain string keys (with
-// PEXPIRE for TTLs); a sorted set with all scores 0 indexes the keys so prefix
-// scans are ZRANGEBYLEX, and a second sorted set scored by expiry lets the
-// sweeper drop index entries of keys Redis has expired.
+// PEXPIRE for TTLs); per partition, a sorted set with all scores 0 indexes
+// the keys so prefix scans are ZRANGEBYLEX, and a second sorted set scored
+// by expiry lets the sweeper drop index entries of keys Redis has expired.
+// A set in the base partition lists the other partitions ever written, for
+// scans of prefixes that span partitions.
 type Redis struct {
-	c       redis.UniversalClient
-	own     bool
+	c   redis.UniversalClient
+	own bool
+	// The base partition's names: the values' prefix, the index and the
+	// expiry set.
 	prefix  string
 	index   string
 	expires string
+	tag     string // the hash tag's content, without braces: fris:<service>
+	parts   Partitioner
+	known   sync.Map // partitions known to be in the set partsKey
+	// partsKey is the set of partitions other than the base one.
+	partsKey string
+	// cluster: a transaction's WATCH names first a key of its partition
+	// that no one writes (space.route): go-redis picks the node by it and
+	// refuses a WATCH of no keys there. Watching it never aborts a
+	// transaction. On a single node or Sentinel a transaction that reads
+	// nothing watches nothing.
+	cluster bool
 	retries int
 	log     *slog.Logger
 	stop    chan struct{}
@@ -150,16 +169,19 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	if p == "" {
 		p = "fris"
 	}
+	tag := strings.NewReplacer("{", "", "}", "").Replace(p)
 	if !strings.Contains(p, "{") {
 		p = "{" + p + "}"
 	}
 	p += ":"
 	r := &Redis{
-		c: c, prefix: p + "d:", index: p + "i", expires: p + "x",
+		c: c, prefix: p + "d:", index: p + "i", expires: p + "x", tag: tag,
+		parts: o.Partitions, partsKey: p + "parts",
 		retries: o.MaxRetries, log: o.Logger, stop: make(chan struct{}),
 	}
+	_, r.cluster = c.(*redis.ClusterClient)
 	if o.BatchDelay > 0 {
-		r.group = &groupCommit{update: r.update, delay: o.BatchDelay, maxBatch: o.MaxBatch}
+		r.group = &groupCommit{update: r.update, parts: o.Partitions, delay: o.BatchDelay, maxBatch: o.MaxBatch}
 		if r.group.maxBatch <= 0 {
 			r.group.maxBatch = 256
 		}
@@ -201,20 +223,121 @@ func (r *Redis) Close() error {
 
 func (r *Redis) Ping(ctx context.Context) error { return redisFailure(ctx, r.c.Ping(ctx).Err()) }
 
+// space is the names of one partition's keys.
+type space struct {
+	data, index, expires string
+	// route is a key of the partition's slot that no one writes (see
+	// Redis.cluster).
+	route string
+}
+
+func (r *Redis) space(part string) space {
+	t := strings.TrimSuffix(r.prefix, "d:")
+	if part != "" {
+		t = "{" + r.tag + ":" + tagEscaper.Replace(part) + "}:"
+	}
+	return space{data: t + "d:", index: t + "i", expires: t + "x", route: t + "route"}
+}
+
+// tagEscaper keeps a partition's name inside its hash tag, and the names
+// of two partitions apart.
+var tagEscaper = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D")
+
+func (r *Redis) keyPart(key string) string {
+	if r.parts == nil {
+		return ""
+	}
+	return r.parts.Key(key)
+}
+
+// prefixParts lists the partitions a scan of prefix reads; nil: all.
+func (r *Redis) prefixParts(prefix string) []string {
+	if r.parts == nil {
+		return []string{""}
+	}
+	return r.parts.Prefix(prefix)
+}
+
 func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 	if !validKey(key) {
 		return nil, ErrNotFound
 	}
-	v, err := r.c.Get(ctx, r.prefix+key).Bytes()
+	v, err := r.c.Get(ctx, r.space(r.keyPart(key)).data+key).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, ErrNotFound
 	}
 	return v, redisFailure(ctx, err)
 }
 
+// Scan reads the partitions that may hold the prefix's keys, all when the
+// Partitioner cannot say (at most limit entries of each, a few at a
+// time), merged in key order.
 func (r *Redis) Scan(ctx context.Context, prefix, after string, limit int) ([]Entry, error) {
-	out, err := r.scan(ctx, r.c, prefix, after, limit)
-	return out, redisFailure(ctx, err)
+	parts := r.prefixParts(prefix)
+	if len(parts) == 1 {
+		out, err := r.scan(ctx, r.c, r.space(parts[0]), prefix, after, limit)
+		return out, redisFailure(ctx, err)
+	}
+	if parts == nil {
+		var err error
+		if parts, err = r.partitions(ctx); err != nil {
+			return nil, redisFailure(ctx, err)
+		}
+	}
+	res := make([][]Entry, len(parts))
+	errs := make([]error, len(parts))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res[i], errs[i] = r.scan(ctx, r.c, r.space(part), prefix, after, limit)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, redisFailure(ctx, err)
+	}
+	var out []Entry
+	for _, es := range res {
+		out = append(out, es...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// partitions lists the base partition and every other one written so far.
+func (r *Redis) partitions(ctx context.Context) ([]string, error) {
+	ps, err := r.c.SMembers(ctx, r.partsKey).Result()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		r.known.Store(p, true)
+	}
+	return append([]string{""}, ps...), nil
+}
+
+// register adds part to the set of partitions before its first write, so
+// a scan that spans partitions finds it. Adding twice is harmless; a crash
+// after it leaves an empty partition listed, which scans skip quickly.
+func (r *Redis) register(ctx context.Context, part string) error {
+	if part == "" {
+		return nil
+	}
+	if _, ok := r.known.Load(part); ok {
+		return nil
+	}
+	if err := r.c.SAdd(ctx, r.partsKey, part).Err(); err != nil {
+		return err
+	}
+	r.known.Store(part, true)
+	return nil
 }
 
 // cmdable is what both the client and a WATCHed transaction can run.
@@ -223,7 +346,7 @@ type cmdable interface {
 	MGet(ctx context.Context, keys ...string) *redis.SliceCmd
 }
 
-func (r *Redis) scan(ctx context.Context, c cmdable, prefix, after string, limit int) ([]Entry, error) {
+func (r *Redis) scan(ctx context.Context, c cmdable, sp space, prefix, after string, limit int) ([]Entry, error) {
 	min := "[" + prefix
 	if after >= prefix {
 		min = "(" + after
@@ -238,7 +361,7 @@ func (r *Redis) scan(ctx context.Context, c cmdable, prefix, after string, limit
 	}
 	var out []Entry
 	for {
-		keys, err := c.ZRangeByLex(ctx, r.index, &redis.ZRangeBy{Min: min, Max: max, Count: page}).Result()
+		keys, err := c.ZRangeByLex(ctx, sp.index, &redis.ZRangeBy{Min: min, Max: max, Count: page}).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +370,7 @@ func (r *Redis) scan(ctx context.Context, c cmdable, prefix, after string, limit
 		}
 		full := make([]string, len(keys))
 		for i, k := range keys {
-			full[i] = r.prefix + k
+			full[i] = sp.data + k
 		}
 		vals, err := c.MGet(ctx, full...).Result()
 		if err != nil {
@@ -286,14 +409,40 @@ func (r *Redis) Update(ctx context.Context, fn func(Tx) error) error {
 }
 
 func (r *Redis) update(ctx context.Context, fn func(Tx) error) error {
+	// On a Cluster the transaction must start on its partition's node,
+	// before fn names a key: a dry run of fn finds the partition of its
+	// first key (fn may run more than once anyway).
+	routed := ""
+	if r.cluster && r.parts != nil {
+		p := &probeTx{r: r}
+		err := fn(p)
+		if !p.set {
+			return err // fn touched nothing, so wrote nothing
+		}
+		routed = p.part
+	}
 	for i := 0; i < r.retries; i++ {
+		var route []string
+		if r.cluster {
+			route = []string{r.space(routed).route}
+		}
+		var t *redisTx
 		err := r.c.Watch(ctx, func(rtx *redis.Tx) error {
-			t := &redisTx{r: r, rtx: rtx, writes: map[string]*write{}}
+			t = &redisTx{r: r, rtx: rtx, writes: map[string]*write{}, pin: pin{parts: r.parts}, routed: routed}
 			if err := fn(t); err != nil {
 				return err
 			}
+			if t.reroute {
+				return errReroute
+			}
 			return t.commit(ctx)
-		})
+		}, route...)
+		if t != nil && t.reroute {
+			// What fn read changed since the dry run, and so did its
+			// first key's partition: start again on that one.
+			routed = t.pin.part
+			continue
+		}
 		if !errors.Is(err, redis.TxFailedErr) {
 			return redisFailure(ctx, err)
 		}
@@ -309,6 +458,56 @@ func (r *Redis) update(ctx context.Context, fn func(Tx) error) error {
 	return fmt.Errorf("kv: %w: transaction retried %d times", ErrConflict, r.retries)
 }
 
+var (
+	errProbe   = errors.New("kv: dry run")
+	errReroute = errors.New("kv: transaction on another partition's node")
+)
+
+// probeTx is the dry run's transaction: it notes the partition of the
+// first key and refuses everything, answering what the real transaction
+// answers without touching a partition.
+type probeTx struct {
+	r    *Redis
+	set  bool
+	part string
+}
+
+func (p *probeTx) touch(part string) error {
+	if !p.set {
+		p.set, p.part = true, part
+	}
+	return errProbe
+}
+
+func (p *probeTx) Get(_ context.Context, key string) ([]byte, error) {
+	if !validKey(key) {
+		return nil, ErrNotFound
+	}
+	return nil, p.touch(p.r.keyPart(key))
+}
+
+func (p *probeTx) Scan(_ context.Context, prefix, _ string, _ int) ([]Entry, error) {
+	parts := p.r.prefixParts(prefix)
+	if len(parts) != 1 {
+		return nil, fmt.Errorf("%w: scan of %q may read several", ErrCrossPartition, prefix)
+	}
+	return nil, p.touch(parts[0])
+}
+
+func (p *probeTx) Put(key string, _ []byte, _ time.Duration) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return p.touch(p.r.keyPart(key))
+}
+
+func (p *probeTx) Delete(key string) error {
+	if !validKey(key) {
+		return nil
+	}
+	return p.touch(p.r.keyPart(key))
+}
+
 type write struct {
 	value []byte
 	ttl   time.Duration
@@ -319,11 +518,32 @@ type redisTx struct {
 	r      *Redis
 	rtx    *redis.Tx
 	writes map[string]*write
+	pin    pin
+	// routed is the partition whose node runs the transaction on a
+	// Cluster; reroute is set when fn's first key is in another.
+	routed  string
+	reroute bool
+}
+
+// enter pins the transaction to part and says where its keys live.
+func (t *redisTx) enter(part string, err error) (space, error) {
+	if err != nil {
+		return space{}, err
+	}
+	if t.reroute || (t.r.cluster && part != t.routed) {
+		t.reroute = true
+		return space{}, errReroute
+	}
+	return t.r.space(part), nil
 }
 
 func (t *redisTx) Get(ctx context.Context, key string) ([]byte, error) {
 	if !validKey(key) {
 		return nil, ErrNotFound
+	}
+	sp, err := t.enter(t.pin.key(key))
+	if err != nil {
+		return nil, err
 	}
 	if w, ok := t.writes[key]; ok {
 		if w.del {
@@ -331,7 +551,7 @@ func (t *redisTx) Get(ctx context.Context, key string) ([]byte, error) {
 		}
 		return w.value, nil
 	}
-	full := t.r.prefix + key
+	full := sp.data + key
 	if err := t.rtx.Watch(ctx, full).Err(); err != nil {
 		return nil, err
 	}
@@ -346,17 +566,21 @@ func (t *redisTx) Get(ctx context.Context, key string) ([]byte, error) {
 // is watched for the whole transaction, so inserts and deletes by others
 // abort it; the scanned values are watched as well.
 func (t *redisTx) Scan(ctx context.Context, prefix, after string, limit int) ([]Entry, error) {
-	if err := t.rtx.Watch(ctx, t.r.index).Err(); err != nil {
+	sp, err := t.enter(t.pin.prefix(prefix))
+	if err != nil {
 		return nil, err
 	}
-	base, err := t.r.scan(ctx, t.rtx, prefix, after, 0)
+	if err := t.rtx.Watch(ctx, sp.index).Err(); err != nil {
+		return nil, err
+	}
+	base, err := t.r.scan(ctx, t.rtx, sp, prefix, after, 0)
 	if err != nil {
 		return nil, err
 	}
 	if len(base) > 0 {
 		keys := make([]string, len(base))
 		for i, e := range base {
-			keys[i] = t.r.prefix + e.Key
+			keys[i] = sp.data + e.Key
 		}
 		if err := t.rtx.Watch(ctx, keys...).Err(); err != nil {
 			return nil, err
@@ -391,6 +615,9 @@ func (t *redisTx) Put(key string, value []byte, ttl time.Duration) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
+	if _, err := t.enter(t.pin.key(key)); err != nil {
+		return err
+	}
 	t.writes[key] = &write{value: append([]byte(nil), value...), ttl: ttl}
 	return nil
 }
@@ -398,6 +625,9 @@ func (t *redisTx) Put(key string, value []byte, ttl time.Duration) error {
 func (t *redisTx) Delete(key string) error {
 	if !validKey(key) {
 		return nil
+	}
+	if _, err := t.enter(t.pin.key(key)); err != nil {
+		return err
 	}
 	t.writes[key] = &write{del: true}
 	return nil
@@ -407,22 +637,26 @@ func (t *redisTx) commit(ctx context.Context) error {
 	if len(t.writes) == 0 {
 		return nil
 	}
+	if err := t.r.register(ctx, t.pin.part); err != nil {
+		return err
+	}
+	sp := t.r.space(t.pin.part)
 	_, err := t.rtx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for k, w := range t.writes {
-			full := t.r.prefix + k
+			full := sp.data + k
 			if w.del {
 				p.Del(ctx, full)
-				p.ZRem(ctx, t.r.index, k)
-				p.ZRem(ctx, t.r.expires, k)
+				p.ZRem(ctx, sp.index, k)
+				p.ZRem(ctx, sp.expires, k)
 				continue
 			}
 			p.Set(ctx, full, w.value, w.ttl)
-			p.ZAdd(ctx, t.r.index, redis.Z{Member: k})
+			p.ZAdd(ctx, sp.index, redis.Z{Member: k})
 			if w.ttl > 0 {
 				at := time.Now().Add(w.ttl).UnixMilli()
-				p.ZAdd(ctx, t.r.expires, redis.Z{Score: float64(at), Member: k})
+				p.ZAdd(ctx, sp.expires, redis.Z{Score: float64(at), Member: k})
 			} else {
-				p.ZRem(ctx, t.r.expires, k)
+				p.ZRem(ctx, sp.expires, k)
 			}
 		}
 		return nil
@@ -448,33 +682,131 @@ func (r *Redis) sweepLoop(every time.Duration) {
 	}
 }
 
-// sweep drops index entries of keys that Redis has expired. A key re-put
-// without TTL in the meantime is no longer in the expiry set, and one re-put
-// with a later TTL has a later score, so neither is touched.
+// sweep drops index entries of keys that Redis has expired, in every
+// partition. A key re-put without TTL in the meantime is no longer in the
+// expiry set, and one re-put with a later TTL has a later score, so neither
+// is touched.
 func (r *Redis) sweep(ctx context.Context) error {
+	parts, err := r.partitions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, part := range parts {
+		if err := r.sweepSpace(ctx, r.space(part)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Redis) sweepSpace(ctx context.Context, sp space) error {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	keys, err := r.c.ZRangeByScore(ctx, r.expires, &redis.ZRangeBy{Min: "-inf", Max: now, Count: 1000}).Result()
+	keys, err := r.c.ZRangeByScore(ctx, sp.expires, &redis.ZRangeBy{Min: "-inf", Max: now, Count: 1000}).Result()
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
 		err := r.c.Watch(ctx, func(rtx *redis.Tx) error {
-			n, err := rtx.Exists(ctx, r.prefix+k).Result()
+			n, err := rtx.Exists(ctx, sp.data+k).Result()
 			if err != nil || n > 0 {
 				return err
 			}
 			_, err = rtx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-				p.ZRem(ctx, r.index, k)
-				p.ZRem(ctx, r.expires, k)
+				p.ZRem(ctx, sp.index, k)
+				p.ZRem(ctx, sp.expires, k)
 				return nil
 			})
 			return err
-		}, r.prefix+k, r.index)
+		}, sp.data+k, sp.index)
 		if err != nil && !errors.Is(err, redis.TxFailedErr) {
 			return err
 		}
 	}
 	return nil
+}
+
+// MoveToPartitions moves the keys that a store written before it had
+// partitions (or with other ones) kept in the base partition into their
+// own, and returns how many it moved. kv.Open runs it at every start of a
+// partitioned Redis store; it reads only the base partition's index when
+// there is nothing to move. Each key is copied first, unless its partition
+// already holds a newer version, and then deleted from the base partition
+// if unchanged, so a crash in between only leaves a copy that the next run
+// deletes. Stores of an older FRIS must not write meanwhile.
+func (r *Redis) MoveToPartitions(ctx context.Context) (int, error) {
+	if r.parts == nil {
+		return 0, nil
+	}
+	base := r.space("")
+	moved := 0
+	after := "-"
+	for {
+		keys, err := r.c.ZRangeByLex(ctx, base.index, &redis.ZRangeBy{Min: after, Max: "+", Count: 512}).Result()
+		if err != nil {
+			return moved, redisFailure(ctx, err)
+		}
+		for _, k := range keys {
+			if r.keyPart(k) == "" {
+				continue
+			}
+			if err := r.moveOne(ctx, base, k); err != nil {
+				return moved, redisFailure(ctx, err)
+			}
+			moved++
+		}
+		if len(keys) < 512 {
+			return moved, nil
+		}
+		after = "(" + keys[len(keys)-1]
+	}
+}
+
+func (r *Redis) moveOne(ctx context.Context, base space, k string) error {
+	full := base.data + k
+	v, err := r.c.Get(ctx, full).Bytes()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	if err == nil {
+		ttl, err := r.c.PTTL(ctx, full).Result()
+		if err != nil {
+			return err
+		}
+		if ttl == -2*time.Nanosecond || ttl == -2*time.Millisecond {
+			return nil // expired since the read: the next run drops its entry
+		}
+		if ttl < 0 {
+			ttl = 0
+		}
+		if err := r.update(ctx, func(tx Tx) error {
+			if _, err := tx.Get(ctx, k); err == nil || !errors.Is(err, ErrNotFound) {
+				return err // a newer version is there already
+			}
+			return tx.Put(k, v, ttl)
+		}); err != nil {
+			return err
+		}
+	}
+	err = r.c.Watch(ctx, func(rtx *redis.Tx) error {
+		now, err := rtx.Get(ctx, full).Bytes()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		if err == nil && string(now) != string(v) {
+			return nil // written since: moved at the next run
+		}
+		_, err = rtx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, full)
+			p.ZRem(ctx, base.index, k)
+			p.ZRem(ctx, base.expires, k)
+			return nil
+		})
+		return err
+	}, full, base.index)
+	if errors.Is(err, redis.TxFailedErr) {
+		return nil
+	}
+	return err
 }
 
 // RedisClient lends the store's client and its key prefix (with the hash

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	bolt "go.etcd.io/bbolt"
 
 	"fris.dev/pkg/testredis"
@@ -45,8 +46,12 @@ func TestBoltSweepRemovesExpiredRecords(t *testing.T) {
 }
 
 func TestRedisSweepDropsIndexEntries(t *testing.T) {
+	t.Run("Redis", func(t *testing.T) { testSweepDropsIndexEntries(t, testredis.Client(t)) })
+	t.Run("Cluster", func(t *testing.T) { testSweepDropsIndexEntries(t, testredis.ClusterClient(t)) })
+}
+
+func testSweepDropsIndexEntries(t *testing.T, c redis.UniversalClient) {
 	ctx := context.Background()
-	c := testredis.Client(t)
 	r := NewRedis(c, RedisOptions{Prefix: testredis.Prefix(t)})
 	defer r.Close()
 	if err := r.Update(ctx, func(tx Tx) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc/metadata"
 
 	"fris.dev/pkg/identity"
@@ -52,19 +53,26 @@ func from(addr string) context.Context {
 	return metadata.NewIncomingContext(context.Background(), metadata.Pairs(identity.KeyClientAddr, addr))
 }
 
-// eachBackend runs fn on the in-process backend and, with REDIS_URL, on
-// Redis.
+// eachBackend runs fn on the in-process backend and, with REDIS_URL and
+// REDIS_CLUSTER_URL, on Redis and on a Redis Cluster.
 func eachBackend(t *testing.T, fn func(t *testing.T, f fixture)) {
 	t.Run("memory", func(t *testing.T) {
 		c := &clock{t: time.Unix(1_700_000_000, 0), fake: true}
 		fn(t, fixture{name: "memory", b: newMemBackend(c.now), clock: c, unit: time.Second})
 	})
-	t.Run("redis", func(t *testing.T) {
-		rc := testredis.Client(t)
-		// Redis keeps time itself: the test sleeps, in units short enough
-		// for a quick test and long enough for loopback round trips.
-		fn(t, fixture{name: "redis", b: newRedisBackend(rc, testredis.Prefix(t)+":"), clock: &clock{}, unit: 150 * time.Millisecond})
-	})
+	for _, r := range []struct {
+		name   string
+		client func(testing.TB) redis.UniversalClient
+	}{{"redis", testredis.Client}, {"cluster", testredis.ClusterClient}} {
+		t.Run(r.name, func(t *testing.T) {
+			rc := r.client(t)
+			// Redis keeps time itself: the test sleeps, in units short
+			// enough for a quick test and long enough for loopback round
+			// trips. The prefix is a hash tag, as the store's is.
+			prefix := "{" + testredis.Prefix(t) + "}:"
+			fn(t, fixture{name: r.name, b: newRedisBackend(rc, prefix), clock: &clock{}, unit: 150 * time.Millisecond})
+		})
+	}
 }
 
 func retryOf(t *testing.T, err error) time.Duration {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/pkg/identity"
 	"fris.dev/pkg/mtls"
 )
 
@@ -47,8 +48,8 @@ func defaultAccess(gs *grpc.Server, extra Access) Access {
 	return a
 }
 
-// allows reports whether the peer name may call method.
-func (a Access) allows(name, method string) bool {
+// who are the names the longest prefix of method admits.
+func (a Access) who(method string) []string {
 	best := -1
 	var who []string
 	for p, names := range a {
@@ -56,7 +57,12 @@ func (a Access) allows(name, method string) bool {
 			best, who = len(p), names
 		}
 	}
-	for _, n := range who {
+	return who
+}
+
+// allows reports whether the peer name may call method.
+func (a Access) allows(name, method string) bool {
+	for _, n := range a.who(method) {
 		if n == name || n == Anyone {
 			return true
 		}
@@ -125,6 +131,77 @@ func (z *authorizer) unary(ctx context.Context, req any, info *grpc.UnaryServerI
 
 func (z *authorizer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	if err := z.check(ss.Context(), method(ss.Context(), info.FullMethod)); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+// withOperator admits the gateway to the methods (full names) it may call
+// on an operator's behalf, besides whoever the table admits to them
+// already (the longest prefix decides, so each method's entry keeps them).
+func withOperator(a Access, methods []string) Access {
+	if len(methods) == 0 {
+		return a
+	}
+	out := Access{}
+	for p, names := range a {
+		out[p] = names
+	}
+	for _, m := range methods {
+		out[m] = append(append([]string(nil), a.who(m)...), mtls.Gateway)
+	}
+	return out
+}
+
+// operatorGate guards the admin methods the gateway may call for an
+// operator (docs/security.md, "Service-to-service trust"): such a call
+// from the gateway, or any call that carries a user's identity, must
+// carry one whose token grants identity.ScopeOperator. The gateway's
+// certificate alone is not enough, so a compromised gateway without an
+// operator's token cannot approve or delete banks. Calls without identity
+// from the admin certificate (the CLIs) pass as before.
+type operatorGate struct {
+	methods map[string]bool
+	log     *slog.Logger
+}
+
+func newOperatorGate(methods []string, log *slog.Logger) *operatorGate {
+	g := &operatorGate{methods: map[string]bool{}, log: log}
+	for _, m := range methods {
+		g.methods[m] = true
+	}
+	return g
+}
+
+func (g *operatorGate) check(ctx context.Context, method string) error {
+	if !g.methods[method] {
+		return nil
+	}
+	name, _ := mtls.PeerName(ctx)
+	id := identity.FromIncoming(ctx)
+	if name != mtls.Gateway && id.Anonymous() {
+		return nil
+	}
+	if id.Anonymous() {
+		g.log.WarnContext(ctx, "call refused", "peer", name, "method", method, "reason", "no operator identity")
+		return status.Error(codes.Unauthenticated, "an operator's access token is required")
+	}
+	if !id.HasScope(identity.ScopeOperator) {
+		g.log.WarnContext(ctx, "call refused", "peer", name, "method", method, "subject", id.Subject, "reason", "no operator scope")
+		return status.Errorf(codes.PermissionDenied, "the access token lacks the scope %s", identity.ScopeOperator)
+	}
+	return nil
+}
+
+func (g *operatorGate) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := g.check(ctx, method(ctx, info.FullMethod)); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (g *operatorGate) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := g.check(ss.Context(), method(ss.Context(), info.FullMethod)); err != nil {
 		return err
 	}
 	return h(srv, ss)

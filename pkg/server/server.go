@@ -159,6 +159,11 @@ type Service struct {
 	Ops map[string]http.Handler
 	// Access adds callers to the default access table (see defaultAccess).
 	Access Access
+	// Operator lists admin methods (full names) the gateway may call on
+	// behalf of a signed-in operator, for the Explorer's operator views:
+	// the gateway is admitted to them, and each such call must carry the
+	// identity of a token with the operator scope (operatorGate).
+	Operator []string
 }
 
 // Run serves until ctx ends, then drains in-flight requests.
@@ -184,10 +189,16 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	unary := []grpc.UnaryServerInterceptor{m.unary, logUnary(svc.Log)}
 	stream := []grpc.StreamServerInterceptor{}
 	z := &authorizer{log: svc.Log}
+	gate := newOperatorGate(svc.Operator, svc.Log)
 	if creds != nil {
 		unary = append(unary, z.unary)
 		stream = append(stream, z.stream)
-	} else {
+	}
+	// The gate runs without TLS too: a user's identity without the scope
+	// is refused there as well.
+	unary = append(unary, gate.unary)
+	stream = append(stream, gate.stream)
+	if creds == nil {
 		svc.Log.Warn("gRPC without TLS (-insecure-plaintext): any caller that reaches the port may act as the gateway or an operator; development only")
 	}
 	opts := []grpc.ServerOption{
@@ -217,7 +228,7 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	reflection.Register(gs)
 	svc.Register(gs)
 	// Set before Serve, so no call reads it unset.
-	z.access = defaultAccess(gs, svc.Access)
+	z.access = withOperator(defaultAccess(gs, svc.Access), svc.Operator)
 	if creds != nil {
 		svc.Log.Debug("access table", "access", z.access.String())
 	}

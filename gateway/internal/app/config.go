@@ -64,6 +64,9 @@ type Config struct {
 	ExplorerClientSecretFile string
 	ExplorerURL              string
 	ExplorerSessions         int
+	// ExplorerStaleAfter: the operators' sites view highlights teilers
+	// that have not uploaded for longer.
+	ExplorerStaleAfter time.Duration
 
 	// TLS is the gateway's side of the services' mutual TLS: its
 	// certificate ("gateway", the one peer whose identity metadata the
@@ -116,6 +119,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ExplorerClientSecretFile, "explorer-client-secret-file", "", "file holding the Explorer's client secret")
 	fs.StringVar(&c.ExplorerURL, "explorer-url", "", "the gateway's origin as browsers reach it, e.g. https://fris.example.org, for the Explorer's redirect URI <url>/explorer/callback (empty: each request's own Host)")
 	fs.IntVar(&c.ExplorerSessions, "explorer-sessions", 10000, "most Explorer sessions kept in memory; beyond, the least recently used goes")
+	c.ExplorerStaleAfter = explorer.DefaultStaleAfter
+	fs.Func("explorer-stale-after", "the Explorer's sites view highlights a teiler without an upload for longer than this: days (7d) or a Go duration (36h) (default 7d)", func(s string) error {
+		d, err := explorer.ParseAge(s)
+		if err == nil {
+			c.ExplorerStaleAfter = d
+		}
+		return err
+	})
 	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Gateway))
 }
 

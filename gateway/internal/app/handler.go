@@ -144,10 +144,18 @@ func registerExplorer(ctx context.Context, mux routes.Mux, cfg Config, up Upstre
 	ec := explorer.Config{
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
-		Timeout: cfg.UpstreamTimeout, Log: log, MaxUpload: cfg.MaxBody, Done: ctx.Done(),
+		Timeout: cfg.UpstreamTimeout, Log: log, StaleAfter: cfg.ExplorerStaleAfter,
+		MaxUpload: cfg.MaxBody, Done: ctx.Done(),
+		// The operator views: the services admit the gateway to the few
+		// admin RPCs they call, only for an operator's token.
+		Registry: mdrv1.NewMdrAdminClient(up.MDR),
 	}
 	if up.Broker != nil {
+		ec.Banks = brokerv1.NewBrokerAdminClient(up.Broker)
 		ec.Broker = brokerv1.NewResearcherServiceClient(up.Broker)
+	}
+	if up.Upload != nil {
+		ec.Uploads = uploadv1.NewUploadAdminClient(up.Upload)
 	}
 	if cfg.ExplorerClientSecretFile != "" {
 		b, err := os.ReadFile(cfg.ExplorerClientSecretFile)

@@ -33,6 +33,7 @@ import (
 	"fris.dev/pkg/identity"
 	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
+	uploadv1 "fris.dev/proto/upload/v1"
 )
 
 // Paths the Explorer serves; every one is in the gateway's route table and
@@ -100,6 +101,14 @@ type Config struct {
 	Timeout time.Duration
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Operator views (operator.go): the admin APIs the gateway may call
+	// for a user with the operator scope; nil: that view is unavailable.
+	Banks    brokerv1.BrokerAdminClient
+	Uploads  uploadv1.UploadAdminClient
+	Registry mdrv1.MdrAdminClient
+	// StaleAfter: the sites view highlights teilers without an upload for
+	// longer (default DefaultStaleAfter).
+	StaleAfter time.Duration
 }
 
 // App serves the Explorer's pages.
@@ -149,6 +158,9 @@ func New(cfg Config) (*App, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = DefaultStaleAfter
+	}
 	if cfg.AuthPrefix == "" {
 		cfg.AuthPrefix = routes.CanonicalAuthPrefix
 	}
@@ -194,6 +206,7 @@ func (a *App) Register(mux routes.Mux) {
 	mux.Handle("GET "+Prefix+"/groups/{urn}", a.page(a.group))
 	mux.Handle("GET "+Prefix+"/records/{urn}", a.page(a.record))
 	mux.Handle("GET "+Prefix+"/dataelements/{urn}", a.page(a.dataElement))
+	a.registerOperator(mux)
 	a.registerInquiries(mux)
 }
 
@@ -335,6 +348,10 @@ type view struct {
 	CSRF    string
 	SignIn  string // sign-in link; "" when not configured
 	Section string
+	// Operator: the user may see the operator views (the nav shows them);
+	// Tab is the operator view shown.
+	Operator bool
+	Tab      string
 	// Partial: only a part of the page is sent (an htmx request).
 	Partial bool
 	Crumbs  []crumb
@@ -367,6 +384,7 @@ func (a *App) view(q *req, titleKey string) *view {
 	}
 	if q.sess != nil && q.sess.User != nil {
 		v.User, v.CSRF = q.sess.User, q.sess.CSRF
+		v.Operator = q.isOperator()
 	}
 	if a.Configured() {
 		v.SignIn = LoginPath + "?" + url.Values{"return": {returnTarget(q.r)}}.Encode()

@@ -170,9 +170,9 @@ type siteChoice struct {
 	Checked bool
 }
 
-// sites are the sites the broker knows, those chosen checked; a chosen
+// targetSites are the sites the broker knows, those chosen checked; a chosen
 // site the broker no longer knows stays in the list, so an edit keeps it.
-func (a *App) sites(q *req, chosen []string) ([]siteChoice, error) {
+func (a *App) targetSites(q *req, chosen []string) ([]siteChoice, error) {
 	b, err := a.broker()
 	if err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func (a *App) newInquiry(q *req) error {
 		}
 	}
 	var err error
-	if f.Sites, err = a.sites(q, nil); err != nil {
+	if f.Sites, err = a.targetSites(q, nil); err != nil {
 		return err
 	}
 	// A data element's page links here to start a query with it.
@@ -348,7 +348,7 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 	if len(chosen) > maxListedSites {
 		return nil, nil, fail(http.StatusBadRequest, "error.badrequest")
 	}
-	if f.Sites, err = a.sites(q, chosen); err != nil {
+	if f.Sites, err = a.targetSites(q, chosen); err != nil {
 		return nil, nil, err
 	}
 	if f.Label == "" {
@@ -469,7 +469,7 @@ func (a *App) editInquiry(q *req) error {
 	f := &inquiryForm{ID: in.GetId(), Action: inquiryHref(in.GetId()), Label: in.GetLabel(), Description: in.GetDescription(),
 		Title: ct.GetTitle(), First: ct.GetFirstname(), Last: ct.GetLastname(), Email: ct.GetEmail(), Phone: ct.GetPhone(), Org: ct.GetOrganization(),
 		Expires: day(in.GetExpiresAt()), Expose: in.GetExpose()}
-	if f.Sites, err = a.sites(q, in.GetTargetSites()); err != nil {
+	if f.Sites, err = a.targetSites(q, in.GetTargetSites()); err != nil {
 		return err
 	}
 	if f.B, err = a.builderOf(q, in.GetQuery()); err != nil {

@@ -12,6 +12,7 @@ package mdrv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -453,8 +454,13 @@ func (x *NamespaceInfo) GetMembers() int32 {
 }
 
 type AdminListNamespacesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Namespaces    []*NamespaceInfo       `protobuf:"bytes,1,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Namespaces []*NamespaceInfo       `protobuf:"bytes,1,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// generation is the registry's version: every import and deletion adds one.
+	Generation int64 `protobuf:"varint,2,opt,name=generation,proto3" json:"generation,omitempty"`
+	// last_change is when the registry was last imported into or a namespace
+	// deleted; unset when that was before the registry recorded it.
+	LastChange    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_change,json=lastChange,proto3" json:"last_change,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -492,6 +498,20 @@ func (*AdminListNamespacesResponse) Descriptor() ([]byte, []int) {
 func (x *AdminListNamespacesResponse) GetNamespaces() []*NamespaceInfo {
 	if x != nil {
 		return x.Namespaces
+	}
+	return nil
+}
+
+func (x *AdminListNamespacesResponse) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+func (x *AdminListNamespacesResponse) GetLastChange() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastChange
 	}
 	return nil
 }
@@ -580,7 +600,7 @@ var File_mdr_v1_admin_proto protoreflect.FileDescriptor
 
 const file_mdr_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x12mdr/v1/admin.proto\x12\vfris.mdr.v1\x1a\x10mdr/v1/mdr.proto\"E\n" +
+	"\x12mdr/v1/admin.proto\x12\vfris.mdr.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x10mdr/v1/mdr.proto\"E\n" +
 	"\bRegistry\x129\n" +
 	"\n" +
 	"namespaces\x18\x01 \x03(\v2\x19.fris.mdr.v1.NamespaceDefR\n" +
@@ -616,11 +636,16 @@ const file_mdr_v1_admin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aprivate\x18\x02 \x01(\bR\aprivate\x12\x1a\n" +
 	"\belements\x18\x03 \x01(\x05R\belements\x12\x18\n" +
-	"\amembers\x18\x04 \x01(\x05R\amembers\"Y\n" +
+	"\amembers\x18\x04 \x01(\x05R\amembers\"\xb6\x01\n" +
 	"\x1bAdminListNamespacesResponse\x12:\n" +
 	"\n" +
 	"namespaces\x18\x01 \x03(\v2\x1a.fris.mdr.v1.NamespaceInfoR\n" +
-	"namespaces\",\n" +
+	"namespaces\x12\x1e\n" +
+	"\n" +
+	"generation\x18\x02 \x01(\x03R\n" +
+	"generation\x12;\n" +
+	"\vlast_change\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastChange\",\n" +
 	"\x16DeleteNamespaceRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x19\n" +
 	"\x17DeleteNamespaceResponse2\x90\x02\n" +
@@ -656,6 +681,7 @@ var file_mdr_v1_admin_proto_goTypes = []any{
 	(*Designation)(nil),                 // 10: fris.mdr.v1.Designation
 	(*Validation)(nil),                  // 11: fris.mdr.v1.Validation
 	(*Slot)(nil),                        // 12: fris.mdr.v1.Slot
+	(*timestamppb.Timestamp)(nil),       // 13: google.protobuf.Timestamp
 }
 var file_mdr_v1_admin_proto_depIdxs = []int32{
 	1,  // 0: fris.mdr.v1.Registry.namespaces:type_name -> fris.mdr.v1.NamespaceDef
@@ -666,17 +692,18 @@ var file_mdr_v1_admin_proto_depIdxs = []int32{
 	12, // 5: fris.mdr.v1.Element.slots:type_name -> fris.mdr.v1.Slot
 	0,  // 6: fris.mdr.v1.ImportRequest.registry:type_name -> fris.mdr.v1.Registry
 	6,  // 7: fris.mdr.v1.AdminListNamespacesResponse.namespaces:type_name -> fris.mdr.v1.NamespaceInfo
-	3,  // 8: fris.mdr.v1.MdrAdmin.Import:input_type -> fris.mdr.v1.ImportRequest
-	5,  // 9: fris.mdr.v1.MdrAdmin.ListNamespaces:input_type -> fris.mdr.v1.AdminListNamespacesRequest
-	8,  // 10: fris.mdr.v1.MdrAdmin.DeleteNamespace:input_type -> fris.mdr.v1.DeleteNamespaceRequest
-	4,  // 11: fris.mdr.v1.MdrAdmin.Import:output_type -> fris.mdr.v1.ImportResponse
-	7,  // 12: fris.mdr.v1.MdrAdmin.ListNamespaces:output_type -> fris.mdr.v1.AdminListNamespacesResponse
-	9,  // 13: fris.mdr.v1.MdrAdmin.DeleteNamespace:output_type -> fris.mdr.v1.DeleteNamespaceResponse
-	11, // [11:14] is the sub-list for method output_type
-	8,  // [8:11] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	13, // 8: fris.mdr.v1.AdminListNamespacesResponse.last_change:type_name -> google.protobuf.Timestamp
+	3,  // 9: fris.mdr.v1.MdrAdmin.Import:input_type -> fris.mdr.v1.ImportRequest
+	5,  // 10: fris.mdr.v1.MdrAdmin.ListNamespaces:input_type -> fris.mdr.v1.AdminListNamespacesRequest
+	8,  // 11: fris.mdr.v1.MdrAdmin.DeleteNamespace:input_type -> fris.mdr.v1.DeleteNamespaceRequest
+	4,  // 12: fris.mdr.v1.MdrAdmin.Import:output_type -> fris.mdr.v1.ImportResponse
+	7,  // 13: fris.mdr.v1.MdrAdmin.ListNamespaces:output_type -> fris.mdr.v1.AdminListNamespacesResponse
+	9,  // 14: fris.mdr.v1.MdrAdmin.DeleteNamespace:output_type -> fris.mdr.v1.DeleteNamespaceResponse
+	12, // [12:15] is the sub-list for method output_type
+	9,  // [9:12] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_mdr_v1_admin_proto_init() }

@@ -903,6 +903,189 @@ func (x *GetPatientResponse) GetDocument() []byte {
 	return nil
 }
 
+type ListTeilersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// names_only lists the teilers without counting their patients or reading
+	// their times (a scan of every stored summary): for pick lists.
+	NamesOnly     bool `protobuf:"varint,1,opt,name=names_only,json=namesOnly,proto3" json:"names_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTeilersRequest) Reset() {
+	*x = ListTeilersRequest{}
+	mi := &file_upload_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTeilersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTeilersRequest) ProtoMessage() {}
+
+func (x *ListTeilersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_upload_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTeilersRequest.ProtoReflect.Descriptor instead.
+func (*ListTeilersRequest) Descriptor() ([]byte, []int) {
+	return file_upload_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListTeilersRequest) GetNamesOnly() bool {
+	if x != nil {
+		return x.NamesOnly
+	}
+	return false
+}
+
+// TeilerStatus is one teiler's upload status: every teiler that has a
+// credential.
+type TeilerStatus struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Teiler *Teiler                `protobuf:"bytes,1,opt,name=teiler,proto3" json:"teiler,omitempty"`
+	// patients is how many patient documents the teiler stores.
+	Patients int32 `protobuf:"varint,2,opt,name=patients,proto3" json:"patients,omitempty"`
+	// last_upload is the timestamp of the teiler's last upload statistics
+	// (PUT .../uploadStats); unset when it never sent one.
+	LastUpload *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_upload,json=lastUpload,proto3" json:"last_upload,omitempty"`
+	// last_stored is when the teiler's newest patient document was stored;
+	// unset when it stores none.
+	LastStored *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_stored,json=lastStored,proto3" json:"last_stored,omitempty"`
+	// credentials and disabled count the teiler's usernames, and those of
+	// them turned off.
+	Credentials   int32 `protobuf:"varint,5,opt,name=credentials,proto3" json:"credentials,omitempty"`
+	Disabled      int32 `protobuf:"varint,6,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TeilerStatus) Reset() {
+	*x = TeilerStatus{}
+	mi := &file_upload_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TeilerStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TeilerStatus) ProtoMessage() {}
+
+func (x *TeilerStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_upload_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TeilerStatus.ProtoReflect.Descriptor instead.
+func (*TeilerStatus) Descriptor() ([]byte, []int) {
+	return file_upload_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *TeilerStatus) GetTeiler() *Teiler {
+	if x != nil {
+		return x.Teiler
+	}
+	return nil
+}
+
+func (x *TeilerStatus) GetPatients() int32 {
+	if x != nil {
+		return x.Patients
+	}
+	return 0
+}
+
+func (x *TeilerStatus) GetLastUpload() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastUpload
+	}
+	return nil
+}
+
+func (x *TeilerStatus) GetLastStored() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastStored
+	}
+	return nil
+}
+
+func (x *TeilerStatus) GetCredentials() int32 {
+	if x != nil {
+		return x.Credentials
+	}
+	return 0
+}
+
+func (x *TeilerStatus) GetDisabled() int32 {
+	if x != nil {
+		return x.Disabled
+	}
+	return 0
+}
+
+type ListTeilersResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Teilers       []*TeilerStatus        `protobuf:"bytes,1,rep,name=teilers,proto3" json:"teilers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListTeilersResponse) Reset() {
+	*x = ListTeilersResponse{}
+	mi := &file_upload_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListTeilersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListTeilersResponse) ProtoMessage() {}
+
+func (x *ListTeilersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_upload_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListTeilersResponse.ProtoReflect.Descriptor instead.
+func (*ListTeilersResponse) Descriptor() ([]byte, []int) {
+	return file_upload_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListTeilersResponse) GetTeilers() []*TeilerStatus {
+	if x != nil {
+		return x.Teilers
+	}
+	return nil
+}
+
 var File_upload_v1_admin_proto protoreflect.FileDescriptor
 
 const file_upload_v1_admin_proto_rawDesc = "" +
@@ -970,7 +1153,21 @@ const file_upload_v1_admin_proto_rawDesc = "" +
 	"patient_id\x18\x02 \x01(\tR\tpatientId\"j\n" +
 	"\x12GetPatientResponse\x128\n" +
 	"\asummary\x18\x01 \x01(\v2\x1e.fris.upload.v1.PatientSummaryR\asummary\x12\x1a\n" +
-	"\bdocument\x18\x02 \x01(\fR\bdocument2\xd2\x05\n" +
+	"\bdocument\x18\x02 \x01(\fR\bdocument\"3\n" +
+	"\x12ListTeilersRequest\x12\x1d\n" +
+	"\n" +
+	"names_only\x18\x01 \x01(\bR\tnamesOnly\"\x92\x02\n" +
+	"\fTeilerStatus\x12.\n" +
+	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12\x1a\n" +
+	"\bpatients\x18\x02 \x01(\x05R\bpatients\x12;\n" +
+	"\vlast_upload\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastUpload\x12;\n" +
+	"\vlast_stored\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastStored\x12 \n" +
+	"\vcredentials\x18\x05 \x01(\x05R\vcredentials\x12\x1a\n" +
+	"\bdisabled\x18\x06 \x01(\x05R\bdisabled\"M\n" +
+	"\x13ListTeilersResponse\x126\n" +
+	"\ateilers\x18\x01 \x03(\v2\x1c.fris.upload.v1.TeilerStatusR\ateilers2\xaa\x06\n" +
 	"\vUploadAdmin\x12e\n" +
 	"\x10CreateCredential\x12'.fris.upload.v1.CreateCredentialRequest\x1a(.fris.upload.v1.CreateCredentialResponse\x12t\n" +
 	"\x15SetCredentialPassword\x12,.fris.upload.v1.SetCredentialPasswordRequest\x1a-.fris.upload.v1.SetCredentialPasswordResponse\x12t\n" +
@@ -979,7 +1176,8 @@ const file_upload_v1_admin_proto_rawDesc = "" +
 	"\fListPatients\x12#.fris.upload.v1.ListPatientsRequest\x1a$.fris.upload.v1.ListPatientsResponse\x12\\\n" +
 	"\rCountPatients\x12$.fris.upload.v1.CountPatientsRequest\x1a%.fris.upload.v1.CountPatientsResponse\x12S\n" +
 	"\n" +
-	"GetPatient\x12!.fris.upload.v1.GetPatientRequest\x1a\".fris.upload.v1.GetPatientResponseB#Z!fris.dev/proto/upload/v1;uploadv1b\x06proto3"
+	"GetPatient\x12!.fris.upload.v1.GetPatientRequest\x1a\".fris.upload.v1.GetPatientResponse\x12V\n" +
+	"\vListTeilers\x12\".fris.upload.v1.ListTeilersRequest\x1a#.fris.upload.v1.ListTeilersResponseB#Z!fris.dev/proto/upload/v1;uploadv1b\x06proto3"
 
 var (
 	file_upload_v1_admin_proto_rawDescOnce sync.Once
@@ -993,7 +1191,7 @@ func file_upload_v1_admin_proto_rawDescGZIP() []byte {
 	return file_upload_v1_admin_proto_rawDescData
 }
 
-var file_upload_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_upload_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_upload_v1_admin_proto_goTypes = []any{
 	(*Credential)(nil),                    // 0: fris.upload.v1.Credential
 	(*CreateCredentialRequest)(nil),       // 1: fris.upload.v1.CreateCredentialRequest
@@ -1011,39 +1209,48 @@ var file_upload_v1_admin_proto_goTypes = []any{
 	(*CountPatientsResponse)(nil),         // 13: fris.upload.v1.CountPatientsResponse
 	(*GetPatientRequest)(nil),             // 14: fris.upload.v1.GetPatientRequest
 	(*GetPatientResponse)(nil),            // 15: fris.upload.v1.GetPatientResponse
-	(*Teiler)(nil),                        // 16: fris.upload.v1.Teiler
-	(*timestamppb.Timestamp)(nil),         // 17: google.protobuf.Timestamp
+	(*ListTeilersRequest)(nil),            // 16: fris.upload.v1.ListTeilersRequest
+	(*TeilerStatus)(nil),                  // 17: fris.upload.v1.TeilerStatus
+	(*ListTeilersResponse)(nil),           // 18: fris.upload.v1.ListTeilersResponse
+	(*Teiler)(nil),                        // 19: fris.upload.v1.Teiler
+	(*timestamppb.Timestamp)(nil),         // 20: google.protobuf.Timestamp
 }
 var file_upload_v1_admin_proto_depIdxs = []int32{
-	16, // 0: fris.upload.v1.Credential.teiler:type_name -> fris.upload.v1.Teiler
-	17, // 1: fris.upload.v1.Credential.created:type_name -> google.protobuf.Timestamp
-	16, // 2: fris.upload.v1.CreateCredentialRequest.teiler:type_name -> fris.upload.v1.Teiler
+	19, // 0: fris.upload.v1.Credential.teiler:type_name -> fris.upload.v1.Teiler
+	20, // 1: fris.upload.v1.Credential.created:type_name -> google.protobuf.Timestamp
+	19, // 2: fris.upload.v1.CreateCredentialRequest.teiler:type_name -> fris.upload.v1.Teiler
 	0,  // 3: fris.upload.v1.ListCredentialsResponse.credentials:type_name -> fris.upload.v1.Credential
-	17, // 4: fris.upload.v1.PatientSummary.stored:type_name -> google.protobuf.Timestamp
-	16, // 5: fris.upload.v1.ListPatientsRequest.teiler:type_name -> fris.upload.v1.Teiler
+	20, // 4: fris.upload.v1.PatientSummary.stored:type_name -> google.protobuf.Timestamp
+	19, // 5: fris.upload.v1.ListPatientsRequest.teiler:type_name -> fris.upload.v1.Teiler
 	9,  // 6: fris.upload.v1.ListPatientsResponse.patients:type_name -> fris.upload.v1.PatientSummary
-	16, // 7: fris.upload.v1.CountPatientsRequest.teiler:type_name -> fris.upload.v1.Teiler
-	16, // 8: fris.upload.v1.GetPatientRequest.teiler:type_name -> fris.upload.v1.Teiler
+	19, // 7: fris.upload.v1.CountPatientsRequest.teiler:type_name -> fris.upload.v1.Teiler
+	19, // 8: fris.upload.v1.GetPatientRequest.teiler:type_name -> fris.upload.v1.Teiler
 	9,  // 9: fris.upload.v1.GetPatientResponse.summary:type_name -> fris.upload.v1.PatientSummary
-	1,  // 10: fris.upload.v1.UploadAdmin.CreateCredential:input_type -> fris.upload.v1.CreateCredentialRequest
-	3,  // 11: fris.upload.v1.UploadAdmin.SetCredentialPassword:input_type -> fris.upload.v1.SetCredentialPasswordRequest
-	5,  // 12: fris.upload.v1.UploadAdmin.SetCredentialDisabled:input_type -> fris.upload.v1.SetCredentialDisabledRequest
-	7,  // 13: fris.upload.v1.UploadAdmin.ListCredentials:input_type -> fris.upload.v1.ListCredentialsRequest
-	10, // 14: fris.upload.v1.UploadAdmin.ListPatients:input_type -> fris.upload.v1.ListPatientsRequest
-	12, // 15: fris.upload.v1.UploadAdmin.CountPatients:input_type -> fris.upload.v1.CountPatientsRequest
-	14, // 16: fris.upload.v1.UploadAdmin.GetPatient:input_type -> fris.upload.v1.GetPatientRequest
-	2,  // 17: fris.upload.v1.UploadAdmin.CreateCredential:output_type -> fris.upload.v1.CreateCredentialResponse
-	4,  // 18: fris.upload.v1.UploadAdmin.SetCredentialPassword:output_type -> fris.upload.v1.SetCredentialPasswordResponse
-	6,  // 19: fris.upload.v1.UploadAdmin.SetCredentialDisabled:output_type -> fris.upload.v1.SetCredentialDisabledResponse
-	8,  // 20: fris.upload.v1.UploadAdmin.ListCredentials:output_type -> fris.upload.v1.ListCredentialsResponse
-	11, // 21: fris.upload.v1.UploadAdmin.ListPatients:output_type -> fris.upload.v1.ListPatientsResponse
-	13, // 22: fris.upload.v1.UploadAdmin.CountPatients:output_type -> fris.upload.v1.CountPatientsResponse
-	15, // 23: fris.upload.v1.UploadAdmin.GetPatient:output_type -> fris.upload.v1.GetPatientResponse
-	17, // [17:24] is the sub-list for method output_type
-	10, // [10:17] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	19, // 10: fris.upload.v1.TeilerStatus.teiler:type_name -> fris.upload.v1.Teiler
+	20, // 11: fris.upload.v1.TeilerStatus.last_upload:type_name -> google.protobuf.Timestamp
+	20, // 12: fris.upload.v1.TeilerStatus.last_stored:type_name -> google.protobuf.Timestamp
+	17, // 13: fris.upload.v1.ListTeilersResponse.teilers:type_name -> fris.upload.v1.TeilerStatus
+	1,  // 14: fris.upload.v1.UploadAdmin.CreateCredential:input_type -> fris.upload.v1.CreateCredentialRequest
+	3,  // 15: fris.upload.v1.UploadAdmin.SetCredentialPassword:input_type -> fris.upload.v1.SetCredentialPasswordRequest
+	5,  // 16: fris.upload.v1.UploadAdmin.SetCredentialDisabled:input_type -> fris.upload.v1.SetCredentialDisabledRequest
+	7,  // 17: fris.upload.v1.UploadAdmin.ListCredentials:input_type -> fris.upload.v1.ListCredentialsRequest
+	10, // 18: fris.upload.v1.UploadAdmin.ListPatients:input_type -> fris.upload.v1.ListPatientsRequest
+	12, // 19: fris.upload.v1.UploadAdmin.CountPatients:input_type -> fris.upload.v1.CountPatientsRequest
+	14, // 20: fris.upload.v1.UploadAdmin.GetPatient:input_type -> fris.upload.v1.GetPatientRequest
+	16, // 21: fris.upload.v1.UploadAdmin.ListTeilers:input_type -> fris.upload.v1.ListTeilersRequest
+	2,  // 22: fris.upload.v1.UploadAdmin.CreateCredential:output_type -> fris.upload.v1.CreateCredentialResponse
+	4,  // 23: fris.upload.v1.UploadAdmin.SetCredentialPassword:output_type -> fris.upload.v1.SetCredentialPasswordResponse
+	6,  // 24: fris.upload.v1.UploadAdmin.SetCredentialDisabled:output_type -> fris.upload.v1.SetCredentialDisabledResponse
+	8,  // 25: fris.upload.v1.UploadAdmin.ListCredentials:output_type -> fris.upload.v1.ListCredentialsResponse
+	11, // 26: fris.upload.v1.UploadAdmin.ListPatients:output_type -> fris.upload.v1.ListPatientsResponse
+	13, // 27: fris.upload.v1.UploadAdmin.CountPatients:output_type -> fris.upload.v1.CountPatientsResponse
+	15, // 28: fris.upload.v1.UploadAdmin.GetPatient:output_type -> fris.upload.v1.GetPatientResponse
+	18, // 29: fris.upload.v1.UploadAdmin.ListTeilers:output_type -> fris.upload.v1.ListTeilersResponse
+	22, // [22:30] is the sub-list for method output_type
+	14, // [14:22] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_upload_v1_admin_proto_init() }
@@ -1058,7 +1265,7 @@ func file_upload_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_upload_v1_admin_proto_rawDesc), len(file_upload_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	UploadAdmin_ListPatients_FullMethodName          = "/fris.upload.v1.UploadAdmin/ListPatients"
 	UploadAdmin_CountPatients_FullMethodName         = "/fris.upload.v1.UploadAdmin/CountPatients"
 	UploadAdmin_GetPatient_FullMethodName            = "/fris.upload.v1.UploadAdmin/GetPatient"
+	UploadAdmin_ListTeilers_FullMethodName           = "/fris.upload.v1.UploadAdmin/ListTeilers"
 )
 
 // UploadAdminClient is the client API for UploadAdmin service.
@@ -45,6 +46,9 @@ type UploadAdminClient interface {
 	ListPatients(ctx context.Context, in *ListPatientsRequest, opts ...grpc.CallOption) (*ListPatientsResponse, error)
 	CountPatients(ctx context.Context, in *CountPatientsRequest, opts ...grpc.CallOption) (*CountPatientsResponse, error)
 	GetPatient(ctx context.Context, in *GetPatientRequest, opts ...grpc.CallOption) (*GetPatientResponse, error)
+	// ListTeilers is every teiler's upload status, sorted by site and teiler
+	// (the Explorer's operator view of the sites).
+	ListTeilers(ctx context.Context, in *ListTeilersRequest, opts ...grpc.CallOption) (*ListTeilersResponse, error)
 }
 
 type uploadAdminClient struct {
@@ -125,6 +129,16 @@ func (c *uploadAdminClient) GetPatient(ctx context.Context, in *GetPatientReques
 	return out, nil
 }
 
+func (c *uploadAdminClient) ListTeilers(ctx context.Context, in *ListTeilersRequest, opts ...grpc.CallOption) (*ListTeilersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListTeilersResponse)
+	err := c.cc.Invoke(ctx, UploadAdmin_ListTeilers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UploadAdminServer is the server API for UploadAdmin service.
 // All implementations must embed UnimplementedUploadAdminServer
 // for forward compatibility.
@@ -138,6 +152,9 @@ type UploadAdminServer interface {
 	ListPatients(context.Context, *ListPatientsRequest) (*ListPatientsResponse, error)
 	CountPatients(context.Context, *CountPatientsRequest) (*CountPatientsResponse, error)
 	GetPatient(context.Context, *GetPatientRequest) (*GetPatientResponse, error)
+	// ListTeilers is every teiler's upload status, sorted by site and teiler
+	// (the Explorer's operator view of the sites).
+	ListTeilers(context.Context, *ListTeilersRequest) (*ListTeilersResponse, error)
 	mustEmbedUnimplementedUploadAdminServer()
 }
 
@@ -168,6 +185,9 @@ func (UnimplementedUploadAdminServer) CountPatients(context.Context, *CountPatie
 }
 func (UnimplementedUploadAdminServer) GetPatient(context.Context, *GetPatientRequest) (*GetPatientResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPatient not implemented")
+}
+func (UnimplementedUploadAdminServer) ListTeilers(context.Context, *ListTeilersRequest) (*ListTeilersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListTeilers not implemented")
 }
 func (UnimplementedUploadAdminServer) mustEmbedUnimplementedUploadAdminServer() {}
 func (UnimplementedUploadAdminServer) testEmbeddedByValue()                     {}
@@ -316,6 +336,24 @@ func _UploadAdmin_GetPatient_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _UploadAdmin_ListTeilers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListTeilersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UploadAdminServer).ListTeilers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UploadAdmin_ListTeilers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UploadAdminServer).ListTeilers(ctx, req.(*ListTeilersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // UploadAdmin_ServiceDesc is the grpc.ServiceDesc for UploadAdmin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -350,6 +388,10 @@ var UploadAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPatient",
 			Handler:    _UploadAdmin_GetPatient_Handler,
+		},
+		{
+			MethodName: "ListTeilers",
+			Handler:    _UploadAdmin_ListTeilers_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -174,6 +174,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	cfg.Store.Partitions = storage.Partitions
 	deps, err := cfg.Open(ctx, "auth", log)
 	if err != nil {
 		return err

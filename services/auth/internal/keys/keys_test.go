@@ -16,7 +16,7 @@ import (
 
 func TestRotationAndPruning(t *testing.T) {
 	ctx := context.Background()
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true, Partitions: storage.Partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestRotationAndPruning(t *testing.T) {
 // never see another), while an operator's rotation still works.
 func TestNoAutomaticRotation(t *testing.T) {
 	ctx := context.Background()
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true, Partitions: storage.Partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func testSealer(t testing.TB) storage.Sealer {
 // so the old secret can go.
 func TestMaintainRewraps(t *testing.T) {
 	ctx := context.Background()
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true, Partitions: storage.Partitions})
 	if err != nil {
 		t.Fatal(err)
 	}

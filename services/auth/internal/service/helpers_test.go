@@ -55,7 +55,7 @@ var userKey = sync.OnceValue(func() *rsa.PrivateKey {
 func newEnv(t testing.TB, mut ...func(*Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true, Partitions: storage.Partitions})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // TestConformance runs the store's suite on every backend.
 func TestConformance(t *testing.T) {
-	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) {
+	kvtest.BackendsWith(t, storage.Partitions, func(t *testing.T, open func(t *testing.T) kv.Store) {
 		storagetest.Run(t, open, func(t *testing.T, db kv.Store, sealer storage.Sealer) storage.Store {
 			return storage.New(db, sealer)
 		})
@@ -21,7 +21,7 @@ func TestConformance(t *testing.T) {
 // TestConformanceSplit runs it again with the grants in a store of their own,
 // as the service runs.
 func TestConformanceSplit(t *testing.T) {
-	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) {
+	kvtest.BackendsWith(t, storage.Partitions, func(t *testing.T, open func(t *testing.T) kv.Store) {
 		storagetest.Run(t, open, func(t *testing.T, db kv.Store, sealer storage.Sealer) storage.Store {
 			return storage.NewSplit(db, open(t), sealer)
 		})

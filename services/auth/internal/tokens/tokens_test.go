@@ -32,7 +32,7 @@ const iss = "http://fris.test"
 
 func newIssuer(t testing.TB) (*Issuer, *keys.Manager) {
 	t.Helper()
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true})
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true, Partitions: storage.Partitions})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,6 +117,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	cfg.Store.Partitions = storage.Partitions
 	deps, err := cfg.Open(ctx, "broker", log)
 	if err != nil {
 		return err
@@ -151,5 +152,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
+		// The Explorer's operator views (docs/security.md): the banks and
+		// their monitoring reports, never the inquiries.
+		Operator: []string{
+			brokerv1.BrokerAdmin_ListBanks_FullMethodName, brokerv1.BrokerAdmin_ApproveBank_FullMethodName,
+			brokerv1.BrokerAdmin_LinkBankSite_FullMethodName, brokerv1.BrokerAdmin_DeleteBank_FullMethodName,
+			brokerv1.BrokerAdmin_ListMonitoring_FullMethodName,
+		},
 	})
 }

@@ -57,7 +57,7 @@ func testConfig(mode string) Config {
 
 // replicas returns n services sharing one store, as replicas share Redis.
 func replicas(t *testing.T, n int, mode string) ([]*Service, *clock, *codeBox) {
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "b.db"), kv.BoltOptions{})
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "b.db"), kv.BoltOptions{Partitions: storage.Partitions})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,6 +143,13 @@ const (
 )
 
 // KV is the Store on a kv backend (embedded or Redis).
+// Partitions is the broker store's kv.Partitioner: the replies to one
+// inquiry (reply/<inquiry>/<bank>, the records that grow with banks times
+// inquiries) are a partition of their own; banks, tokens, inquiries and
+// exposes stay in the base partition, where the transactions that create
+// them tie them to the id counters and the token index.
+var Partitions kv.Partitioner = kv.Segments{replyPrefix: 1}
+
 type KV struct{ db kv.Store }
 
 // New returns the broker store on db.

@@ -11,7 +11,7 @@ import (
 
 // TestConformance runs the store's suite on every backend.
 func TestConformance(t *testing.T) {
-	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) {
+	kvtest.BackendsWith(t, storage.Partitions, func(t *testing.T, open func(t *testing.T) kv.Store) {
 		storagetest.Run(t, func(t *testing.T) storage.Store { return storage.New(open(t)) })
 	})
 }

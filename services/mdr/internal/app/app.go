@@ -68,5 +68,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		// Explorer a query's. A method's own entry replaces its service's
 		// (the longest prefix decides), so the gateway is named again.
 		Access: server.Access{mdrv1.MdrService_CheckValues_FullMethodName: {mtls.Gateway, mtls.Upload}},
+		// The Explorer's registry status, for operators (docs/security.md).
+		Operator: []string{mdrv1.MdrAdmin_ListNamespaces_FullMethodName},
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -70,7 +71,15 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			for _, n := range res.GetNamespaces() {
 				fmt.Fprintf(tw, "%s\t%t\t%d\t%d\n", n.GetName(), n.GetPrivate(), n.GetElements(), n.GetMembers())
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			changed := "unknown"
+			if c := res.GetLastChange(); c != nil {
+				changed = c.AsTime().UTC().Format(time.RFC3339)
+			}
+			_, err = fmt.Fprintf(stdout, "\nregistry version %d, last changed %s\n", res.GetGeneration(), changed)
+			return err
 		},
 	})
 	del := t.Command(cmdutil.Admin{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/inputlimit"
@@ -273,9 +274,17 @@ func (a Admin) Import(ctx context.Context, r *mdrv1.ImportRequest) (*mdrv1.Impor
 }
 
 func (a Admin) ListNamespaces(ctx context.Context, _ *mdrv1.AdminListNamespacesRequest) (*mdrv1.AdminListNamespacesResponse, error) {
-	out := &mdrv1.AdminListNamespacesResponse{}
-	for _, n := range a.index(ctx).Infos() {
+	ix := a.index(ctx)
+	out := &mdrv1.AdminListNamespacesResponse{Generation: ix.Generation}
+	for _, n := range ix.Infos() {
 		out.Namespaces = append(out.Namespaces, &mdrv1.NamespaceInfo{Name: n.Name, Private: n.Private, Elements: int32(n.Elements), Members: int32(n.Members)})
+	}
+	changed, err := a.store.LastChange(ctx)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	if changed > 0 {
+		out.LastChange = timestamppb.New(time.Unix(0, changed))
 	}
 	return out, nil
 }

@@ -192,3 +192,36 @@ func TestReplicaSeesImportThroughAnother(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestAdminListNamespacesStatus: the operators' list says how many elements
+// each namespace holds, the registry's generation and when it last changed.
+func TestAdminListNamespacesStatus(t *testing.T) {
+	ctx := context.Background()
+	svc, err := New(ctx, newStore(t), quiet(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, admin := serve(t, svc)
+	empty, err := admin.ListNamespaces(ctx, &mdrv1.AdminListNamespacesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(empty.GetNamespaces()) != 0 || empty.GetGeneration() != 0 || empty.GetLastChange() != nil {
+		t.Fatalf("empty registry: %v", empty)
+	}
+	before := time.Now()
+	if _, err := admin.Import(ctx, &mdrv1.ImportRequest{Registry: demo(t)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := admin.ListNamespaces(ctx, &mdrv1.AdminListNamespacesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.GetNamespaces()) != 1 || res.GetNamespaces()[0].GetName() != "mdr16" || res.GetNamespaces()[0].GetElements() == 0 {
+		t.Fatalf("namespaces %v", res.GetNamespaces())
+	}
+	at := res.GetLastChange().AsTime()
+	if res.GetGeneration() != 1 || at.Before(before.Add(-time.Second)) || at.After(time.Now().Add(time.Second)) {
+		t.Fatalf("generation %d, last change %v (import began %v)", res.GetGeneration(), at, before)
+	}
+}

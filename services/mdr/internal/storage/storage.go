@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -30,6 +31,9 @@ type Store interface {
 	// Generation is cheap: the service polls it to notice imports made
 	// through other replicas.
 	Generation(ctx context.Context) (int64, error)
+	// LastChange is when the generation last moved (unix nanoseconds), 0
+	// when it never did since the registry began recording it.
+	LastChange(ctx context.Context) (int64, error)
 	// Import merges reg into the registry atomically. check sees the whole
 	// registry as it would be afterwards; an error from it changes nothing.
 	Import(ctx context.Context, reg *mdrv1.Registry, check func([]*mdrv1.NamespaceDef) error) (gen int64, err error)
@@ -42,6 +46,8 @@ type Store interface {
 const (
 	nsPrefix = "ns/"
 	genKey   = "meta/generation"
+	// changedKey holds when genKey last moved, for operators.
+	changedKey = "meta/changed"
 )
 
 // KV is the Store on a kv backend (embedded or Redis).
@@ -56,8 +62,16 @@ func (s *KV) Generation(ctx context.Context) (int64, error) {
 	return readGen(ctx, s.db)
 }
 
+func (s *KV) LastChange(ctx context.Context) (int64, error) {
+	return readInt(ctx, s.db, changedKey)
+}
+
 func readGen(ctx context.Context, r kv.Reader) (int64, error) {
-	v, err := r.Get(ctx, genKey)
+	return readInt(ctx, r, genKey)
+}
+
+func readInt(ctx context.Context, r kv.Reader, key string) (int64, error) {
+	v, err := r.Get(ctx, key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return 0, nil
 	}
@@ -151,6 +165,9 @@ func bumpGen(ctx context.Context, tx kv.Tx) (int64, error) {
 		return 0, err
 	}
 	g++
+	if err := tx.Put(changedKey, []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0); err != nil {
+		return 0, err
+	}
 	return g, tx.Put(genKey, []byte(strconv.FormatInt(g, 10)), 0)
 }
 

@@ -122,6 +122,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	cfg.Store.Partitions = storage.Partitions
 	deps, err := cfg.Open(ctx, "upload", log)
 	if err != nil {
 		return err
@@ -165,5 +166,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
+		// The Explorer's view of the sites' uploads, for operators
+		// (docs/security.md): counts and times, never a patient.
+		Operator: []string{uploadv1.UploadAdmin_ListTeilers_FullMethodName},
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"fris.dev/pkg/cmdutil"
 	uploadv1 "fris.dev/proto/upload/v1"
@@ -176,6 +177,27 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		},
 	})
+	teilers := t.Command(cmdutil.Admin{
+		Name: "teilers", Usage: "teilers", Help: "every teiler with a credential: patients, last upload statistics, newest patient stored",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			res, err := admin(cc).ListTeilers(ctx, &uploadv1.ListTeilersRequest{})
+			if err != nil {
+				return err
+			}
+			at := func(ts *timestamppb.Timestamp) string {
+				if ts == nil {
+					return "never"
+				}
+				return ts.AsTime().UTC().Format(time.RFC3339)
+			}
+			tw := cmdutil.Table(stdout, "SITE\tTEILER\tPATIENTS\tLAST UPLOAD\tLAST STORED\tCREDENTIALS")
+			for _, x := range res.GetTeilers() {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d (%d disabled)\n", x.GetTeiler().GetSiteId(), x.GetTeiler().GetTeilerId(), x.GetPatients(),
+					at(x.GetLastUpload()), at(x.GetLastStored()), x.GetCredentials(), x.GetDisabled())
+			}
+			return tw.Flush()
+		},
+	})
 	var gt teilerFlags
 	const getUsage = "patient -site S -teiler T PATIENT_ID"
 	get := t.Command(cmdutil.Admin{
@@ -200,5 +222,5 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 
 	return t.Root(serve, create, setPassword, toggle("disable", "stop a credential from working", true),
-		toggle("enable", "let a disabled credential work again", false), credentials, patients, count, get).ParseAndRun(ctx, args)
+		toggle("enable", "let a disabled credential work again", false), credentials, teilers, patients, count, get).ParseAndRun(ctx, args)
 }

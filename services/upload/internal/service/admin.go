@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"regexp"
+	"sort"
+	"time"
 
 	"fris.dev/pkg/rpcerr"
 	"fris.dev/services/upload/internal/storage"
@@ -121,6 +123,67 @@ func (s *Service) Patients(ctx context.Context, t storage.Teiler, prefix, after 
 		return nil, err
 	}
 	return s.store.Patients(ctx, t, prefix, after, limit)
+}
+
+// TeilerStatus is one teiler's upload status.
+type TeilerStatus struct {
+	Teiler      storage.Teiler
+	Patients    int
+	LastUpload  time.Time // zero: never
+	LastStored  time.Time // zero: no patient
+	Credentials int
+	Disabled    int
+}
+
+// Teilers is the upload status of every teiler that has a credential,
+// sorted by site and teiler; namesOnly skips the patients and times.
+func (s *Service) Teilers(ctx context.Context, namesOnly bool) ([]TeilerStatus, error) {
+	cs, err := s.store.Credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byTeiler := map[storage.Teiler]*TeilerStatus{}
+	var out []*TeilerStatus
+	for _, c := range cs {
+		st := byTeiler[c.Teiler]
+		if st == nil {
+			st = &TeilerStatus{Teiler: c.Teiler}
+			byTeiler[c.Teiler] = st
+			out = append(out, st)
+		}
+		st.Credentials++
+		if c.Disabled {
+			st.Disabled++
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Teiler, out[j].Teiler
+		return a.SiteID < b.SiteID || a.SiteID == b.SiteID && a.TeilerID < b.TeilerID
+	})
+	res := make([]TeilerStatus, 0, len(out))
+	for _, st := range out {
+		if namesOnly {
+			res = append(res, *st)
+			continue
+		}
+		n, last, err := s.store.PatientStats(ctx, st.Teiler)
+		if err != nil {
+			return nil, err
+		}
+		st.Patients = n
+		if last > 0 {
+			st.LastStored = time.Unix(0, last).UTC()
+		}
+		at, err := s.store.LastUpload(ctx, st.Teiler)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return nil, err
+		}
+		if err == nil {
+			st.LastUpload = time.Unix(0, at).UTC()
+		}
+		res = append(res, *st)
+	}
+	return res, nil
 }
 
 // Count counts one teiler's patients.

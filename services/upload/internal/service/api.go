@@ -182,6 +182,26 @@ func (a Admin) CountPatients(ctx context.Context, r *uploadv1.CountPatientsReque
 	return &uploadv1.CountPatientsResponse{Count: int32(n)}, nil
 }
 
+func (a Admin) ListTeilers(ctx context.Context, r *uploadv1.ListTeilersRequest) (*uploadv1.ListTeilersResponse, error) {
+	ts, err := a.Teilers(ctx, r.GetNamesOnly())
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	res := &uploadv1.ListTeilersResponse{}
+	for _, t := range ts {
+		st := &uploadv1.TeilerStatus{Teiler: pbTeiler(t.Teiler), Patients: int32(t.Patients),
+			Credentials: int32(t.Credentials), Disabled: int32(t.Disabled)}
+		if !t.LastUpload.IsZero() {
+			st.LastUpload = timestamppb.New(t.LastUpload)
+		}
+		if !t.LastStored.IsZero() {
+			st.LastStored = timestamppb.New(t.LastStored)
+		}
+		res.Teilers = append(res.Teilers, st)
+	}
+	return res, nil
+}
+
 func (a Admin) GetPatient(ctx context.Context, r *uploadv1.GetPatientRequest) (*uploadv1.GetPatientResponse, error) {
 	sum, doc, err := a.Patient(ctx, teiler(r.GetTeiler()), r.GetPatientId())
 	if err != nil {

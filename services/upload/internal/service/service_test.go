@@ -55,7 +55,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, mode string) *fixture {
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "u.db"), kv.BoltOptions{NoSync: true})
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "u.db"), kv.BoltOptions{NoSync: true, Partitions: storage.Partitions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,5 +400,56 @@ func TestValidationInContainers(t *testing.T) {
 	got, err := f.admin.GetPatient(context.Background(), &uploadv1.GetPatientRequest{Teiler: t1, PatientId: "deep"})
 	if s := got.GetSummary(); err != nil || s.GetCases() != 1 || s.GetContainers() != 3 || s.GetRefs() != 1 || s.GetAttributes() != 3 {
 		t.Fatalf("summary = %v, %v", s, err)
+	}
+}
+
+// TestListTeilers: every teiler with a credential, its patients, when the
+// newest was stored and its last upload statistics.
+func TestListTeilers(t *testing.T) {
+	f, ctx := seeded(t, ValidateOff)
+	t2 := &uploadv1.Teiler{SiteId: "aachen", TeilerId: "t9"}
+	for _, u := range []string{"a1", "a2"} {
+		if _, err := f.admin.CreateCredential(context.Background(), &uploadv1.CreateCredentialRequest{Username: u, Teiler: t2, Password: "password1234"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.admin.SetCredentialDisabled(context.Background(), &uploadv1.SetCredentialDisabledRequest{Username: "a2", Disabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	stored := f.now
+	for _, id := range []string{"p1", "p2"} {
+		if _, err := f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: id, Document: doc(id, "1")}); err != nil {
+			t.Fatal(err)
+		}
+		f.now = f.now.Add(time.Minute)
+		stored = stored.Add(time.Minute)
+	}
+	stored = stored.Add(-time.Minute)
+	if _, err := f.pub.PutUploadStats(ctx, &uploadv1.PutUploadStatsRequest{Teiler: t1, Document: []byte(`<Uploadstats/>`)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.admin.ListTeilers(context.Background(), &uploadv1.ListTeilersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := res.GetTeilers()
+	if len(ts) != 2 {
+		t.Fatalf("teilers %v", ts)
+	}
+	a, c := ts[0], ts[1]
+	if a.GetTeiler().GetSiteId() != "aachen" || a.GetPatients() != 0 || a.GetLastUpload() != nil || a.GetLastStored() != nil ||
+		a.GetCredentials() != 2 || a.GetDisabled() != 1 {
+		t.Errorf("aachen: %v", a)
+	}
+	if c.GetTeiler().GetSiteId() != "charite" || c.GetPatients() != 2 || !c.GetLastStored().AsTime().Equal(stored) ||
+		!c.GetLastUpload().AsTime().Equal(f.now) || c.GetCredentials() != 1 || c.GetDisabled() != 0 {
+		t.Errorf("charite: %v (want last stored %v, last upload %v)", c, stored, f.now)
+	}
+	names, err := f.admin.ListTeilers(context.Background(), &uploadv1.ListTeilersRequest{NamesOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := names.GetTeilers(); len(n) != 2 || n[1].GetTeiler().GetSiteId() != "charite" || n[1].GetPatients() != 0 || n[1].GetLastUpload() != nil || n[1].GetCredentials() != 1 {
+		t.Errorf("names only: %v", n)
 	}
 }

@@ -8,6 +8,13 @@
 // percent-escaped so a '/' in an id cannot reach into another teiler's keys;
 // escaping byte by byte keeps "escaped prefix is a prefix of escaped id",
 // which the prefix delete relies on.
+//
+// Partitions (Partitions, kv.Partitioner): a transaction here never needs
+// more than one patient (its document and summary), so a teiler's patients
+// are spread over a few partitions by a hash of the id, which spreads even
+// one large site over a Redis Cluster's shards while a listing of a teiler
+// reads only its own partitions. Credentials live in the base partition,
+// each teiler's timestamp in a partition of its own.
 package storage
 
 import (
@@ -15,9 +22,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"fris.dev/pkg/kv"
 )
@@ -83,6 +92,9 @@ type Store interface {
 	// sorting after `after`; limit <= 0 means all.
 	Patients(ctx context.Context, t Teiler, prefix, after string, limit int) ([]Summary, error)
 	CountPatients(ctx context.Context, t Teiler) (int, error)
+	// PatientStats counts the teiler's patients and finds when the newest
+	// was stored (unix nanoseconds, 0 when none).
+	PatientStats(ctx context.Context, t Teiler) (count int, lastStored int64, err error)
 
 	// LastUpload is the teiler's stored timestamp (unix nanoseconds), or
 	// ErrNotFound when it never stored one.
@@ -118,6 +130,75 @@ func docKey(t Teiler, id string) string   { return "doc/" + t.key() + esc(id) }
 func sumKey(t Teiler, id string) string   { return "sum/" + t.key() + esc(id) }
 func statsKey(t Teiler) string            { return "stats/" + t.key() }
 func sumPrefix(t Teiler, p string) string { return "sum/" + t.key() + esc(p) }
+
+// Partitions is the upload store's kv.Partitioner: doc/ and sum/ keys of
+// site s, teiler t and patient id are in partition s/t/<bucket of id>,
+// stats/s/t/ in s/t, everything else in the base partition.
+var Partitions kv.Partitioner = partitions{}
+
+// buckets is the number of partitions of one teiler's patients: enough to
+// spread a large site over a cluster's shards, few enough that a listing
+// of one teiler (which reads each) stays cheap.
+const buckets = 8
+
+type partitions struct{}
+
+// teilerOf splits rest (the key after its kind) into the teiler's part,
+// "site/teiler", and what follows; ok is false when rest does not hold both
+// components yet.
+func teilerOf(rest string) (teiler, tail string, ok bool) {
+	i := strings.IndexByte(rest, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	j := strings.IndexByte(rest[i+1:], '/')
+	if j < 0 {
+		return "", "", false
+	}
+	return rest[:i+1+j], rest[i+2+j:], true
+}
+
+func bucket(id string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return strconv.Itoa(int(h.Sum32() % buckets))
+}
+
+func (partitions) Key(key string) string {
+	kind, rest, _ := strings.Cut(key, "/")
+	teiler, id, ok := teilerOf(rest)
+	switch {
+	case !ok:
+		return ""
+	case kind == "doc" || kind == "sum":
+		return teiler + "/" + bucket(id)
+	case kind == "stats":
+		return teiler
+	}
+	return ""
+}
+
+func (partitions) Prefix(prefix string) []string {
+	kind, rest, ok := strings.Cut(prefix, "/")
+	if !ok {
+		return nil
+	}
+	if kind != "doc" && kind != "sum" && kind != "stats" {
+		return []string{""}
+	}
+	teiler, _, ok := teilerOf(rest)
+	switch {
+	case !ok:
+		return nil
+	case kind == "stats":
+		return []string{teiler}
+	}
+	out := make([]string, buckets)
+	for i := range out {
+		out[i] = teiler + "/" + strconv.Itoa(i)
+	}
+	return out
+}
 
 func (s *store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
@@ -223,32 +304,59 @@ func (s *store) DeletePatient(ctx context.Context, t Teiler, id string) error {
 	})
 }
 
+// DeletePatientsByPrefix deletes each patient in a transaction of its own
+// (its document and summary together): a teiler's patients lie in several
+// partitions. The deletes of a page run concurrently, so that group commit
+// gathers them into a few commits.
 func (s *store) DeletePatientsByPrefix(ctx context.Context, t Teiler, prefix string) (int, error) {
 	total := 0
 	for {
-		n := 0
-		err := s.db.Update(ctx, func(tx kv.Tx) error {
-			es, err := tx.Scan(ctx, sumPrefix(t, prefix), "", deleteBatch)
-			if err != nil {
-				return err
-			}
-			n = len(es)
-			for _, e := range es {
-				id := strings.TrimPrefix(e.Key, "sum/")
-				if err := tx.Delete(e.Key); err != nil {
-					return err
-				}
-				if err := tx.Delete("doc/" + id); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		es, err := s.db.Scan(ctx, sumPrefix(t, prefix), "", deleteBatch)
 		if err != nil {
 			return total, err
 		}
-		total += n
-		if n < deleteBatch {
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			deleted int
+			errs    []error
+		)
+		sem := make(chan struct{}, 64)
+		for _, e := range es {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				id := strings.TrimPrefix(e.Key, "sum/")
+				gone := false
+				err := s.db.Update(ctx, func(tx kv.Tx) error {
+					gone = false
+					if _, err := tx.Get(ctx, e.Key); errors.Is(err, kv.ErrNotFound) {
+						return nil // deleted meanwhile
+					} else if err != nil {
+						return err
+					}
+					if err := tx.Delete(e.Key); err != nil {
+						return err
+					}
+					gone = true
+					return tx.Delete("doc/" + id)
+				})
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				} else if gone {
+					deleted++
+				}
+			}()
+		}
+		wg.Wait()
+		total += deleted
+		if err := errors.Join(errs...); err != nil {
+			return total, err
+		}
+		if len(es) < deleteBatch {
 			return total, nil
 		}
 	}
@@ -275,6 +383,26 @@ func (s *store) Patients(ctx context.Context, t Teiler, prefix, after string, li
 func (s *store) CountPatients(ctx context.Context, t Teiler) (int, error) {
 	es, err := s.db.Scan(ctx, sumPrefix(t, ""), "", 0)
 	return len(es), err
+}
+
+func (s *store) PatientStats(ctx context.Context, t Teiler) (int, int64, error) {
+	es, err := s.db.Scan(ctx, sumPrefix(t, ""), "", 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	var last int64
+	for _, e := range es {
+		// Only the one field: the summaries are small, but there may be
+		// many.
+		var sum struct {
+			Stored int64 `json:"stored"`
+		}
+		if err := json.Unmarshal(e.Value, &sum); err != nil {
+			return 0, 0, err
+		}
+		last = max(last, sum.Stored)
+	}
+	return len(es), last, nil
 }
 
 func (s *store) LastUpload(ctx context.Context, t Teiler) (int64, error) {

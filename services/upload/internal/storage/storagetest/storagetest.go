@@ -105,6 +105,12 @@ func testPatients(t *testing.T, s storage.Store) {
 	if n, err := s.CountPatients(ctx, charite); err != nil || n != 1 {
 		t.Fatalf("CountPatients = %d, %v", n, err)
 	}
+	if n, last, err := s.PatientStats(ctx, charite); err != nil || n != 1 || last != 11 {
+		t.Fatalf("PatientStats = %d, %d, %v; want 1, 11", n, last, err)
+	}
+	if n, last, err := s.PatientStats(ctx, dresden); err != nil || n != 0 || last != 0 {
+		t.Fatalf("PatientStats of a teiler without patients = %d, %d, %v", n, last, err)
+	}
 	if err := s.DeletePatient(ctx, charite, "p1"); err != nil {
 		t.Fatal(err)
 	}
