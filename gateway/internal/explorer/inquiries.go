@@ -161,8 +161,11 @@ type inquiryForm struct {
 	NS                                              string
 	Errors                                          []string
 	BadLabel, BadLast, BadSites, BadExpiry, BadFile bool
-	XML                                             string
-	MaxUpload                                       string
+	// FileLost: a file was chosen, but the form comes back (a browser
+	// cannot be given a file to send again).
+	FileLost  bool
+	XML       string
+	MaxUpload string
 }
 
 type siteChoice struct {
@@ -377,6 +380,7 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 		}
 	}
 	if pdf != nil {
+		f.FileLost = true
 		if !bytes.HasPrefix(pdf, []byte("%PDF-")) {
 			f.BadFile = true
 			f.Errors = append(f.Errors, v.T("inq.err.pdf"))

@@ -563,6 +563,13 @@ func TestInquiryFormErrors(t *testing.T) {
 	if len(fb.ins) != 0 {
 		t.Fatal("an invalid form created an inquiry")
 	}
+	// A good PDF with another mistake: the form asks for the file again.
+	f = inquiryFields(csrf)
+	f.Set("label", " ")
+	ct, form = multipartForm(t, f, []byte(testPDF))
+	if rec := b.post(InquiriesPath, ct, form); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "choose it again") {
+		t.Fatalf("a PDF with another mistake: %d\n%s", rec.Code, rec.Body)
+	}
 	// Too large for the form's limit.
 	ct, form = multipartForm(t, inquiryFields(csrf), bytes.Repeat([]byte("%PDF-"), 20<<10))
 	if rec := b.post(InquiriesPath, ct, form); rec.Code != http.StatusRequestEntityTooLarge {

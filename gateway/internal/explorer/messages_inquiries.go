@@ -37,6 +37,7 @@ var inquiryMessages = i18n.Catalogue{
 	"inq.expose":           {i18n.English: "Expose (PDF)", i18n.German: "Exposé (PDF)"},
 	"inq.expose.hint":      {i18n.English: "Optional: a PDF describing the planned study; the whole form may be at most %s.", i18n.German: "Optional: ein PDF, das die geplante Studie beschreibt; das ganze Formular darf höchstens %s groß sein."},
 	"inq.expose.current":   {i18n.English: "Current expose: %s; choosing a file replaces it.", i18n.German: "Aktuelles Exposé: %s; eine gewählte Datei ersetzt es."},
+	"inq.expose.again":     {i18n.English: "The file you chose was not kept: choose it again.", i18n.German: "Die gewählte Datei wurde nicht behalten: Wählen Sie sie erneut."},
 	"inq.expose.none":      {i18n.English: "none", i18n.German: "keines"},
 	"inq.save":             {i18n.English: "Save draft", i18n.German: "Entwurf speichern"},
 	"inq.cancel":           {i18n.English: "Cancel", i18n.German: "Abbrechen"},
