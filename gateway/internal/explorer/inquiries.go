@@ -164,7 +164,6 @@ type inquiryForm struct {
 	// FileLost: a file was chosen, but the form comes back (a browser
 	// cannot be given a file to send again).
 	FileLost  bool
-	XML       string
 	MaxUpload string
 }
 
