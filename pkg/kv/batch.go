@@ -31,8 +31,15 @@ var errRunAlone = errors.New("kv: run alone")
 
 // groupCommit gathers Updates into shared transactions made by update.
 type groupCommit struct {
-	update   func(context.Context, func(Tx) error) error
-	parts    Partitioner // nil: one partition
+	update func(context.Context, func(Tx) error) error
+	parts  Partitioner // nil: one partition
+	// mixed, when set, makes a transaction that may hold writes of several
+	// partitions (bbolt; Redis unless it is a Cluster). A batch then
+	// commits in one transaction whatever its writes' partitions, each
+	// write still held to one partition, instead of one commit per
+	// partition: uploads of new patients, spread over partitions, would
+	// otherwise each pay a commit of their own.
+	mixed    func(context.Context, func(Tx) error) error
 	delay    time.Duration
 	maxBatch int
 
@@ -128,6 +135,10 @@ func (b *batch) run() {
 	// Callers wait for their answer and may give up; the batch itself is
 	// bounded by the backend's own timeouts.
 	ctx := context.Background()
+	if g.mixed != nil {
+		b.runMixed(ctx)
+		return
+	}
 	for len(b.calls) > 0 {
 		// A transaction holds one partition: the first write's. A write
 		// whose first key is in another leaves this transaction before it
@@ -173,6 +184,35 @@ func (b *batch) run() {
 			return
 		}
 		b.calls = later
+	}
+}
+
+// runMixed commits the whole batch in one transaction that may span
+// partitions; a failing write runs again alone, the rest again together.
+func (b *batch) runMixed(ctx context.Context) {
+	g := b.g
+	for len(b.calls) > 0 {
+		failed := -1
+		err := g.mixed(ctx, func(tx Tx) error {
+			failed = -1
+			for i, c := range b.calls {
+				if err := safeCall(c.fn, &pinnedTx{Tx: tx, pin: pin{parts: g.parts}}); err != nil {
+					failed = i
+					return err
+				}
+			}
+			return nil
+		})
+		if failed >= 0 {
+			c := b.calls[failed]
+			b.calls = append(b.calls[:failed], b.calls[failed+1:]...)
+			c.err <- errRunAlone
+			continue
+		}
+		for _, c := range b.calls {
+			c.err <- err
+		}
+		return
 	}
 }
 

@@ -96,7 +96,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		if delay <= 0 {
 			delay = time.Millisecond
 		}
-		b.group = &groupCommit{update: b.update, parts: o.Partitions, delay: delay, maxBatch: 1000}
+		b.group = &groupCommit{update: b.update, mixed: b.updateMixed, parts: o.Partitions, delay: delay, maxBatch: 1000}
 	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -215,6 +215,14 @@ func (b *Bolt) Update(ctx context.Context, fn func(Tx) error) error {
 func (b *Bolt) update(_ context.Context, fn func(Tx) error) error {
 	return b.commit(func(tx *bolt.Tx) error {
 		return fn(&pinnedTx{Tx: &boltTx{tx: tx, now: b.now()}, pin: pin{parts: b.parts}})
+	})
+}
+
+// updateMixed is update without the one-partition rule, for a group
+// commit's shared transaction (groupCommit.mixed).
+func (b *Bolt) updateMixed(_ context.Context, fn func(Tx) error) error {
+	return b.commit(func(tx *bolt.Tx) error {
+		return fn(&boltTx{tx: tx, now: b.now()})
 	})
 }
 

@@ -94,6 +94,10 @@ type pin struct {
 	parts Partitioner // nil: everything is in the base partition
 	set   bool
 	part  string
+	// free: the transaction may span partitions (a group commit's shared
+	// transaction on a backend that allows it); each write in it is held
+	// to one partition by a pinnedTx of its own.
+	free bool
 }
 
 // key returns key's partition, pinning the transaction to it, or
@@ -119,6 +123,9 @@ func (p *pin) prefix(prefix string) (string, error) {
 }
 
 func (p *pin) to(part, key string) error {
+	if p.free {
+		return nil
+	}
 	if !p.set {
 		p.set, p.part = true, part
 		return nil

@@ -182,6 +182,10 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 	_, r.cluster = c.(*redis.ClusterClient)
 	if o.BatchDelay > 0 {
 		r.group = &groupCommit{update: r.update, parts: o.Partitions, delay: o.BatchDelay, maxBatch: o.MaxBatch}
+		if !r.cluster {
+			// One node holds every partition, so one MULTI/EXEC may too.
+			r.group.mixed = r.updateMixed
+		}
 		if r.group.maxBatch <= 0 {
 			r.group.maxBatch = 256
 		}
@@ -409,6 +413,16 @@ func (r *Redis) Update(ctx context.Context, fn func(Tx) error) error {
 }
 
 func (r *Redis) update(ctx context.Context, fn func(Tx) error) error {
+	return r.run(ctx, fn, false)
+}
+
+// updateMixed is update without the one-partition rule, for a group
+// commit's shared transaction on a single node (groupCommit.mixed).
+func (r *Redis) updateMixed(ctx context.Context, fn func(Tx) error) error {
+	return r.run(ctx, fn, true)
+}
+
+func (r *Redis) run(ctx context.Context, fn func(Tx) error, free bool) error {
 	// On a Cluster the transaction must start on its partition's node,
 	// before fn names a key: a dry run of fn finds the partition of its
 	// first key (fn may run more than once anyway).
@@ -428,7 +442,7 @@ func (r *Redis) update(ctx context.Context, fn func(Tx) error) error {
 		}
 		var t *redisTx
 		err := r.c.Watch(ctx, func(rtx *redis.Tx) error {
-			t = &redisTx{r: r, rtx: rtx, writes: map[string]*write{}, pin: pin{parts: r.parts}, routed: routed}
+			t = &redisTx{r: r, rtx: rtx, writes: map[string]*write{}, pin: pin{parts: r.parts, free: free}, routed: routed}
 			if err := fn(t); err != nil {
 				return err
 			}
@@ -512,6 +526,7 @@ type write struct {
 	value []byte
 	ttl   time.Duration
 	del   bool
+	part  string // the key's partition
 }
 
 type redisTx struct {
@@ -615,10 +630,11 @@ func (t *redisTx) Put(key string, value []byte, ttl time.Duration) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	if _, err := t.enter(t.pin.key(key)); err != nil {
+	part, err := t.pin.key(key)
+	if _, err := t.enter(part, err); err != nil {
 		return err
 	}
-	t.writes[key] = &write{value: append([]byte(nil), value...), ttl: ttl}
+	t.writes[key] = &write{value: append([]byte(nil), value...), ttl: ttl, part: part}
 	return nil
 }
 
@@ -626,10 +642,11 @@ func (t *redisTx) Delete(key string) error {
 	if !validKey(key) {
 		return nil
 	}
-	if _, err := t.enter(t.pin.key(key)); err != nil {
+	part, err := t.pin.key(key)
+	if _, err := t.enter(part, err); err != nil {
 		return err
 	}
-	t.writes[key] = &write{del: true}
+	t.writes[key] = &write{del: true, part: part}
 	return nil
 }
 
@@ -637,12 +654,20 @@ func (t *redisTx) commit(ctx context.Context) error {
 	if len(t.writes) == 0 {
 		return nil
 	}
-	if err := t.r.register(ctx, t.pin.part); err != nil {
-		return err
+	// One partition, but for a group commit's shared transaction on a
+	// single Redis (pin.free), whose writes may be in several.
+	registered := map[string]bool{}
+	for _, w := range t.writes {
+		if !registered[w.part] {
+			if err := t.r.register(ctx, w.part); err != nil {
+				return err
+			}
+			registered[w.part] = true
+		}
 	}
-	sp := t.r.space(t.pin.part)
 	_, err := t.rtx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for k, w := range t.writes {
+			sp := t.r.space(w.part)
 			full := sp.data + k
 			if w.del {
 				p.Del(ctx, full)
