@@ -398,13 +398,13 @@ fi
 # free_cluster_port VAR: like free_port, for a cluster node: its bus port
 # (port + 10000) must be free too, and both stay below the ephemeral range.
 free_cluster_port() {
-  local p span=$((eph_lo - 20000))
+  local cand span=$((eph_lo - 30000))
   ((span >= 1000)) || span=1000
   for _ in $(seq 1 200); do
-    p=$((10000 + RANDOM % span))
-    if [[ "$taken" != *" $p "* && "$taken" != *" $((p + 10000)) "* ]] && port_free "$p" && port_free $((p + 10000)); then
-      taken+="$p $((p + 10000)) "
-      printf -v "$1" %s "$p"
+    cand=$((20000 + RANDOM % span))
+    if [[ "$taken" != *" $cand "* && "$taken" != *" $((cand + 10000)) "* ]] && port_free "$cand" && port_free $((cand + 10000)); then
+      taken+="$cand $((cand + 10000)) "
+      printf -v "$1" %s "$cand"
       return 0
     fi
   done
