@@ -19,18 +19,28 @@
 #      redis-server with appendfsync always: an upload service and a gateway
 #      of its own, 8 clients uploading new 5 KB patients, next to the disk's
 #      plain fsync rate measured before and after in the same directory
-#   5. suite guess: an auth service of its own (no cache of verified
+#   5. suite cluster: a throwaway single redis-server and a throwaway Redis
+#      Cluster of 3 masters with a replica each, both appendfsync everysec;
+#      on each an auth service, an upload service and a gateway. Rounds
+#      alternate single, cluster, single, cluster; each round is an upload
+#      run (8 clients, new 5 KB patients, 20 sites round robin) and a token
+#      refresh run. Prints each store's rates, the cluster/single ratio and
+#      the keys the upload runs added on each master
+#   6. suite guess: an auth service of its own (no cache of verified
 #      passwords, so every sign-in hashes) and a gateway; a real user signs
 #      in at the login form alone, then while 64 guessers send wrong
 #      passwords from another loopback address (127.0.0.2)
 #
 # Environment:
-#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,guess (all)
+#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,cluster,guess (all)
 #   BENCH_GUESS_DURATION     the guess suite's measured time, alone and under guessing (10s)
 #   BENCH_GUESSERS           guessing goroutines of the guess suite            (64)
 #   BENCH_UPLOAD_DURATION    measured time of the upload suite                 (10s)
 #   BENCH_UPLOAD_CLIENTS     concurrent uploading clients                      (8)
 #   BENCH_UPLOAD_BATCH_DELAY the upload's group-commit window, both stores    (the service's default, 2ms)
+#   BENCH_CLUSTER_DURATION   measured time of each upload and refresh run of the cluster suite (10s)
+#   BENCH_CLUSTER_ROUNDS     rounds of the cluster suite, each single then cluster (2)
+#   BENCH_CLUSTER_SITES      sites the cluster suite's uploads are spread over  (20)
 #   BENCH_BROKER_DURATION    measured time of the broker suite                 (30s)
 #   BENCH_BROKER_BANKS       banks of the broker suite (poll rate = banks/s)   (1000)
 #   BENCH_CONNECTIONS        connections of the mdr and bearer suites          (64)
@@ -62,8 +72,8 @@ FLOW_BATCH=${BENCH_FLOW_BATCH:-true}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
 BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
-SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,guess}
-[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,guess
+SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,cluster,guess}
+[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,cluster,guess
 GUESS_DURATION=${BENCH_GUESS_DURATION:-10s}
 GUESSERS=${BENCH_GUESSERS:-64}
 BROKER_DURATION=${BENCH_BROKER_DURATION:-30s}
@@ -71,10 +81,13 @@ BROKER_BANKS=${BENCH_BROKER_BANKS:-1000}
 UPLOAD_DURATION=${BENCH_UPLOAD_DURATION:-10s}
 UPLOAD_CLIENTS=${BENCH_UPLOAD_CLIENTS:-8}
 UPLOAD_BATCH_DELAY=${BENCH_UPLOAD_BATCH_DELAY:-}
+CLUSTER_DURATION=${BENCH_CLUSTER_DURATION:-10s}
+CLUSTER_ROUNDS=${BENCH_CLUSTER_ROUNDS:-2}
+CLUSTER_SITES=${BENCH_CLUSTER_SITES:-20}
 for s in ${SUITES//,/ }; do
   case $s in
-    mdr | auth | bearer | broker | upload | guess) ;;
-    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, guess)" >&2; exit 2 ;;
+    mdr | auth | bearer | broker | upload | cluster | guess) ;;
+    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, cluster, guess)" >&2; exit 2 ;;
   esac
 done
 selected() { [[ ",$SUITES," == *",$1,"* ]]; }
@@ -93,6 +106,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fris-bench.XXXXXX")
 pids=()
 failed=0
+cluster_dir=""
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
@@ -100,6 +114,8 @@ cleanup() {
     kill -TERM "${pids[@]}" 2>/dev/null || true
     wait "${pids[@]}" 2>/dev/null || true
   fi
+  # The cluster's nodes run daemonized, so they are stopped by their pidfiles.
+  [[ -z "$cluster_dir" ]] || deploy/local/redis-cluster.sh stop "$cluster_dir" || true
   if ((failed)) || ((rc)); then
     for log in "$tmp"/*.log; do
       [[ -s "$log" ]] || continue
@@ -251,15 +267,16 @@ run_pass "gateway as deployed (-mdr-cache-ttl 1s)" "$JSON" "$(pass_suites mdr au
 run_pass "gateway without response cache (-mdr-cache-ttl 0): every registry read crosses gRPC" \
   "${JSON%.json}-uncached.json" "$(pass_suites mdr bearer)" "$gw2_port" -mdr-cache-ttl 0
 
-# start_redis VAR [always]: starts a throwaway redis-server in the temporary
-# directory on a free port and sets VAR to its URL; returns 1 without
-# redis-server. With "always", its AOF is on and fsynced before every reply
-# (appendfsync always: every acknowledged write is durable). It is stopped
-# with everything else.
+# start_redis VAR [always|everysec]: starts a throwaway redis-server in the
+# temporary directory on a free port and sets VAR to its URL; returns 1
+# without redis-server. With "always", its AOF is on and fsynced before every
+# reply (appendfsync always: every acknowledged write is durable); with
+# "everysec" the AOF is fsynced once a second in the background. It is
+# stopped with everything else.
 start_redis() {
   command -v redis-server >/dev/null 2>&1 || return 1
   local port pid aof=(--appendonly no)
-  [[ "${2:-}" == always ]] && aof=(--appendonly yes --appendfsync always)
+  [[ "${2:-}" == always || "${2:-}" == everysec ]] && aof=(--appendonly yes --appendfsync "$2")
   free_port port
   mkdir -p "$tmp/redis-$port"
   redis-server --port "$port" --bind 127.0.0.1 --save "" "${aof[@]}" --dir "$tmp/redis-$port" \
@@ -376,6 +393,197 @@ if selected upload; then
     echo
     echo "(upload on Redis skipped: no redis-server)"
   fi
+fi
+
+# free_cluster_port VAR: like free_port, for a cluster node: its bus port
+# (port + 10000) must be free too, and both stay below the ephemeral range.
+free_cluster_port() {
+  local cand span=$((eph_lo - 30000))
+  ((span >= 1000)) || span=1000
+  for _ in $(seq 1 200); do
+    cand=$((20000 + RANDOM % span))
+    if [[ "$taken" != *" $cand "* && "$taken" != *" $((cand + 10000)) "* ]] && port_free "$cand" && port_free $((cand + 10000)); then
+      taken+="$cand $((cand + 10000)) "
+      printf -v "$1" %s "$cand"
+      return 0
+    fi
+  done
+  echo "bench: no free port pair for a cluster node found" >&2
+  exit 1
+}
+
+# start_cluster VAR: a throwaway Redis Cluster (deploy/local/redis-cluster.sh,
+# 3 masters with a replica each) on free ports, its AOF switched on with
+# appendfsync everysec like the single Redis it is compared with; sets VAR
+# to its URL and cluster_masters to the masters' ports. Returns 1 without
+# redis-server or redis-cli.
+cluster_masters=()
+start_cluster() {
+  command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || return 1
+  local ports=() p url
+  for _ in 1 2 3 4 5 6; do
+    free_cluster_port p
+    ports+=("$p")
+  done
+  cluster_dir="$tmp/cluster"
+  url=$(deploy/local/redis-cluster.sh start "$cluster_dir" "${ports[@]}") ||
+    { failed=1; echo "bench: the Redis Cluster did not start" >&2; exit 1; }
+  for p in "${ports[@]}"; do
+    redis-cli -p "$p" config set appendonly yes >/dev/null &&
+      redis-cli -p "$p" config set appendfsync everysec >/dev/null ||
+      { failed=1; echo "bench: switching on the AOF of cluster node $p failed" >&2; exit 1; }
+    [[ "$(redis-cli -p "$p" role | head -n 1)" == master ]] && cluster_masters+=("$p")
+  done
+  ((${#cluster_masters[@]} == 3)) || { failed=1; echo "bench: want 3 cluster masters, see ${#cluster_masters[@]}" >&2; exit 1; }
+  printf -v "$1" %s "$url"
+}
+
+# start_stack NAME URL: an auth service, an upload service and a gateway, all
+# on the Redis at URL, seeded with the demo client and user and one upload
+# credential for each of CLUSTER_SITES sites; sets stack_gw[NAME] and
+# stack_watch[NAME] (fris-bench's -watch). Everything is stopped with the rest.
+declare -A stack_gw stack_watch
+start_stack() {
+  local name=$1 url=$2
+  local a_grpc a_ops u_grpc u_ops gw_port a_pid u_pid gw_pid i
+  free_port a_grpc
+  free_port a_ops
+  free_port u_grpc
+  free_port u_ops
+  free_port gw_port
+  FRIS_AUTH_KEY_SECRETS=$(head -c 32 /dev/urandom | base64) \
+    "$BIN/auth" serve "${TLS_AUTH[@]}" -store redis -redis-url "$url" -data-dir "$tmp/auth-$name" \
+    -grpc-addr "127.0.0.1:$a_grpc" -ops-addr "127.0.0.1:$a_ops" -issuer "http://127.0.0.1:$gw_port" \
+    -log-level warn 2>>"$tmp/auth-$name.log" &
+  a_pid=$!
+  pids+=("$a_pid")
+  "$BIN/upload" serve "${TLS_UPLOAD[@]}" -store redis -redis-url "$url" -grpc-addr "127.0.0.1:$u_grpc" -ops-addr "127.0.0.1:$u_ops" \
+    -log-level warn -validation off ${UPLOAD_BATCH_DELAY:+-batch-delay "$UPLOAD_BATCH_DELAY"} 2>>"$tmp/upload-$name.log" &
+  u_pid=$!
+  pids+=("$u_pid")
+  wait_ready "http://127.0.0.1:$a_ops/readyz" "$a_pid" "auth ($name)"
+  wait_ready "http://127.0.0.1:$u_ops/readyz" "$u_pid" "upload ($name)"
+  # A subshell with an exit per step: set -e does not act left of ||.
+  (
+    "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -client-id "$CLIENT_ID" -secret "$FRIS_BENCH_CLIENT_SECRET" \
+      -name "fris-bench" -type MDR -redirect-url http://localhost:8888/callback || exit 1
+    "$BIN/auth" create-user "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
+      -name "Bench User" -email-verified || exit 1
+    for i in $(seq 1 "$CLUSTER_SITES"); do
+      "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site "bench-$i" -teiler teiler1 \
+        -password "$FRIS_BENCH_SITE_PASSWORD" "bench-teiler1-$i" || exit 1
+    done
+  ) >"$tmp/seed-$name.log" 2>&1 || { failed=1; echo "bench: seeding the $name stack failed" >&2; cat "$tmp/seed-$name.log" >&2; exit 1; }
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
+    -upload-addr "127.0.0.1:$u_grpc" -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://127.0.0.1:$gw_port" \
+    -log-level warn 2>>"$tmp/gateway-$name.log" &
+  gw_pid=$!
+  pids+=("$gw_pid")
+  wait_ready "http://127.0.0.1:$gw_port/health/groups" "$gw_pid" "gateway ($name)"
+  stack_gw[$name]="http://127.0.0.1:$gw_port"
+  stack_watch[$name]="gateway=$gw_pid,auth=$a_pid,upload=$u_pid"
+  echo "bench: cluster suite, $name stack on $url: auth pid $a_pid, upload pid $u_pid, gateway pid $gw_pid" >&2
+}
+
+# run_bench_bg ARGS...: fris-bench in the background (so a TERM reaches the
+# trap at once), its tables to a log: the suite prints its own summary.
+run_bench_bg() {
+  local bench_pid
+  "$BIN/fris-bench" "$@" >>"$tmp/cluster-runs.md" &
+  bench_pid=$!
+  pids=("$bench_pid" "${pids[@]}")
+  wait "$bench_pid" || rc=$?
+  pids=("${pids[@]:1}")
+}
+
+# master_keys: the masters' DBSIZE, space-separated, in cluster_masters order.
+master_keys() {
+  local p out=()
+  for p in "${cluster_masters[@]}"; do out+=("$(redis-cli -p "$p" dbsize)"); done
+  echo "${out[*]}"
+}
+
+run_cluster() {
+  local single_url cluster_url round name json before after i up rf
+  if ! start_redis single_url everysec || ! start_cluster cluster_url; then
+    echo "bench: no redis-server or redis-cli: the cluster suite is skipped" >&2
+    echo
+    echo "(cluster suite skipped: no redis-server or redis-cli)"
+    return 0
+  fi
+  FRIS_BENCH_SITE_PASSWORD=$(rnd)
+  export FRIS_BENCH_SITE_PASSWORD
+  start_stack single "$single_url"
+  start_stack cluster "$cluster_url"
+  local added=(0 0 0) rows=()
+  for round in $(seq 1 "$CLUSTER_ROUNDS"); do
+    for name in single cluster; do
+      json="${JSON%.json}-cluster-$name-r$round"
+      rm -f "$json-upload.json" "$json-refresh.json"
+      echo "bench: cluster suite, round $round of $CLUSTER_ROUNDS, $name: uploads, then token refreshes" >&2
+      [[ "$name" == cluster ]] && read -r -a before <<<"$(master_keys)"
+      run_bench_bg -gateway "${stack_gw[$name]}" -suites upload -upload-store "redis-$name" -upload-site bench \
+        -upload-user bench-teiler1 -upload-sites "$CLUSTER_SITES" -upload-clients "$UPLOAD_CLIENTS" \
+        -upload-duration "$CLUSTER_DURATION" -warmup "$WARMUP" -fsync-dir "$tmp" -fsync-duration 500ms \
+        -json "$json-upload.json" -watch "${stack_watch[$name]}"
+      if [[ "$name" == cluster ]]; then
+        read -r -a after <<<"$(master_keys)"
+        for i in 0 1 2; do added[i]=$((added[i] + after[i] - before[i])); done
+      fi
+      run_bench_bg -gateway "${stack_gw[$name]}" -suites auth -token-flows refresh -token-rounds 1 \
+        -token-connections "$TOKEN_CONNECTIONS" -token-duration "$CLUSTER_DURATION" -warmup "$WARMUP" -rsa-duration 1s \
+        -flow-procs "$FLOW_PROCS" -flow-batch="$FLOW_BATCH" -client-id "$CLIENT_ID" -user-email "$USER_EMAIL" \
+        -json "$json-refresh.json" -watch "${stack_watch[$name]}"
+      # A run that failed wrote no numbers: it counts as 0 (and rc is set).
+      up=$(jq -r '"\(.upload.result.units_per_sec) \(.upload.result.unit_p99_ms)"' "$json-upload.json" 2>/dev/null) || up="0 0"
+      rf=$(jq -r '"\(.token.flows[0].measurement.units_per_sec) \(.token.flows[0].measurement.unit_p99_ms)"' "$json-refresh.json" 2>/dev/null) || rf="0 0"
+      rows+=("$round $name $up $rf")
+    done
+  done
+  echo
+  echo "### Redis Cluster (3 masters, 3 replicas) next to a single Redis, both appendfsync everysec"
+  echo
+  echo "Each round: $UPLOAD_CLIENTS clients uploading new 5 KB patients to $CLUSTER_SITES sites round robin, then $TOKEN_CONNECTIONS connections refreshing tokens; $WARMUP warm-up + $CLUSTER_DURATION measured each, rounds alternating single and cluster."
+  echo
+  printf '%s\n' "${rows[@]}" | awk -v rounds="$CLUSTER_ROUNDS" '
+    { up[$2] += $3; up99[$2] = (up99[$2] > $4 ? up99[$2] : $4); rf[$2] += $5; rf99[$2] = (rf99[$2] > $6 ? rf99[$2] : $6)
+      line[NR] = sprintf("| %d | %s | %.0f | %.1f ms | %.0f | %.1f ms |", $1, $2, $3, $4, $5, $6) }
+    END {
+      print "| round | store | uploads/s | upload p99 | refreshes/s | refresh p99 |"
+      print "|---:|---|---:|---:|---:|---:|"
+      for (i = 1; i <= NR; i++) print line[i]
+      for (s = 0; s < 2; s++) {
+        n = s ? "cluster" : "single"
+        printf "| mean | **%s** | **%.0f** | %.1f ms (worst) | **%.0f** | %.1f ms (worst) |\n", n, up[n] / rounds, up99[n], rf[n] / rounds, rf99[n]
+      }
+      ru = up["single"] ? up["cluster"] / up["single"] : 0
+      rr = rf["single"] ? rf["cluster"] / rf["single"] : 0
+      printf "| | **cluster/single** | **%.0f %%** | | **%.0f %%** | |\n\n", ru * 100, rr * 100
+      printf "Target: the cluster at least 80 %% of a single Redis: uploads %s, refreshes %s.\n", (ru >= 0.8 ? "met" : "NOT met"), (rr >= 0.8 ? "met" : "NOT met")
+    }'
+  echo
+  echo "Keys the cluster's upload runs added on each master ($CLUSTER_SITES sites, DBSIZE after minus before each run):"
+  echo
+  printf '%s\n' "${cluster_masters[@]}" | paste -d' ' - <(printf '%s\n' "${added[@]}") | awk '
+    { port[NR] = $1; n[NR] = $2; sum += $2 }
+    END {
+      mean = sum / NR; worst = 0
+      print "| master | keys added | deviation from the mean |"
+      print "|---|---:|---:|"
+      for (i = 1; i <= NR; i++) {
+        d = mean ? (n[i] - mean) / mean * 100 : 0
+        ad = d < 0 ? -d : d
+        if (ad > worst) worst = ad
+        printf "| 127.0.0.1:%s | %d | %+.1f %% |\n", port[i], n[i], d
+      }
+      printf "\nTarget: every master within ±25 %% of the mean (%.0f keys): %s (worst %.1f %%).\n", mean, (worst <= 25 && sum > 0 ? "met" : "NOT met"), worst
+    }'
+  echo "bench: the cluster suite's fris-bench tables were written to a log; raw numbers in ${JSON%.json}-cluster-*.json" >&2
+}
+
+if selected cluster; then
+  command -v jq >/dev/null 2>&1 || { failed=1; echo "bench: the cluster suite needs jq" >&2; exit 1; }
+  run_cluster
 fi
 
 # run_guess LABEL JSON: an auth service of its own, as deployed except that

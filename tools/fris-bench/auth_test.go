@@ -273,3 +273,39 @@ func TestSessionOf(t *testing.T) {
 		}
 	}
 }
+
+// -token-flows refresh runs only the refresh flow and registers no keys.
+func TestAuthSuiteRefreshOnly(t *testing.T) {
+	fa := newFakeAuth()
+	srv := httptest.NewServer(fa)
+	defer srv.Close()
+	js := filepath.Join(t.TempDir(), "out.json")
+	rc, out, errs := runBench(t, authArgs(srv.URL, "-suites", "auth", "-token-flows", "refresh", "-json", js)...)
+	if rc != 0 {
+		t.Fatalf("rc %d\n%s\n%s", rc, out, errs)
+	}
+	var rep Report
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Token == nil || len(rep.Token.Flows) != 2 || len(rep.Token.Summary) != 1 || rep.Token.Summary[0].Name != "refresh" {
+		t.Fatalf("report: %s", b)
+	}
+	for _, f := range rep.Token.Flows {
+		if f.Name != "refresh" || f.M.Units == 0 {
+			t.Errorf("flow %s: %+v", f.Name, f.M)
+		}
+	}
+	fa.mu.Lock()
+	if len(fa.keys) != 0 {
+		t.Errorf("%d keys registered for a refresh-only run", len(fa.keys))
+	}
+	fa.mu.Unlock()
+	if rc, _, _ := runBench(t, authArgs(srv.URL, "-suites", "auth", "-token-flows", "nope")...); rc != 2 {
+		t.Errorf("rc %d with an unknown flow, want 2", rc)
+	}
+}

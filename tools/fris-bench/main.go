@@ -76,6 +76,7 @@ type config struct {
 	tokenConnections  int
 	tokenRounds       int
 	tokenDuration     time.Duration
+	tokenFlows        []string
 	flowProcs         int
 	flowBatch         bool
 	rsaDuration       time.Duration
@@ -98,6 +99,7 @@ type config struct {
 	uploadStore       string
 	uploadSite        string
 	uploadTeiler      string
+	uploadSites       int
 	uploadUser        string
 	uploadPassword    string
 	uploadTemplate    string
@@ -157,6 +159,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	suites := fs.String("suites", suiteMDR, "comma-separated suites to run: "+strings.Join(allSuites, ", ")+" (or all)")
 	fs.IntVar(&c.tokenConnections, "token-connections", 16, "auth suite: connections (= workers) of the token flows")
 	fs.DurationVar(&c.tokenDuration, "token-duration", 4*time.Second, "auth suite: measured time of each flow in each round (after -warmup)")
+	tokenFlows := fs.String("token-flows", flowRefresh+","+flowSignature, "auth suite: the flows to run, comma-separated: "+flowRefresh+", "+flowSignature)
 	fs.IntVar(&c.tokenRounds, "token-rounds", 5, "auth suite: rounds of both flows, each between two raw-rate measurements")
 	fs.BoolVar(&c.flowBatch, "flow-batch", true, "auth suite: run this load generator under SCHED_BATCH while a flow runs (Linux), so its wake-ups do not preempt the services")
 	fs.IntVar(&c.flowProcs, "flow-procs", 1, "auth suite: GOMAXPROCS of this load generator while a flow runs (the raw rate always uses every CPU); 0 leaves it")
@@ -183,6 +186,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.uploadSite, "upload-site", "bench", "upload: site id of the credentials")
 	fs.StringVar(&c.uploadTeiler, "upload-teiler", "teiler1", "upload: teiler id of the credentials")
 	fs.StringVar(&c.uploadUser, "upload-user", "bench-teiler1", "upload: Basic username")
+	fs.IntVar(&c.uploadSites, "upload-sites", 1, "upload: sites the uploads are spread over, round robin; above 1, site i (1..n) is <upload-site>-<i> with user <upload-user>-<i>, all with the one password")
 	fs.StringVar(&c.uploadPassword, "upload-password", "", "upload: its password (default $"+envSitePassword+")")
 	fs.StringVar(&c.uploadTemplate, "upload-template", "tools/fris-bench/testdata/patient.xml", "upload: the patient document the uploads are made from (a connector-shaped patient of about 3.5 KB)")
 	fs.IntVar(&c.uploadDocBytes, "upload-doc-bytes", 5000, "upload: size of each document (the template, padded with attributes)")
@@ -214,6 +218,20 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return c, fmt.Errorf("-suites: unknown suite %q (have %s)", s, strings.Join(allSuites, ", "))
 		}
 	}
+	for _, f := range strings.Split(*tokenFlows, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case flowRefresh, flowSignature:
+			if !slices.Contains(c.tokenFlows, f) {
+				c.tokenFlows = append(c.tokenFlows, f)
+			}
+		case "":
+		default:
+			return c, fmt.Errorf("-token-flows: unknown flow %q (have %s, %s)", f, flowRefresh, flowSignature)
+		}
+	}
+	if len(c.tokenFlows) == 0 {
+		return c, errors.New("-token-flows: name at least one flow")
+	}
 	// Fixed order, each once.
 	c.suites = slices.DeleteFunc(slices.Clone(allSuites), func(s string) bool { return !slices.Contains(c.suites, s) })
 	if c.creds.clientSecret == "" {
@@ -238,8 +256,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-duration must be positive and -warmup not negative")
 	case c.has(suiteBroker) && (c.brokerBanks <= 0 || c.brokerSites <= 0 || c.brokerInquiries <= 0 || c.brokerRate <= 0 || c.brokerConnections <= 0 || c.brokerDuration <= 0):
 		return c, errors.New("-broker-banks, -broker-sites, -broker-inquiries, -broker-rate, -broker-connections and -broker-duration must be positive")
-	case c.has(suiteUpload) && (c.uploadPassword == "" || c.uploadClients <= 0 || c.uploadDuration <= 0 || c.uploadDocBytes <= 0 || c.fsyncDuration <= 0):
-		return c, fmt.Errorf("the upload suite needs -upload-password (or $%s) and positive -upload-clients, -upload-duration, -upload-doc-bytes and -fsync-duration", envSitePassword)
+	case c.has(suiteUpload) && (c.uploadPassword == "" || c.uploadSites <= 0 || c.uploadClients <= 0 || c.uploadDuration <= 0 || c.uploadDocBytes <= 0 || c.fsyncDuration <= 0):
+		return c, fmt.Errorf("the upload suite needs -upload-password (or $%s) and positive -upload-sites, -upload-clients, -upload-duration, -upload-doc-bytes and -fsync-duration", envSitePassword)
 	case c.has(suiteGuess) && (c.guessers <= 0 || c.guessDuration <= 0):
 		return c, errors.New("-guessers and -guess-duration must be positive")
 	case c.rsaDuration <= 0 || c.bearerRounds <= 0:

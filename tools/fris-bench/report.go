@@ -183,8 +183,12 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 	if t.FlowBatch {
 		procsNote += ", under SCHED_BATCH"
 	}
-	fmt.Fprintf(w, "Flows: %d rounds of both, closed loop, %d connections (= workers, sharing %d client sessions), %s warm-up + %s measured each; the load generator's GOMAXPROCS while a flow runs: %s. Every token response carries %d RS256 signatures made by the auth service; in the signature flow the client (this load generator, on the same cores) signs the code too. Crypto limit = signs/s ÷ signatures per token response. A flow's verdict is on its share over all rounds: mean token responses/s over the mean crypto limit.\n\n",
-		t.Rounds, t.Connections, t.Sessions, t.Scenario.Warmup, t.Scenario.Duration, procsNote, serverSignatures)
+	which := "both"
+	if len(t.Summary) == 1 {
+		which = "the " + t.Summary[0].Name + " flow"
+	}
+	fmt.Fprintf(w, "Flows: %d rounds of %s, closed loop, %d connections (= workers, sharing %d client sessions), %s warm-up + %s measured each; the load generator's GOMAXPROCS while a flow runs: %s. Every token response carries %d RS256 signatures made by the auth service; in the signature flow the client (this load generator, on the same cores) signs the code too. Crypto limit = signs/s ÷ signatures per token response. A flow's verdict is on its share over all rounds: mean token responses/s over the mean crypto limit.\n\n",
+		t.Rounds, which, t.Connections, t.Sessions, t.Scenario.Warmup, t.Scenario.Duration, procsNote, serverSignatures)
 	fmt.Fprintf(w, "| flow | rounds | token responses/s (mean) | share of the limit (all rounds) | lowest, highest round | server's signatures only | target >= %.0f%% |\n", t.MinShare*100)
 	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|---|")
 	for _, f := range t.Summary {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -254,6 +255,12 @@ func generateKeys(n int) ([]*rsa.PrivateKey, error) {
 	return keys, nil
 }
 
+// The auth suite's flows (-token-flows).
+const (
+	flowRefresh   = "refresh"
+	flowSignature = "signature"
+)
+
 // runTokens is the auth suite. Set-up first (refresh chains of the seeded
 // user, registered keys), then the raw signing rate with nothing else
 // running, the two flows, and the raw rate again.
@@ -263,8 +270,15 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 	ac := newAuthClient(cfg.gateway)
 	defer ac.close()
 
+	// Keys are registered only for the signature flow; one more key is for
+	// the raw rate either way.
+	withSigs := slices.Contains(cfg.tokenFlows, flowSignature)
+	nKeys := 0
+	if withSigs {
+		nKeys = n
+	}
 	fmt.Fprintf(stderr, "fris-bench: auth: signing in %s %d times (one refresh chain each), registering %d keys\n",
-		cfg.creds.email, rep.Sessions, n)
+		cfg.creds.email, rep.Sessions, nKeys)
 	chains := make([]session, rep.Sessions)
 	for i := range chains {
 		ts, err := ac.signIn(ctx, cfg.creds)
@@ -273,22 +287,25 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 		}
 		chains[i] = &refreshChain{token: ts.Refresh}
 	}
-	keys, err := generateKeys(n + 1) // the last one is for the raw rate
+	keys, err := generateKeys(nKeys + 1)
 	if err != nil {
 		return nil, err
 	}
 	run := time.Now().UnixNano()
-	signers := make([]session, rep.Sessions)
-	keyIDs := make([]int32, n)
-	for i := range n {
-		if keyIDs[i], err = ac.register(ctx, fmt.Sprintf("bench-%d-%d@fris-bench.example", run, i), &keys[i].PublicKey); err != nil {
-			return nil, fmt.Errorf("auth set-up: %w", err)
+	var signers []session
+	if withSigs {
+		signers = make([]session, rep.Sessions)
+		keyIDs := make([]int32, n)
+		for i := range n {
+			if keyIDs[i], err = ac.register(ctx, fmt.Sprintf("bench-%d-%d@fris-bench.example", run, i), &keys[i].PublicKey); err != nil {
+				return nil, fmt.Errorf("auth set-up: %w", err)
+			}
+		}
+		for i := range signers {
+			signers[i] = &signSession{key: keys[i%n], keyID: keyIDs[i%n], clientID: cfg.creds.clientID}
 		}
 	}
-	for i := range signers {
-		signers[i] = &signSession{key: keys[i%n], keyID: keyIDs[i%n], clientID: cfg.creds.clientID}
-	}
-	rawKey := keys[n]
+	rawKey := keys[nKeys]
 
 	procs := runtime.GOMAXPROCS(0)
 	raw := func() RSARate {
@@ -303,13 +320,16 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 	sc.Method = http.MethodPost
 	rep.Scenario = sc
 	rep.Rounds, rep.FlowProcs, rep.FlowBatch = cfg.tokenRounds, cfg.flowProcs, cfg.flowBatch
-	flows := []struct {
+	type flow struct {
 		name          string
 		sessions      []session
 		reqs, clients int
-	}{
-		{"refresh", chains, 1, 0},
-		{"signature", signers, 2, 1},
+	}
+	var flows []flow
+	for _, f := range []flow{{flowRefresh, chains, 1, 0}, {flowSignature, signers, 2, 1}} {
+		if slices.Contains(cfg.tokenFlows, f.name) {
+			flows = append(flows, f)
+		}
 	}
 	for round := 1; round <= cfg.tokenRounds; round++ {
 		for _, f := range flows {

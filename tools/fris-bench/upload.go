@@ -25,6 +25,7 @@ import (
 type UploadReport struct {
 	Store     string   `json:"store"`
 	DocBytes  int      `json:"doc_bytes"`
+	Sites     int      `json:"sites"`
 	Clients   int      `json:"clients"`
 	Scenario  Scenario `json:"scenario"`
 	FsyncDir  string   `json:"fsync_dir"`
@@ -184,9 +185,35 @@ func (d *uploadDoc) with(id string) []byte {
 	return append(append(append(out, d.head...), id...), d.tail...)
 }
 
+// uploadSite is where one site's uploads go and the credentials they carry.
+type uploadSite struct {
+	base, auth string
+}
+
+// uploadSites are the sites the uploads go to, round robin: the one named by
+// -upload-site and -upload-user, or with -upload-sites n above 1 the sites
+// <upload-site>-1..n, each with its user <upload-user>-i, so a partitioned
+// store sees many sites as a network of sites would send them.
+func uploadSites(cfg config) []uploadSite {
+	one := func(site, user string) uploadSite {
+		return uploadSite{
+			base: cfg.gateway + "/dktk/sites/" + site + "_teiler/" + cfg.uploadTeiler + "/pats/",
+			auth: "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+cfg.uploadPassword)),
+		}
+	}
+	if cfg.uploadSites <= 1 {
+		return []uploadSite{one(cfg.uploadSite, cfg.uploadUser)}
+	}
+	out := make([]uploadSite, cfg.uploadSites)
+	for i := range out {
+		out[i] = one(fmt.Sprintf("%s-%d", cfg.uploadSite, i+1), fmt.Sprintf("%s-%d", cfg.uploadUser, i+1))
+	}
+	return out
+}
+
 // runUpload uploads new patients as fast as the clients go.
 func runUpload(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) (*UploadReport, error) {
-	rep := &UploadReport{Store: cfg.uploadStore, Clients: cfg.uploadClients, FsyncDir: cfg.fsyncDir, FsyncSecs: cfg.fsyncDuration.Seconds(),
+	rep := &UploadReport{Store: cfg.uploadStore, Sites: cfg.uploadSites, Clients: cfg.uploadClients, FsyncDir: cfg.fsyncDir, FsyncSecs: cfg.fsyncDuration.Seconds(),
 		MinPerFsync: cfg.uploadMinPerFsync, MaxP99Ms: ms(cfg.uploadMaxP99)}
 	template, err := os.ReadFile(cfg.uploadTemplate)
 	if err != nil {
@@ -212,14 +239,16 @@ func runUpload(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 		return nil, err
 	}
 
-	base := cfg.gateway + "/dktk/sites/" + cfg.uploadSite + "_teiler/" + cfg.uploadTeiler + "/pats/"
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.uploadUser+":"+cfg.uploadPassword))
+	sites := uploadSites(cfg)
+	base := sites[0].base
 	run := strconv.FormatInt(time.Now().UnixNano()%1e10, 10)
 	var next atomic.Uint64
 	tr := func(t *vegeta.Target) error {
-		id := fmt.Sprintf("B%s-%08d", run, next.Add(1))
-		t.Method, t.URL, t.Body = http.MethodPut, base+id, doc.with(id)
-		t.Header = http.Header{"Authorization": {auth}, "Content-Type": {"application/xml"}}
+		n := next.Add(1)
+		id := fmt.Sprintf("B%s-%08d", run, n)
+		s := sites[n%uint64(len(sites))]
+		t.Method, t.URL, t.Body = http.MethodPut, s.base+id, doc.with(id)
+		t.Header = http.Header{"Authorization": {s.auth}, "Content-Type": {"application/xml"}}
 		return nil
 	}
 	sc := Scenario{
@@ -249,8 +278,8 @@ func runUpload(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 		}
 		return outcome{bad: bad, unit: bad == "", unitLatency: r.Latency}
 	}
-	fmt.Fprintf(stderr, "fris-bench: upload: %d clients uploading %d-byte patients (%s store), %s warm-up + %s\n",
-		cfg.uploadClients, rep.DocBytes, cfg.uploadStore, sc.Warmup, sc.Duration)
+	fmt.Fprintf(stderr, "fris-bench: upload: %d clients uploading %d-byte patients to %d site(s) (%s store), %s warm-up + %s\n",
+		cfg.uploadClients, rep.DocBytes, len(sites), cfg.uploadStore, sc.Warmup, sc.Duration)
 	m := sc.Run(ctx, tr, handle, cpu)
 	flush1, ferr := deviceFlushes(rep.Device)
 	commit1, ok := storeCommits(ctx, cfg.uploadMetrics)
@@ -287,8 +316,8 @@ func runUpload(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 func writeUpload(w io.Writer, u *UploadReport, cpu *cpuWatch) {
 	m := u.Result
 	fmt.Fprintf(w, "#### Durable patient uploads (suite %s, %s store)\n\n", suiteUpload, u.Store)
-	fmt.Fprintf(w, "`PUT /dktk/sites/{site}_teiler/{teiler}/pats/{new id}` with Basic credentials, a %s-byte patient document (the demo patient, padded), every upload a new patient (201); closed loop, %d clients, %s warm-up + %s measured. Disk: %s (%s), one goroutine rewriting 512 bytes and syncing, %gs of fsync and %gs of fdatasync before and after the uploads.\n\n",
-		thousands(float64(u.DocBytes)), u.Clients, u.Scenario.Warmup, u.Scenario.Duration, u.FsyncDir, orNA(u.Device), u.FsyncSecs, u.FsyncSecs)
+	fmt.Fprintf(w, "`PUT /dktk/sites/{site}_teiler/{teiler}/pats/{new id}` with Basic credentials, a %s-byte patient document (the demo patient, padded), every upload a new patient (201), %d site(s) round robin; closed loop, %d clients, %s warm-up + %s measured. Disk: %s (%s), one goroutine rewriting 512 bytes and syncing, %gs of fsync and %gs of fdatasync before and after the uploads.\n\n",
+		thousands(float64(u.DocBytes)), max(u.Sites, 1), u.Clients, u.Scenario.Warmup, u.Scenario.Duration, u.FsyncDir, orNA(u.Device), u.FsyncSecs, u.FsyncSecs)
 	fmt.Fprintln(w, "| disk, plain | fsync/s | fdatasync/s | device flushes per sync |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	for i, s := range u.DiskSyncs {

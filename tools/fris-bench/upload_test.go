@@ -169,3 +169,47 @@ func TestUploadFlags(t *testing.T) {
 		t.Errorf("rc %d with 0 clients, want 2", rc)
 	}
 }
+
+// With -upload-sites the uploads go round robin to site i with user i, so
+// every site gets its share and each carries its own credentials.
+func TestUploadSuiteSpreadsOverSites(t *testing.T) {
+	var mu sync.Mutex
+	perSite := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/dktk/sites/bench-")
+		site, _, ok2 := strings.Cut(rest, "_teiler/teiler1/pats/")
+		user, pass, _ := r.BasicAuth()
+		if !ok || !ok2 || user != "bench-teiler1-"+site || pass != "pw-0123456789" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		perSite[site]++
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	rc, out, errs := runBench(t, append(uploadArgs(srv.URL, t.TempDir()), "-upload-sites", "5")...)
+	if rc != 0 {
+		t.Fatalf("rc %d\n%s\n%s", rc, out, errs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(perSite) != 5 {
+		t.Fatalf("sites reached: %v, want bench-1..5", perSite)
+	}
+	for site, n := range perSite {
+		// Round robin: no site lags more than the clients in flight.
+		for other, m := range perSite {
+			if n-m > 4+1 {
+				t.Errorf("site %s got %d uploads, site %s %d", site, n, other, m)
+			}
+		}
+	}
+	if !strings.Contains(out, "5 site(s) round robin") {
+		t.Errorf("report does not name the sites:\n%s", out)
+	}
+	if rc, _, _ := runBench(t, append(uploadArgs(srv.URL, t.TempDir()), "-upload-sites", "0")...); rc != 2 {
+		t.Errorf("rc %d with 0 sites, want 2", rc)
+	}
+}
