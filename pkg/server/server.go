@@ -89,6 +89,12 @@ const (
 	// grpcMaxIdle closes connections without RPCs for this long; clients
 	// reconnect when they need to.
 	grpcMaxIdle = 5 * time.Minute
+	// grpcMaxAge sends GOAWAY to a connection this old (gRPC adds ±10 %
+	// jitter): the client reconnects and re-resolves the service's name, so
+	// replicas added since (a scale-up behind a headless Service) get calls
+	// within minutes, not only after some connection happens to fail. Calls
+	// and streams in flight finish on the old connection (no grace limit).
+	grpcMaxAge = 2 * time.Minute
 )
 
 // RegisterFlags adds -grpc-addr, -ops-addr and -shutdown-timeout with the
@@ -208,7 +214,7 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 		grpc.MaxRecvMsgSize(cfg.MaxRecvBytes),
 		grpc.ConnectionTimeout(grpcConnectionTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPingInterval, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: grpcPingAfter, Timeout: grpcPingTimeout, MaxConnectionIdle: grpcMaxIdle}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: grpcPingAfter, Timeout: grpcPingTimeout, MaxConnectionIdle: grpcMaxIdle, MaxConnectionAge: grpcMaxAge}),
 	}
 	if creds != nil {
 		opts = append(opts, grpc.Creds(creds))
