@@ -30,9 +30,17 @@
 #      passwords, so every sign-in hashes) and a gateway; a real user signs
 #      in at the login form alone, then while 64 guessers send wrong
 #      passwords from another loopback address (127.0.0.2)
+#   6. suite memory: every service and a gateway as `make run` starts them
+#      (embedded store, its flags, the Explorer's client), on a data
+#      directory of their own, seeded with the demo data as `make run` does;
+#      after BENCH_MEMORY_IDLE idle (argon2's buffers go back to the OS 2 s
+#      after the last hash) the resident memory (VmRSS) of each process and
+#      the total against BENCH_MEMORY_TARGET_MB
 #
 # Environment:
-#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,cluster,guess (all)
+#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,cluster,guess,memory (all)
+#   BENCH_MEMORY_IDLE        the memory suite's idle wait before reading VmRSS (5s)
+#   BENCH_MEMORY_TARGET_MB   the memory suite's target for the five processes (120)
 #   BENCH_GUESS_DURATION     the guess suite's measured time, alone and under guessing (10s)
 #   BENCH_GUESSERS           guessing goroutines of the guess suite            (64)
 #   BENCH_UPLOAD_DURATION    measured time of the upload suite                 (10s)
@@ -72,8 +80,10 @@ FLOW_BATCH=${BENCH_FLOW_BATCH:-true}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
 BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
-SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,cluster,guess}
-[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,cluster,guess
+SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,cluster,guess,memory}
+[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,cluster,guess,memory
+MEMORY_IDLE=${BENCH_MEMORY_IDLE:-5s}
+MEMORY_TARGET_MB=${BENCH_MEMORY_TARGET_MB:-120}
 GUESS_DURATION=${BENCH_GUESS_DURATION:-10s}
 GUESSERS=${BENCH_GUESSERS:-64}
 BROKER_DURATION=${BENCH_BROKER_DURATION:-30s}
@@ -86,8 +96,8 @@ CLUSTER_ROUNDS=${BENCH_CLUSTER_ROUNDS:-2}
 CLUSTER_SITES=${BENCH_CLUSTER_SITES:-20}
 for s in ${SUITES//,/ }; do
   case $s in
-    mdr | auth | bearer | broker | upload | cluster | guess) ;;
-    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, cluster, guess)" >&2; exit 2 ;;
+    mdr | auth | bearer | broker | upload | cluster | guess | memory) ;;
+    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, cluster, guess, memory)" >&2; exit 2 ;;
   esac
 done
 selected() { [[ ",$SUITES," == *",$1,"* ]]; }
@@ -631,6 +641,99 @@ run_guess() {
 
 if selected guess; then
   run_guess "login under guessing (abuse limits as deployed)" "${JSON%.json}-guess.json"
+fi
+# run_memory LABEL: the five processes as `make run` starts them (the same
+# flags, the embedded store, the Explorer's client), on a data directory of
+# their own, seeded as `make run` seeds; then, after MEMORY_IDLE without a
+# request, each one's resident memory. The seeding hashes passwords and
+# secrets with argon2id, whose buffers the services hand back 2 s after the
+# last hash: the wait lets that happen, as it does after a real `make run`.
+run_memory() {
+  local label=$1 dir=$tmp/memory
+  local a_grpc a_ops m_grpc m_ops u_grpc u_ops b_grpc b_ops gw_port
+  local a_pid m_pid u_pid b_pid gw_pid v
+  for v in a_grpc a_ops m_grpc m_ops u_grpc u_ops b_grpc b_ops gw_port; do free_port "$v"; done
+  local gw="127.0.0.1:$gw_port"
+  mkdir -p "$dir"
+  (umask 077 && head -c 32 /dev/urandom | base64 >"$dir/auth-key-secret" && rnd >"$dir/explorer-client-secret")
+  "$BIN/auth" serve "${TLS_AUTH[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$a_grpc" -ops-addr "127.0.0.1:$a_ops" \
+    -issuer "http://$gw" -key-secret-file "$dir/auth-key-secret" 2>>"$tmp/memory-auth.log" &
+  a_pid=$!
+  pids+=("$a_pid")
+  "$BIN/mdr" serve "${TLS_MDR[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$m_grpc" -ops-addr "127.0.0.1:$m_ops" \
+    2>>"$tmp/memory-mdr.log" &
+  m_pid=$!
+  pids+=("$m_pid")
+  "$BIN/upload" serve "${TLS_UPLOAD[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$u_grpc" -ops-addr "127.0.0.1:$u_ops" \
+    -mdr-addr "127.0.0.1:$m_grpc" -validation warn 2>>"$tmp/memory-upload.log" &
+  u_pid=$!
+  pids+=("$u_pid")
+  "$BIN/broker" serve "${TLS_BROKER[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$b_grpc" -ops-addr "127.0.0.1:$b_ops" \
+    -registration activation-code -public-url "http://$gw/broker/rest/searchbroker" 2>>"$tmp/memory-broker.log" &
+  b_pid=$!
+  pids+=("$b_pid")
+  wait_ready "http://127.0.0.1:$a_ops/readyz" "$a_pid" auth
+  wait_ready "http://127.0.0.1:$m_ops/readyz" "$m_pid" mdr
+  wait_ready "http://127.0.0.1:$u_ops/readyz" "$u_pid" upload
+  wait_ready "http://127.0.0.1:$b_ops/readyz" "$b_pid" broker
+  # The demo data of `make run`: the registry, the demo client, the
+  # Explorer's client, the researcher with all three roles, two sites'
+  # credentials and the demo inquiry.
+  local site1 site2 user_id
+  site1=$(rnd) site2=$(rnd)
+  {
+    "$BIN/mdr" import "${TLS_ADMIN[@]}" -addr "127.0.0.1:$m_grpc" -if-empty services/mdr/demo/mdr16.json &&
+      "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -client-id fris-demo -secret "$FRIS_BENCH_CLIENT_SECRET" \
+        -name "FRIS demo client" -type MDR -redirect-url http://localhost:8888/callback &&
+      "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -client-id fris-explorer \
+        -secret "$(cat "$dir/explorer-client-secret")" -name "FRIS Explorer" -redirect-url "http://$gw/explorer/callback" &&
+      "$BIN/auth" create-user "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
+        -name "Demo Researcher" -email-verified &&
+      "$BIN/auth" set-scopes "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -scopes broker:researcher,users:search,fris:operator "$USER_EMAIL" &&
+      "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site charite -teiler teiler1 \
+        -password "$site1" charite-teiler1 &&
+      "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site dresden -teiler teiler1 \
+        -password "$site2" dresden-teiler1 &&
+      user_id=$("$BIN/auth" users "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" | awk -v e="$USER_EMAIL" '$2 == e { print $1 }') &&
+      "$BIN/broker" seed-demo "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -author "$user_id" -sites charite,dresden
+  } >"$tmp/memory-seed.log" 2>&1 || { failed=1; echo "bench: seeding the memory suite failed" >&2; cat "$tmp/memory-seed.log" >&2; exit 1; }
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "$gw" -mdr-addr "127.0.0.1:$m_grpc" -auth-addr "127.0.0.1:$a_grpc" \
+    -broker-addr "127.0.0.1:$b_grpc" -upload-addr "127.0.0.1:$u_grpc" -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://$gw" \
+    -explorer-client-id fris-explorer -explorer-client-secret-file "$dir/explorer-client-secret" 2>>"$tmp/memory-gateway.log" &
+  gw_pid=$!
+  pids+=("$gw_pid")
+  wait_ready "http://$gw/readyz" "$gw_pid" gateway
+  wait_ready "http://$gw/health/groups" "$gw_pid" gateway
+  echo >&2
+  echo "bench: pass \"$label\": auth $a_pid, mdr $m_pid, upload $u_pid, broker $b_pid, gateway $gw_pid; idle for $MEMORY_IDLE" >&2
+  sleep "$MEMORY_IDLE"
+  echo
+  echo "### $label"
+  echo
+  # MiB, as ps and top count (VmRSS is in KiB).
+  echo "| process | VmRSS | VmHWM (peak) |"
+  echo "|---|---:|---:|"
+  local name pid rss hwm total=0
+  for name in auth mdr upload broker gateway; do
+    case $name in
+      auth) pid=$a_pid ;; mdr) pid=$m_pid ;; upload) pid=$u_pid ;; broker) pid=$b_pid ;; gateway) pid=$gw_pid ;;
+    esac
+    rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || true
+    hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || true
+    [[ -n "$rss" ]] || { failed=1; echo "bench: $name (pid $pid) has no VmRSS: did it exit?" >&2; exit 1; }
+    total=$((total + rss))
+    awk -v n="$name" -v r="$rss" -v h="$hwm" 'BEGIN { printf "| %s | %.1f MiB | %.1f MiB |\n", n, r / 1024, h / 1024 }'
+  done
+  awk -v t="$total" -v g="$MEMORY_TARGET_MB" 'BEGIN {
+    mb = t / 1024
+    printf "| **total** | **%.1f MiB** | |\n\ntarget: under %d MiB in all: %s\n", mb, g, (mb < g ? "met" : "NOT met")
+  }'
+  kill -TERM "$gw_pid" "$a_pid" "$m_pid" "$u_pid" "$b_pid" 2>/dev/null || true
+  wait "$gw_pid" "$a_pid" "$m_pid" "$u_pid" "$b_pid" 2>/dev/null || true
+}
+
+if selected memory; then
+  run_memory "idle memory after a fresh make run (five processes, embedded store, demo data)"
 fi
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 

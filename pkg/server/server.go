@@ -58,6 +58,9 @@ type Config struct {
 	// TLS is the gRPC port's mutual TLS (docs/security.md,
 	// "Service-to-service trust").
 	TLS mtls.Config
+	// MaxConnAge is the age at which a gRPC connection is sent GOAWAY (0:
+	// grpcMaxAge); tests shorten it.
+	MaxConnAge time.Duration
 }
 
 // Limits of the operations port. Its answers are small and local (health,
@@ -89,6 +92,12 @@ const (
 	// grpcMaxIdle closes connections without RPCs for this long; clients
 	// reconnect when they need to.
 	grpcMaxIdle = 5 * time.Minute
+	// grpcMaxAge sends GOAWAY to a connection this old (gRPC adds ±10 %
+	// jitter): the client reconnects and re-resolves the service's name, so
+	// replicas added since (a scale-up behind a headless Service) get calls
+	// within minutes, not only after some connection happens to fail. Calls
+	// and streams in flight finish on the old connection (no grace limit).
+	grpcMaxAge = 2 * time.Minute
 )
 
 // RegisterFlags adds -grpc-addr, -ops-addr and -shutdown-timeout with the
@@ -201,6 +210,10 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	if creds == nil {
 		svc.Log.Warn("gRPC without TLS (-insecure-plaintext): any caller that reaches the port may act as the gateway or an operator; development only")
 	}
+	maxAge := cfg.MaxConnAge
+	if maxAge <= 0 {
+		maxAge = grpcMaxAge
+	}
 	opts := []grpc.ServerOption{
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.ChainUnaryInterceptor(append(unary, recoverUnary(svc.Log))...),
@@ -208,7 +221,7 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 		grpc.MaxRecvMsgSize(cfg.MaxRecvBytes),
 		grpc.ConnectionTimeout(grpcConnectionTimeout),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPingInterval, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: grpcPingAfter, Timeout: grpcPingTimeout, MaxConnectionIdle: grpcMaxIdle}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: grpcPingAfter, Timeout: grpcPingTimeout, MaxConnectionIdle: grpcMaxIdle, MaxConnectionAge: maxAge}),
 	}
 	if creds != nil {
 		opts = append(opts, grpc.Creds(creds))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -168,5 +169,60 @@ func TestApplyGCPercent(t *testing.T) {
 	ApplyGCPercent(0)
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("0 must leave the target alone, got %d", got)
+	}
+}
+
+// TestOldConnectionsAreReplaced: a client's connection is sent GOAWAY at
+// MaxConnAge and the client dials again, which is when it re-resolves the
+// service's name and finds replicas added since (deploy/README.md,
+// "Scaling"). Without the age every call would share the first connection.
+func TestOldConnectionsAreReplaced(t *testing.T) {
+	var logs syncBuf
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{GRPCAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second,
+			MaxRecvBytes: 1 << 20, TLS: plaintext, MaxConnAge: 300 * time.Millisecond},
+			Service{Name: "test.Svc", Log: log, Register: func(*grpc.Server) {}, Ready: func(context.Context) error { return nil }})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var grpcAddr string
+	for i := 0; i < 100 && grpcAddr == ""; i++ {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "listening" {
+				grpcAddr, _ = rec["grpc"].(string)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if grpcAddr == "" {
+		t.Fatalf("no listening log: %s", logs.String())
+	}
+	var dials atomic.Int32
+	dialer := func(ctx context.Context, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	cc, err := grpc.NewClient("passthrough:///"+grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dialer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	hc := healthpb.NewHealthClient(cc)
+	// Calls for well over twice the age (plus gRPC's jitter of 10 %).
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if _, err := hc.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("call failed while connections were replaced: %v", err)
+		}
+	}
+	if n := dials.Load(); n < 3 {
+		t.Fatalf("%d dials in 1.5 s with a connection age of 300 ms, want at least 3", n)
 	}
 }
