@@ -46,6 +46,16 @@ func TestGroupCommitAcrossPartitions(t *testing.T) {
 				if n < 8 {
 					t.Fatalf("%d commits on a Cluster for writes of 8 partitions, want one per partition", n)
 				}
+				// Not even a lone write waits for company there.
+				slow := kv.NewRedis(c, kv.RedisOptions{Prefix: testredis.Prefix(t), BatchDelay: time.Second, Partitions: parts})
+				t.Cleanup(func() { _ = slow.Close() })
+				start := time.Now()
+				if err := slow.Update(context.Background(), putKey("p/x/k")); err != nil {
+					t.Fatal(err)
+				}
+				if d := time.Since(start); d > 500*time.Millisecond {
+					t.Fatalf("a write on a Cluster with a 1 s batch delay took %v: it waited for a batch", d)
+				}
 				return
 			}
 			if n != 1 {

@@ -62,8 +62,11 @@ func (e *execCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	}
 }
 
+// On a Cluster every write commits alone (a batch could only queue writes
+// of different partitions one behind the other): TestGroupCommitAcrossPartitions
+// holds it to that.
 func TestRedisGroupCommit(t *testing.T) {
-	for _, rc := range redisClients {
+	for _, rc := range redisClients[:1] {
 		t.Run(rc.name, func(t *testing.T) {
 			c := rc.client(t)
 			hook := &execCounter{}

@@ -180,7 +180,11 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 		retries: o.MaxRetries, log: o.Logger, stop: make(chan struct{}),
 	}
 	_, r.cluster = c.(*redis.ClusterClient)
-	if o.BatchDelay > 0 {
+	// On a Cluster a transaction holds one partition, and a batch's writes
+	// are nearly always of different ones (new patients, other users), so
+	// a batch would only queue them one behind the other: each commits
+	// alone, concurrently, instead.
+	if o.BatchDelay > 0 && !r.cluster {
 		r.group = &groupCommit{update: r.update, parts: o.Partitions, delay: o.BatchDelay, maxBatch: o.MaxBatch}
 		if !r.cluster {
 			// One node holds every partition, so one MULTI/EXEC may too.
