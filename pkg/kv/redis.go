@@ -81,6 +81,8 @@ type Redis struct {
 	wg      sync.WaitGroup
 
 	group *groupCommit // nil: each Update commits alone
+
+	reload *clusterReload // nil unless c is a Cluster client
 }
 
 // ParseRedisURL turns a redis:// or rediss:// URL into client options. Several
@@ -179,7 +181,10 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 		parts: o.Partitions, partsKey: p + "parts",
 		retries: o.MaxRetries, log: o.Logger, stop: make(chan struct{}),
 	}
-	_, r.cluster = c.(*redis.ClusterClient)
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		r.cluster = true
+		r.reload = &clusterReload{c: cc, interval: 250 * time.Millisecond}
+	}
 	if o.BatchDelay > 0 {
 		r.group = &groupCommit{update: r.update, parts: o.Partitions, delay: o.BatchDelay, maxBatch: o.MaxBatch}
 		if !r.cluster {
@@ -225,7 +230,7 @@ func (r *Redis) Close() error {
 	return nil
 }
 
-func (r *Redis) Ping(ctx context.Context) error { return redisFailure(ctx, r.c.Ping(ctx).Err()) }
+func (r *Redis) Ping(ctx context.Context) error { return r.failure(ctx, r.c.Ping(ctx).Err()) }
 
 // space is the names of one partition's keys.
 type space struct {
@@ -270,7 +275,7 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 	if errors.Is(err, redis.Nil) {
 		return nil, ErrNotFound
 	}
-	return v, redisFailure(ctx, err)
+	return v, r.failure(ctx, err)
 }
 
 // Scan reads the partitions that may hold the prefix's keys, all when the
@@ -280,12 +285,12 @@ func (r *Redis) Scan(ctx context.Context, prefix, after string, limit int) ([]En
 	parts := r.prefixParts(prefix)
 	if len(parts) == 1 {
 		out, err := r.scan(ctx, r.c, r.space(parts[0]), prefix, after, limit)
-		return out, redisFailure(ctx, err)
+		return out, r.failure(ctx, err)
 	}
 	if parts == nil {
 		var err error
 		if parts, err = r.partitions(ctx); err != nil {
-			return nil, redisFailure(ctx, err)
+			return nil, r.failure(ctx, err)
 		}
 	}
 	res := make([][]Entry, len(parts))
@@ -302,7 +307,7 @@ func (r *Redis) Scan(ctx context.Context, prefix, after string, limit int) ([]En
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, redisFailure(ctx, err)
+		return nil, r.failure(ctx, err)
 	}
 	var out []Entry
 	for _, es := range res {
@@ -458,7 +463,7 @@ func (r *Redis) run(ctx context.Context, fn func(Tx) error, free bool) error {
 			continue
 		}
 		if !errors.Is(err, redis.TxFailedErr) {
-			return redisFailure(ctx, err)
+			return r.failure(ctx, err)
 		}
 		// Writers racing on one key would otherwise retry in lockstep and
 		// starve each other: wait a random, growing moment first.
@@ -768,14 +773,14 @@ func (r *Redis) MoveToPartitions(ctx context.Context) (int, error) {
 	for {
 		keys, err := r.c.ZRangeByLex(ctx, base.index, &redis.ZRangeBy{Min: after, Max: "+", Count: 512}).Result()
 		if err != nil {
-			return moved, redisFailure(ctx, err)
+			return moved, r.failure(ctx, err)
 		}
 		for _, k := range keys {
 			if r.keyPart(k) == "" {
 				continue
 			}
 			if err := r.moveOne(ctx, base, k); err != nil {
-				return moved, redisFailure(ctx, err)
+				return moved, r.failure(ctx, err)
 			}
 			moved++
 		}
