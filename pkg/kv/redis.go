@@ -158,6 +158,9 @@ func OpenRedis(ctx context.Context, url string, o RedisOptions) (*Redis, error) 
 	c := redis.NewUniversalClient(uo)
 	r := NewRedis(c, o)
 	r.own = true
+	if r.reload != nil {
+		r.reload.c.AddHook(r.reload)
+	}
 	if err := r.Ping(ctx); err != nil {
 		_ = r.Close()
 		return nil, fmt.Errorf("kv: redis %s: %w", redactURL(url), err)

@@ -45,3 +45,24 @@ func (r *Redis) failure(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// The hook covers commands sent on the client outside the store's own
+// methods (the rate limiter's scripts share the client).
+
+func (h *clusterReload) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *clusterReload) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.after(redisFailure(ctx, err))
+		return err
+	}
+}
+
+func (h *clusterReload) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.after(redisFailure(ctx, err))
+		return err
+	}
+}
