@@ -6,13 +6,9 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,76 +16,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"fris.dev/pkg/rpcclient"
 	uploadv1 "fris.dev/proto/upload/v1"
 )
 
-// ownCluster starts a throwaway Redis Cluster for one test (this test kills
-// a master, which must not disturb the cluster other tests share) and
-// returns its URL. Skipped without redis-server, failed under CI=true.
-func ownCluster(t *testing.T) string {
-	t.Helper()
-	for _, bin := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is missing; CI must run the failover test", bin)
-			}
-			t.Skipf("%s is missing: the replica and failover test needs its own Redis Cluster", bin)
-		}
-	}
-	ports := freePairs(t, 6)
-	dir := t.TempDir() + "/cluster"
-	script := filepath.Join(repoRoot, "deploy/local/redis-cluster.sh")
-	args := []string{"start", dir}
-	for _, p := range ports {
-		args = append(args, fmt.Sprint(p))
-	}
-	out, err := exec.Command(script, args...).Output()
-	if err != nil {
-		t.Fatalf("starting a Redis Cluster on %v: %v", ports, err)
-	}
-	t.Cleanup(func() { _ = exec.Command(script, "stop", dir).Run() })
-	return strings.TrimSpace(string(out))
-}
-
-// freePairs finds n ports p whose cluster bus port p+10000 is free too.
-func freePairs(t *testing.T, n int) []int {
-	t.Helper()
-	free := func(p int) bool {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			return false
-		}
-		l.Close()
-		return true
-	}
-	var ports []int
-	for p := 17000 + rand.IntN(900); len(ports) < n && p < 18000; p++ {
-		if free(p) && free(p+10000) {
-			ports = append(ports, p)
-		}
-	}
-	if len(ports) < n {
-		t.Fatal("no free ports for a Redis Cluster in 17000-17999")
-	}
-	return ports
-}
-
 // replica is one process of a service; restart starts it again on the
 // same gRPC address.
 type replica struct {
-	bin  string
-	args []string
-	addr string
-	p    *proc
+	bin       string
+	args      []string
+	addr, ops string
+	p         *proc
 }
 
-func (r *replica) startOn(t *testing.T, addr string) {
+// start runs the replica: on addresses the kernel picks the first time,
+// on the same ones again after (the gateway's list and -jwks-url name them).
+func (r *replica) start(t *testing.T) {
 	t.Helper()
-	r.p = start(t, r.bin, append([]string{"serve", "-grpc-addr", addr, "-ops-addr", "127.0.0.1:0", "-log-level", "info"}, r.args...)...)
-	r.addr = r.p.addrs["grpc"]
+	addr, ops := r.addr, r.ops
+	if addr == "" {
+		addr, ops = "127.0.0.1:0", "127.0.0.1:0"
+	}
+	r.p = start(t, r.bin, append([]string{"serve", "-grpc-addr", addr, "-ops-addr", ops, "-log-level", "info"}, r.args...)...)
+	r.addr, r.ops = r.p.addrs["grpc"], r.p.addrs["ops"]
 }
 
 // tally counts the load's answers; a 5xx other than 503 is a failure.
@@ -152,7 +101,7 @@ func TestReplicasAndFailover(t *testing.T) {
 		var rs []*replica
 		for range 2 {
 			r := &replica{bin: bin, args: append(append([]string{}, store...), extra...)}
-			r.startOn(t, "127.0.0.1:0")
+			r.start(t)
 			rs = append(rs, r)
 		}
 		return rs
@@ -169,7 +118,7 @@ func TestReplicasAndFailover(t *testing.T) {
 	uploads = mk("upload", "-argon2-memory-kib", "1024", "-validation", "off")
 	brokers = mk("broker", "-name", brokerName, "-registration", "approval")
 	s := &Stack{client: &http.Client{Timeout: 30 * time.Second, Transport: checked(t, nil, nil)},
-		MDRAddr: mdrs[0].addr, AuthAddr: auths[0].addr, AuthOps: auths[0].p.addrs["ops"], UploadAddr: uploads[0].addr, BrokerAddr: brokers[0].addr}
+		MDRAddr: mdrs[0].addr, AuthAddr: auths[0].addr, AuthOps: auths[0].ops, UploadAddr: uploads[0].addr, BrokerAddr: brokers[0].addr}
 	s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "services/mdr/demo/mdr16.json"))
 	s.Gateway = start(t, "gateway", "-addr", "127.0.0.1:0", "-mdr-addr", addrs(mdrs), "-auth-addr", addrs(auths),
 		"-upload-addr", addrs(uploads), "-broker-addr", addrs(brokers), "-jwks-url", "http://"+s.AuthOps+"/jwks", "-issuer", Issuer)
@@ -324,7 +273,7 @@ func TestReplicasAndFailover(t *testing.T) {
 	}
 	time.Sleep(time.Second)
 	for _, rs := range [][]*replica{mdrs, auths, uploads, brokers} {
-		rs[0].startOn(t, rs[0].addr)
+		rs[0].start(t)
 	}
 	w, n := load.window()
 	t.Logf("SIGKILL of one replica each: %d 503s over %v", n, w)
@@ -336,7 +285,7 @@ func TestReplicasAndFailover(t *testing.T) {
 			if err := r.p.stop(t); err != nil {
 				t.Errorf("%s %s: graceful stop: %v", r.bin, r.addr, err)
 			}
-			r.startOn(t, r.addr)
+			r.start(t)
 		}
 	}
 	w, n = load.window()
@@ -468,72 +417,4 @@ func refreshOf(body []byte) string {
 	}
 	_ = json.Unmarshal(body, &v)
 	return v.Refresh
-}
-
-func clusterClient(url string) *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(strings.TrimPrefix(url, "redis://"), ",")})
-}
-
-// killMaster shuts one master of the cluster down (SHUTDOWN NOSAVE: the
-// process ends at once, without a snapshot, after its replica caught up)
-// and returns its address. A hard crash could lose the replication lag's
-// acknowledged writes, which no client-side test can rule out (see
-// docs/decisions.md, "Durability on Redis").
-func killMaster(t *testing.T, url string) string {
-	t.Helper()
-	c := clusterClient(url)
-	defer c.Close()
-	ctx := context.Background()
-	nodes, err := c.ClusterNodes(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(nodes, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 8 && strings.Contains(f[2], "master") && !strings.Contains(f[2], "fail") {
-			addr := strings.SplitN(f[1], "@", 2)[0]
-			n := redis.NewClient(&redis.Options{Addr: addr})
-			_ = n.Do(ctx, "SHUTDOWN", "NOSAVE").Err()
-			n.Close()
-			return addr
-		}
-	}
-	t.Fatalf("no master with slots in:\n%s", nodes)
-	return ""
-}
-
-// waitClusterOK waits until a surviving node says cluster_state:ok and no
-// longer counts dead among masters with slots.
-func waitClusterOK(t *testing.T, url, dead string, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	ctx := context.Background()
-	for _, a := range strings.Split(strings.TrimPrefix(url, "redis://"), ",") {
-		if a == dead {
-			continue
-		}
-		n := redis.NewClient(&redis.Options{Addr: a})
-		defer n.Close()
-		for time.Now().Before(deadline) {
-			info, err := n.ClusterInfo(ctx).Result()
-			nodes, err2 := n.ClusterNodes(ctx).Result()
-			if err == nil && err2 == nil && strings.Contains(info, "cluster_state:ok") && promoted(nodes, dead) {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("the cluster did not promote a replica of %s within %v", dead, within)
-	}
-}
-
-// promoted tells whether the dead master is marked failed (its replica
-// then holds its slots).
-func promoted(nodes, dead string) bool {
-	for _, line := range strings.Split(nodes, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 2 && strings.HasPrefix(f[1], dead+"@") {
-			return strings.Contains(f[2], "fail") && !strings.Contains(f[2], "fail?")
-		}
-	}
-	return false
 }
