@@ -81,6 +81,8 @@ type Redis struct {
 	wg      sync.WaitGroup
 
 	group *groupCommit // nil: each Update commits alone
+
+	reload *clusterReload // nil unless c is a Cluster client
 }
 
 // ParseRedisURL turns a redis:// or rediss:// URL into client options. Several
@@ -156,6 +158,9 @@ func OpenRedis(ctx context.Context, url string, o RedisOptions) (*Redis, error) 
 	c := redis.NewUniversalClient(uo)
 	r := NewRedis(c, o)
 	r.own = true
+	if r.reload != nil {
+		r.reload.c.AddHook(r.reload)
+	}
 	if err := r.Ping(ctx); err != nil {
 		_ = r.Close()
 		return nil, fmt.Errorf("kv: redis %s: %w", redactURL(url), err)
@@ -179,7 +184,10 @@ func NewRedis(c redis.UniversalClient, o RedisOptions) *Redis {
 		parts: o.Partitions, partsKey: p + "parts",
 		retries: o.MaxRetries, log: o.Logger, stop: make(chan struct{}),
 	}
-	_, r.cluster = c.(*redis.ClusterClient)
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		r.cluster = true
+		r.reload = &clusterReload{c: cc, interval: 250 * time.Millisecond}
+	}
 	// On a Cluster a transaction holds one partition, and a batch's writes
 	// are nearly always of different ones (new patients, other users), so
 	// a batch would only queue them one behind the other: each commits
@@ -229,7 +237,7 @@ func (r *Redis) Close() error {
 	return nil
 }
 
-func (r *Redis) Ping(ctx context.Context) error { return redisFailure(ctx, r.c.Ping(ctx).Err()) }
+func (r *Redis) Ping(ctx context.Context) error { return r.failure(ctx, r.c.Ping(ctx).Err()) }
 
 // space is the names of one partition's keys.
 type space struct {
@@ -274,7 +282,7 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 	if errors.Is(err, redis.Nil) {
 		return nil, ErrNotFound
 	}
-	return v, redisFailure(ctx, err)
+	return v, r.failure(ctx, err)
 }
 
 // Scan reads the partitions that may hold the prefix's keys, all when the
@@ -284,12 +292,12 @@ func (r *Redis) Scan(ctx context.Context, prefix, after string, limit int) ([]En
 	parts := r.prefixParts(prefix)
 	if len(parts) == 1 {
 		out, err := r.scan(ctx, r.c, r.space(parts[0]), prefix, after, limit)
-		return out, redisFailure(ctx, err)
+		return out, r.failure(ctx, err)
 	}
 	if parts == nil {
 		var err error
 		if parts, err = r.partitions(ctx); err != nil {
-			return nil, redisFailure(ctx, err)
+			return nil, r.failure(ctx, err)
 		}
 	}
 	res := make([][]Entry, len(parts))
@@ -306,7 +314,7 @@ func (r *Redis) Scan(ctx context.Context, prefix, after string, limit int) ([]En
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, redisFailure(ctx, err)
+		return nil, r.failure(ctx, err)
 	}
 	var out []Entry
 	for _, es := range res {
@@ -462,7 +470,7 @@ func (r *Redis) run(ctx context.Context, fn func(Tx) error, free bool) error {
 			continue
 		}
 		if !errors.Is(err, redis.TxFailedErr) {
-			return redisFailure(ctx, err)
+			return r.failure(ctx, err)
 		}
 		// Writers racing on one key would otherwise retry in lockstep and
 		// starve each other: wait a random, growing moment first.
@@ -772,14 +780,14 @@ func (r *Redis) MoveToPartitions(ctx context.Context) (int, error) {
 	for {
 		keys, err := r.c.ZRangeByLex(ctx, base.index, &redis.ZRangeBy{Min: after, Max: "+", Count: 512}).Result()
 		if err != nil {
-			return moved, redisFailure(ctx, err)
+			return moved, r.failure(ctx, err)
 		}
 		for _, k := range keys {
 			if r.keyPart(k) == "" {
 				continue
 			}
 			if err := r.moveOne(ctx, base, k); err != nil {
-				return moved, redisFailure(ctx, err)
+				return moved, r.failure(ctx, err)
 			}
 			moved++
 		}
