@@ -301,20 +301,35 @@ func (r *Redis) Scan(ctx context.Context, prefix, after string, limit int) ([]En
 		}
 	}
 	res := make([][]Entry, len(parts))
-	errs := make([]error, len(parts))
+	// The first failure ends the scan: when Redis does not answer, waiting
+	// for the timeout of every partition in turn would multiply it.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var first error
+	var once sync.Once
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for i, part := range parts {
-		wg.Add(1)
 		sem <- struct{}{}
+		if sctx.Err() != nil {
+			<-sem
+			break
+		}
+		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			res[i], errs[i] = r.scan(ctx, r.c, r.space(part), prefix, after, limit)
+			var err error
+			if res[i], err = r.scan(sctx, r.c, r.space(part), prefix, after, limit); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, r.failure(ctx, err)
+	if first != nil {
+		return nil, r.failure(ctx, first)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	var out []Entry
 	for _, es := range res {
@@ -451,6 +466,13 @@ func (r *Redis) run(ctx context.Context, fn func(Tx) error, free bool) error {
 		var route []string
 		if r.cluster {
 			route = []string{r.space(routed).route}
+			// Before the transaction takes its connection: registering
+			// inside it would need a second one from the same pool, and
+			// as many concurrent transactions as the pool holds would
+			// wait for each other until the pool's timeout.
+			if err := r.register(ctx, routed); err != nil {
+				return r.failure(ctx, err)
+			}
 		}
 		var t *redisTx
 		err := r.c.Watch(ctx, func(rtx *redis.Tx) error {
@@ -667,17 +689,23 @@ func (t *redisTx) commit(ctx context.Context) error {
 		return nil
 	}
 	// One partition, but for a group commit's shared transaction on a
-	// single Redis (pin.free), whose writes may be in several.
-	registered := map[string]bool{}
-	for _, w := range t.writes {
-		if !registered[w.part] {
-			if err := t.r.register(ctx, w.part); err != nil {
-				return err
+	// single Redis (pin.free), whose writes may be in several. On a
+	// Cluster run registered it; on a single node the registration goes
+	// into the transaction itself, on the connection it already holds.
+	var unknown []any
+	if !t.r.cluster {
+		seen := map[string]bool{}
+		for _, w := range t.writes {
+			if _, ok := t.r.known.Load(w.part); !ok && w.part != "" && !seen[w.part] {
+				seen[w.part] = true
+				unknown = append(unknown, w.part)
 			}
-			registered[w.part] = true
 		}
 	}
 	_, err := t.rtx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if len(unknown) > 0 {
+			p.SAdd(ctx, t.r.partsKey, unknown...)
+		}
 		for k, w := range t.writes {
 			sp := t.r.space(w.part)
 			full := sp.data + k
@@ -698,6 +726,11 @@ func (t *redisTx) commit(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil {
+		for _, part := range unknown {
+			t.r.known.Store(part, true)
+		}
+	}
 	return err
 }
 

@@ -231,6 +231,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		maintain = min(maintain, cfg.KeyRotation/4)
 	}
 	go km.Run(ctx, maintain)
+	go publishPending(ctx, store, log, time.Minute)
 
 	iss := tokens.New(km, strings.TrimRight(cfg.Issuer, "/"), tokens.Lifetimes{Access: cfg.AccessTTL, ID: cfg.IDTTL, Refresh: cfg.RefreshTTL, Skew: cfg.Skew})
 	reg := prometheus.NewRegistry()
@@ -296,4 +297,26 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Metrics: reg,
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 	})
+}
+
+// publishPending logs the revocations a replica wrote but could not log
+// (the log is in another partition, and the replica failed or died between
+// the two writes): at start, then every interval.
+func publishPending(ctx context.Context, store *storage.KV, log *slog.Logger, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := store.PublishPending(ctx)
+		if n > 0 {
+			log.InfoContext(ctx, "revocations logged late", "count", n)
+		}
+		if err != nil && ctx.Err() == nil {
+			log.WarnContext(ctx, "log pending revocations", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

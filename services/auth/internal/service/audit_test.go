@@ -66,14 +66,15 @@ func TestAuditEvents(t *testing.T) {
 	_, _ = e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: res.GetRefreshToken()})
 	_, _ = e.pub.Token(ctx, &authv1.TokenRequest{GrantType: "client_credentials", ClientId: clientID, ClientSecret: "wrong-wrong-wrong"})
 
+	ada, self := e.uid(t, "ada@example.org"), e.uid(t, "self@example.org")
 	want := []struct{ action, actor, target, outcome string }{
 		{"auth.login", "anonymous", "ada@example.org", audit.Failure},
-		{"auth.login", "1", "ADA@example.org", audit.Success},
-		{"auth.token.authorization_code", "1", "", audit.Success},
-		{"auth.register", "2", "self@example.org", audit.Success},
-		{"auth.token.signature", "2", "", audit.Success},
-		{"auth.token.refresh_token", "2", "", audit.Success},
-		{"auth.refresh.reuse", "2", "", audit.Failure},
+		{"auth.login", ada, "ADA@example.org", audit.Success},
+		{"auth.token.authorization_code", ada, "", audit.Success},
+		{"auth.register", self, "self@example.org", audit.Success},
+		{"auth.token.signature", self, "", audit.Success},
+		{"auth.token.refresh_token", self, "", audit.Success},
+		{"auth.refresh.reuse", self, "", audit.Failure},
 		{"auth.token.refresh_token", "anonymous", "", audit.Failure},
 		{"auth.token.client_credentials", "anonymous", "", audit.Failure},
 	}

@@ -22,7 +22,7 @@ func TestBearerEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.GetSubject() != "1" || info.GetIssuer() != issuer || info.GetNonce() == "" || info.GetNotBeofre() == 0 ||
+	if info.GetSubject() != e.uid(t, "ada@example.org") || info.GetIssuer() != issuer || info.GetNonce() == "" || info.GetNotBeofre() == 0 ||
 		int64(info.GetExpirationDate()) <= time.Now().Unix() || !contains(info.GetScope(), "openid") {
 		t.Fatalf("tokeninfo = %v", info)
 	}

@@ -175,12 +175,12 @@ func TestSamplySignedCodeWithoutClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := claims(t, res.GetAccessToken())
-	if a.Subject() != "2" || len(a.Audience()) != 0 {
+	if a.Subject() != e.uid(t, "grace@example.org") || len(a.Audience()) != 0 {
 		t.Fatalf("sub %q aud %v", a.Subject(), a.Audience())
 	}
 	// Its refresh token works too, still without a client.
 	next, err := e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: res.GetRefreshToken()})
-	if err != nil || claims(t, next.GetAccessToken()).Subject() != "2" {
+	if err != nil || claims(t, next.GetAccessToken()).Subject() != e.uid(t, "grace@example.org") {
 		t.Fatalf("refresh = %v", err)
 	}
 	// A secret on such a refresh has no client to check against.

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,6 +124,16 @@ func (e *env) login(t *testing.T, clientID string, ar *authv1.AuthorizeRequest) 
 		t.Fatal(err)
 	}
 	return res.GetCode()
+}
+
+// uid is the id the store gave the user of email, as tokens write it.
+func (e *env) uid(t testing.TB, email string) string {
+	t.Helper()
+	u, err := e.store.GetUserByEmail(context.Background(), email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strconv.Itoa(int(u.ID))
 }
 
 func register(t *testing.T, e *env, email string, k *rsa.PrivateKey) *authv1.RegisterResponse {

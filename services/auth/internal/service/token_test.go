@@ -39,7 +39,7 @@ func TestClientSecretFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := claims(t, res.GetAccessToken())
-	if a.Issuer() != issuer || a.Subject() != "1" || a.Audience()[0] != clientID {
+	if a.Issuer() != issuer || a.Subject() != e.uid(t, "ada@example.org") || a.Audience()[0] != clientID {
 		t.Fatalf("access claims: iss=%s sub=%s aud=%v", a.Issuer(), a.Subject(), a.Audience())
 	}
 	if typ, _ := a.Get("type"); typ != "ACCESS_TOKEN" {

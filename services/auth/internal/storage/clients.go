@@ -42,7 +42,10 @@ func (s *KV) GetClient(ctx context.Context, id string) (Client, error) {
 }
 
 func (s *KV) UpdateClient(ctx context.Context, id string, fn func(*Client) error) error {
-	return s.db.Update(ctx, func(tx kv.Tx) error {
+	pending := pPending + pendingClient + id
+	revoked := false
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
+		revoked = false
 		c, err := kv.GetJSON[Client](ctx, tx, pClient+id)
 		if err != nil {
 			return err
@@ -55,12 +58,18 @@ func (s *KV) UpdateClient(ctx context.Context, id string, fn func(*Client) error
 		if c.RevokedBefore < before {
 			c.RevokedBefore = before // a revocation is never undone
 		} else if c.RevokedBefore > before {
-			if err := s.logRevocation(ctx, tx, Revocation{Kind: RevokeClient, ID: id, NotBefore: c.RevokedBefore}); err != nil {
+			revoked = true
+			r := Revocation{Kind: RevokeClient, ID: id, NotBefore: c.RevokedBefore}
+			if err := kv.PutJSON(tx, pending, r, 0); err != nil {
 				return err
 			}
 		}
 		return kv.PutJSON(tx, pClient+id, c, 0)
 	})
+	if err != nil || !revoked {
+		return err
+	}
+	return s.publish(ctx, pending)
 }
 
 func (s *KV) ListClients(ctx context.Context) ([]Client, error) {

@@ -3,49 +3,10 @@ package storage
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"strconv"
-	"strings"
 	"time"
 
 	"fris.dev/pkg/kv"
 )
-
-// Partitions is the auth store's kv.Partitioner: the single-use grants
-// (grant/<code>, written and taken alone, the most written records) are
-// spread over grantBuckets partitions by a hash of the code; everything
-// else stays in the base partition, where a refresh token's spend, the
-// revocation of its chain and the revocation log, and a user with the
-// indexes of its email and keys, are written together.
-var Partitions kv.Partitioner = partitions{}
-
-const grantBuckets = 16
-
-type partitions struct{}
-
-func (partitions) Key(key string) string {
-	code, ok := strings.CutPrefix(key, pGrant)
-	if !ok {
-		return ""
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(code))
-	return pGrant + strconv.Itoa(int(h.Sum32()%grantBuckets))
-}
-
-func (partitions) Prefix(prefix string) []string {
-	if !strings.Contains(prefix, "/") {
-		return nil
-	}
-	if !strings.HasPrefix(prefix, pGrant) {
-		return []string{""}
-	}
-	out := make([]string, grantBuckets)
-	for i := range out {
-		out[i] = pGrant + strconv.Itoa(i)
-	}
-	return out
-}
 
 // Grant kinds.
 const (

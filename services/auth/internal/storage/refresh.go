@@ -19,40 +19,48 @@ type Refresh struct {
 	Expires  int64  `json:"expires"`
 }
 
+// SpendRefresh checks the chain outside the transaction that marks the
+// token spent, since they are in different partitions: a chain revoked
+// between the two still has every later token refused, the one issued now
+// included.
 func (s *KV) SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) error {
 	if r.JTI == "" || r.Chain == "" || len(r.JTI) > 256 || len(r.Chain) > 256 {
 		return ErrNotFound
 	}
-	var outcome error
+	if _, err := s.db.Get(ctx, pChain+r.Chain); err == nil {
+		return ErrRevoked
+	} else if !errors.Is(err, kv.ErrNotFound) {
+		return err
+	}
+	reused := false
+	var ttl time.Duration
 	err := s.db.Update(ctx, func(tx kv.Tx) error {
-		outcome = nil
+		reused = false
 		// Checked inside the transaction: the marker below must outlive
 		// the token, and one spent at its last moment would get none.
-		ttl := time.Unix(r.Expires, 0).Sub(s.now())
+		ttl = time.Unix(r.Expires, 0).Sub(s.now())
 		if ttl <= 0 {
 			return ErrNotFound
 		}
-		if _, err := tx.Get(ctx, pChain+r.Chain); err == nil {
-			outcome = ErrRevoked
-			return nil
-		} else if !errors.Is(err, kv.ErrNotFound) {
-			return err
-		}
 		if _, err := tx.Get(ctx, pRefresh+r.JTI); err == nil {
-			// Someone holds a copy of a token already exchanged: the
-			// legitimate holder and the thief now share a chain, so all of
-			// it goes.
-			outcome = ErrReused
-			until := s.now().Add(max(chainUntil.Sub(s.now()), ttl))
-			return s.revokeChain(ctx, tx, r.Chain, until)
+			reused = true
+			return nil
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
 		r.Used = true
 		return kv.PutJSON(tx, pRefresh+r.JTI, r, ttl)
 	})
-	if err != nil {
+	if err != nil || !reused {
 		return err
 	}
-	return outcome
+	// Someone holds a copy of a token already exchanged: the legitimate
+	// holder and the thief now share a chain, so all of it goes. The
+	// answer is ErrReused even when the log entry could not be written:
+	// the chain is refused here already, and PublishPending logs it.
+	until := s.now().Add(max(chainUntil.Sub(s.now()), ttl))
+	if _, err := s.revokeChain(ctx, r.Chain, until); err != nil && !errors.Is(err, errUnpublished) {
+		return err
+	}
+	return ErrReused
 }

@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -64,50 +66,116 @@ func (s *KV) logRevocation(ctx context.Context, tx kv.Tx, r Revocation) error {
 	return kv.PutJSON(tx, pRevLog+id32(v), r, ttl)
 }
 
-func (s *KV) revokeChain(ctx context.Context, tx kv.Tx, chain string, until time.Time) error {
-	ttl := until.Sub(s.now())
+// errUnpublished: a revocation is in force here, but its log entry could
+// not be written yet; PublishPending retries it.
+var errUnpublished = errors.New("revocation not yet logged")
+
+// revoke writes marker (in force at once for the service) and, with it, a
+// pending log entry in the same partition; then it logs the entry and
+// drops the pending record. The log lives in the base partition, so a
+// crash between the two leaves the pending record for PublishPending: what
+// the service refuses is never missing from the log for longer than that.
+// It reports whether marker was new.
+func (s *KV) revoke(ctx context.Context, marker, pending string, r Revocation, ttl time.Duration) (bool, error) {
 	if ttl <= 0 {
-		return nil
+		return false, nil
 	}
-	if err := kv.PutJSON(tx, pChain+chain, struct{}{}, ttl); err != nil {
+	created := false
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
+		created = false
+		if _, err := tx.Get(ctx, marker); err == nil {
+			return nil // revoked already (reuse, or an earlier call)
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		created = true
+		if err := kv.PutJSON(tx, marker, struct{}{}, ttl); err != nil {
+			return err
+		}
+		return kv.PutJSON(tx, pending, r, ttl)
+	})
+	if err != nil {
+		return false, err
+	}
+	// Also when the marker was there: an earlier call may have stopped
+	// before the log.
+	if err := s.publish(ctx, pending); err != nil {
+		return created, fmt.Errorf("%w: %w", errUnpublished, err)
+	}
+	return created, nil
+}
+
+// publish logs the pending revocation under key, if there is one, and
+// deletes it unless it changed meanwhile (a newer revocation of the same
+// record, published by its own writer). Two publishers may log it twice:
+// resource servers apply entries idempotently.
+func (s *KV) publish(ctx context.Context, key string) error {
+	b, err := s.db.Get(ctx, key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil
+	} else if err != nil {
 		return err
 	}
-	return s.logRevocation(ctx, tx, Revocation{Kind: RevokeChain, ID: chain, Until: until.Unix()})
+	var r Revocation
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("pending revocation %s: %w", key, err)
+	}
+	if err := s.db.Update(ctx, func(tx kv.Tx) error { return s.logRevocation(ctx, tx, r) }); err != nil {
+		return err
+	}
+	return s.deleteIf(ctx, key, b)
+}
+
+// deleteIf deletes key if it still holds value.
+func (s *KV) deleteIf(ctx context.Context, key string, value []byte) error {
+	return s.db.Update(ctx, func(tx kv.Tx) error {
+		now, err := tx.Get(ctx, key)
+		if errors.Is(err, kv.ErrNotFound) || (err == nil && !bytes.Equal(now, value)) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return tx.Delete(key)
+	})
+}
+
+func (s *KV) PublishPending(ctx context.Context) (int, error) {
+	es, err := s.db.Scan(ctx, pPending, "", 0)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	n := 0
+	for _, e := range es {
+		if err := s.publish(ctx, e.Key); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+func (s *KV) revokeChain(ctx context.Context, chain string, until time.Time) (bool, error) {
+	r := Revocation{Kind: RevokeChain, ID: chain, Until: until.Unix()}
+	return s.revoke(ctx, pChain+chain, pPending+pendingChain+chain, r, until.Sub(s.now()))
 }
 
 func (s *KV) RevokeChain(ctx context.Context, chain string, until time.Time) error {
 	if chain == "" || len(chain) > maxRevokedID {
 		return nil
 	}
-	return s.db.Update(ctx, func(tx kv.Tx) error {
-		if _, err := tx.Get(ctx, pChain+chain); err == nil {
-			return nil // revoked already (reuse, or an earlier call)
-		} else if !errors.Is(err, kv.ErrNotFound) {
-			return err
-		}
-		return s.revokeChain(ctx, tx, chain, until)
-	})
+	_, err := s.revokeChain(ctx, chain, until)
+	return err
 }
 
 func (s *KV) RevokeToken(ctx context.Context, jti string, until time.Time) error {
 	if jti == "" || len(jti) > maxRevokedID {
 		return nil
 	}
-	return s.db.Update(ctx, func(tx kv.Tx) error {
-		if _, err := tx.Get(ctx, pJTI+jti); err == nil {
-			return nil
-		} else if !errors.Is(err, kv.ErrNotFound) {
-			return err
-		}
-		ttl := until.Sub(s.now())
-		if ttl <= 0 {
-			return nil
-		}
-		if err := kv.PutJSON(tx, pJTI+jti, struct{}{}, ttl); err != nil {
-			return err
-		}
-		return s.logRevocation(ctx, tx, Revocation{Kind: RevokeToken, ID: jti, Until: until.Unix()})
-	})
+	r := Revocation{Kind: RevokeToken, ID: jti, Until: until.Unix()}
+	_, err := s.revoke(ctx, pJTI+jti, pPending+pendingToken+jti, r, until.Sub(s.now()))
+	return err
 }
 
 func (s *KV) Revoked(ctx context.Context, chain, jti string) (bool, error) {

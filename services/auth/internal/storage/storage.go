@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -87,6 +88,10 @@ type Store interface {
 	// version to ask for next. When since is 0 or beyond the log (the store
 	// was reset or restored), it returns every entry in force and full.
 	Revocations(ctx context.Context, since uint32) (entries []Revocation, version uint32, full bool, err error)
+	// PublishPending logs the revocations whose records were written but
+	// whose log entries were not (the writer failed or crashed between the
+	// two), and returns how many it logged.
+	PublishPending(ctx context.Context) (int, error)
 }
 
 // Keys. The refresh chain's revocation marker outlives its tokens.
@@ -102,9 +107,22 @@ const (
 	pChain     = "chain-revoked/"
 	pJTI       = "token-revoked/"
 	pRevLog    = "revlog/"
+	pPending   = "revpending/"
 	seqRevLog  = "seq/revlog"
-	seqUser    = "seq/user"
-	seqKey     = "seq/ukey"
+	// seqUser and seqKey are counters of a bucket under seqUser+"/<b>"; the
+	// keys themselves are the single counters of older versions, read to
+	// start the buckets' ids above theirs.
+	seqUser = "seq/user"
+	seqKey  = "seq/ukey"
+)
+
+// Kinds of pending revocations (pPending+kind+id), in the partition of what
+// they revoke.
+const (
+	pendingUser   = "user/"
+	pendingClient = "client/"
+	pendingChain  = "chain/"
+	pendingToken  = "token/"
 )
 
 // KV is the Store on a kv backend.
@@ -153,4 +171,43 @@ func next(ctx context.Context, tx kv.Tx, key string) (int32, error) {
 	}
 	n++
 	return int32(n), tx.Put(key, []byte(strconv.FormatInt(n, 10)), 0)
+}
+
+// counter reads a counter outside a transaction: 0 when there is none.
+func (s *KV) counter(ctx context.Context, key string) (int32, error) {
+	b, err := s.db.Get(ctx, key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, nil
+	} else if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(string(b), 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("counter %s: %w", key, err)
+	}
+	return int32(n), nil
+}
+
+// nextIn hands out the next id of bucket b from the counter seq+"/<b>":
+// the ids of a bucket are n*buckets+b, so an id names its bucket. A
+// bucket's ids start above legacy, the last id the single counter of an
+// older version handed out.
+func nextIn(ctx context.Context, tx kv.Tx, seq string, b int, legacy int32) (int32, error) {
+	key := seq + "/" + strconv.Itoa(b)
+	n := int64(legacy) / buckets
+	if v, err := tx.Get(ctx, key); err == nil {
+		last, err := strconv.ParseInt(string(v), 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("counter %s: %w", key, err)
+		}
+		n = max(n, last)
+	} else if !errors.Is(err, kv.ErrNotFound) {
+		return 0, err
+	}
+	n++
+	id := n*buckets + int64(b)
+	if id > math.MaxInt32 {
+		return 0, fmt.Errorf("counter %s: ids of bucket %d used up", seq, b)
+	}
+	return int32(id), tx.Put(key, []byte(strconv.FormatInt(n, 10)), 0)
 }

@@ -1,11 +1,14 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"fris.dev/pkg/kv"
 )
@@ -47,17 +50,38 @@ type UserKey struct {
 // NormalizeEmail is the form emails are compared in.
 func NormalizeEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
 
+// CreateUser writes the user, its email's index and its key in one
+// transaction, in the bucket of its email (see Partitions). Only the index
+// of the key's hash lives elsewhere: it is claimed first, so a key record
+// never exists without it, and released again if the user cannot be
+// created.
 func (s *KV) CreateUser(ctx context.Context, u User, key *UserKey) (User, *UserKey, error) {
+	email := NormalizeEmail(u.Email)
+	b := hashed(email)
+	var claim *keyClaim
+	if key != nil {
+		c, err := s.claimKey(ctx, b, strings.ToLower(key.SHA512))
+		if err != nil {
+			return User{}, nil, err
+		}
+		claim = &c
+	}
+	legacy, err := s.counter(ctx, seqUser)
+	if err != nil {
+		return User{}, nil, err
+	}
 	var outU User
 	var outK *UserKey
-	err := s.db.Update(ctx, func(tx kv.Tx) error {
-		email := NormalizeEmail(u.Email)
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
+		if claim != nil && s.now().Sub(time.UnixMilli(claim.At)) > claimLive {
+			return fmt.Errorf("registration took too long: %w", ErrConflict)
+		}
 		if _, err := tx.Get(ctx, pUserEmail+email); err == nil {
 			return fmt.Errorf("user %q: %w", u.Email, ErrExists)
 		} else if !errors.Is(err, kv.ErrNotFound) {
 			return err
 		}
-		id, err := next(ctx, tx, seqUser)
+		id, err := nextIn(ctx, tx, seqUser, b, legacy)
 		if err != nil {
 			return err
 		}
@@ -73,24 +97,20 @@ func (s *KV) CreateUser(ctx context.Context, u User, key *UserKey) (User, *UserK
 		if key == nil {
 			return nil
 		}
-		if _, err := tx.Get(ctx, pKeyHash+key.SHA512); err == nil {
-			return fmt.Errorf("public key: %w", ErrExists)
-		} else if !errors.Is(err, kv.ErrNotFound) {
-			return err
-		}
-		kid, err := next(ctx, tx, seqKey)
-		if err != nil {
-			return err
-		}
 		nk := *key
-		nk.ID, nk.UserID = kid, id
-		if err := kv.PutJSON(tx, pUserKey+id32(kid), nk, 0); err != nil {
-			return err
-		}
+		nk.ID, nk.UserID, nk.SHA512 = claim.Key, id, strings.ToLower(key.SHA512)
 		outK = &nk
-		return tx.Put(pKeyHash+nk.SHA512, []byte(id32(kid)), 0)
+		return kv.PutJSON(tx, pUserKey+id32(nk.ID), nk, 0)
 	})
-	return outU, outK, err
+	if err != nil && claim != nil {
+		if rerr := s.releaseKey(ctx, strings.ToLower(key.SHA512), *claim); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	if err != nil {
+		return User{}, nil, err
+	}
+	return outU, outK, nil
 }
 
 func (s *KV) GetUser(ctx context.Context, id int32) (User, error) {
@@ -106,12 +126,15 @@ func (s *KV) GetUserByEmail(ctx context.Context, email string) (User, error) {
 }
 
 func (s *KV) UpdateUser(ctx context.Context, id int32, fn func(*User) error) error {
-	return s.db.Update(ctx, func(tx kv.Tx) error {
+	pending := pPending + pendingUser + id32(id)
+	revoked := false
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
+		revoked = false
 		u, err := kv.GetJSON[User](ctx, tx, pUser+id32(id))
 		if err != nil {
 			return err
 		}
-		before, revoked := NormalizeEmail(u.Email), u.RevokedBefore
+		before, was := NormalizeEmail(u.Email), u.RevokedBefore
 		if err := fn(&u); err != nil {
 			return err
 		}
@@ -119,15 +142,21 @@ func (s *KV) UpdateUser(ctx context.Context, id int32, fn func(*User) error) err
 		if after := NormalizeEmail(u.Email); after != before {
 			return fmt.Errorf("the email of a user cannot change: %w", ErrConflict)
 		}
-		if u.RevokedBefore < revoked {
-			u.RevokedBefore = revoked // a revocation is never undone
-		} else if u.RevokedBefore > revoked {
-			if err := s.logRevocation(ctx, tx, Revocation{Kind: RevokeUser, ID: strconv.Itoa(int(id)), NotBefore: u.RevokedBefore}); err != nil {
+		if u.RevokedBefore < was {
+			u.RevokedBefore = was // a revocation is never undone
+		} else if u.RevokedBefore > was {
+			revoked = true
+			r := Revocation{Kind: RevokeUser, ID: strconv.Itoa(int(id)), NotBefore: u.RevokedBefore}
+			if err := kv.PutJSON(tx, pending, r, 0); err != nil {
 				return err
 			}
 		}
 		return kv.PutJSON(tx, pUser+id32(id), u, 0)
 	})
+	if err != nil || !revoked {
+		return err
+	}
+	return s.publish(ctx, pending)
 }
 
 func (s *KV) ListUsers(ctx context.Context) ([]User, error) {
@@ -143,5 +172,112 @@ func (s *KV) GetUserKeyByHash(ctx context.Context, sha512hex string) (UserKey, e
 	if err != nil {
 		return UserKey{}, err
 	}
-	return kv.GetJSON[UserKey](ctx, s.db, pUserKey+string(b))
+	c, err := parseClaim(b)
+	if err != nil {
+		return UserKey{}, err
+	}
+	// A claim whose user is still being created has no key yet: not found.
+	return kv.GetJSON[UserKey](ctx, s.db, pUserKey+id32(c.Key))
+}
+
+// A key's hash is claimed for a key id before the user and key are
+// written; a registration that takes longer than claimLive from its claim
+// gives up, and a claim older than claimStale whose key does not exist was
+// left by a registration that failed or crashed, so another may take it
+// over. The gap between the two keeps a slow registration and a takeover
+// apart, given clocks of the replicas within claimStale-claimLive.
+const (
+	claimLive  = 20 * time.Second
+	claimStale = time.Minute
+)
+
+// keyClaim is the value of pKeyHash+sha: the key's id, and when it was
+// claimed (unix ms). Older versions stored the bare id (At 0: complete).
+type keyClaim struct {
+	Key int32 `json:"key"`
+	At  int64 `json:"at"`
+}
+
+func parseClaim(b []byte) (keyClaim, error) {
+	var c keyClaim
+	if len(b) > 0 && b[0] == '{' {
+		err := json.Unmarshal(b, &c)
+		return c, err
+	}
+	n, err := strconv.ParseInt(string(b), 10, 32)
+	if err != nil {
+		return c, fmt.Errorf("key index: %w", err)
+	}
+	return keyClaim{Key: int32(n)}, nil
+}
+
+// claimKey allocates a key id in bucket b and claims sha for it: ErrExists
+// when another key holds the hash.
+func (s *KV) claimKey(ctx context.Context, b int, sha string) (keyClaim, error) {
+	legacy, err := s.counter(ctx, seqKey)
+	if err != nil {
+		return keyClaim{}, err
+	}
+	var kid int32
+	if err := s.db.Update(ctx, func(tx kv.Tx) error {
+		kid, err = nextIn(ctx, tx, seqKey, b, legacy)
+		return err
+	}); err != nil {
+		return keyClaim{}, err
+	}
+	mine := keyClaim{Key: kid, At: s.now().UnixMilli()}
+	var held []byte
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
+		held = nil
+		v, err := tx.Get(ctx, pKeyHash+sha)
+		if err == nil {
+			held = v
+			return nil
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		return kv.PutJSON(tx, pKeyHash+sha, mine, 0)
+	})
+	if err != nil || held == nil {
+		return mine, err
+	}
+	if stale, err := s.abandoned(ctx, held); err != nil || !stale {
+		if err == nil {
+			err = fmt.Errorf("public key: %w", ErrExists)
+		}
+		return keyClaim{}, err
+	}
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
+		v, err := tx.Get(ctx, pKeyHash+sha)
+		if err == nil && !bytes.Equal(v, held) {
+			return fmt.Errorf("public key: %w", ErrExists)
+		} else if err != nil && !errors.Is(err, kv.ErrNotFound) {
+			return err
+		}
+		return kv.PutJSON(tx, pKeyHash+sha, mine, 0)
+	})
+	return mine, err
+}
+
+// abandoned reports whether a held claim was left by a registration that
+// never wrote its key.
+func (s *KV) abandoned(ctx context.Context, held []byte) (bool, error) {
+	c, err := parseClaim(held)
+	if err != nil || c.At == 0 || s.now().Sub(time.UnixMilli(c.At)) < claimStale {
+		return false, err
+	}
+	_, err = s.GetUserKey(ctx, c.Key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// releaseKey deletes claim c of sha, unless another holds it by now.
+func (s *KV) releaseKey(ctx context.Context, sha string, c keyClaim) error {
+	mine, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.deleteIf(ctx, pKeyHash+sha, mine)
 }

@@ -34,6 +34,8 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		{"RefreshMarkersExpire", true, onStore(testRefreshMarkersExpire)},
 		{"RevocationLog", false, onStore(testRevocationLog)},
 		{"ConcurrentRefreshOnlyOneWins", false, onStore(testConcurrentRefreshOnlyOneWins)},
+		{"PendingRevocationsArePublished", false, testPendingRevocationsArePublished},
+		{"FailedRegistrationFreesItsKey", false, onStore(testFailedRegistrationFreesItsKey)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.parallel {
