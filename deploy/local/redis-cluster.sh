@@ -46,6 +46,7 @@ start() {
   for p in "$@"; do
     redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
       --cluster-config-file "$dir/nodes-$p.conf" --cluster-node-timeout 2000 \
+      --repl-diskless-sync-delay 0 \
       --save "" --appendonly no --dir "$dir" --logfile "$dir/redis-$p.log" \
       --pidfile "$dir/redis-$p.pid" --daemonize yes >/dev/null
   done
@@ -84,6 +85,24 @@ start() {
   done
   if ((ok == 0)); then
     echo "redis-cluster: cluster_state not ok on every node after 5s" >&2
+    return 1
+  fi
+  # A replica that has not finished its first sync holds nothing: a test
+  # that kills its master would see the promoted replica empty. Wait until
+  # every replica's (three of the six nodes') link to its master is up.
+  local synced
+  for _ in $(seq 1 500); do
+    synced=0
+    for p in "$@"; do
+      redis-cli -p "$p" info replication 2>/dev/null | grep -q '^master_link_status:up' &&
+        synced=$((synced + 1))
+    done
+    ok=0
+    ((synced == $# / 2)) && ok=1 && break
+    sleep 0.02
+  done
+  if ((ok == 0)); then
+    echo "redis-cluster: a replica had not synced with its master after 10s" >&2
     return 1
   fi
   local IFS=,
