@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,31 +56,29 @@ func TestPartitionRules(t *testing.T) {
 		}
 		// Every key the prefix may cover is in one of the partitions named.
 		for _, k := range []string{"user/0000000037", "client/c1", "revpending/chain/ch", "grant/abc", "signing-key/k", "revlog/0000000001"} {
-			if got != nil && strings.HasPrefix(k, c.prefix) && !contains(got, p.Key(k)) {
+			if got != nil && strings.HasPrefix(k, c.prefix) && !slices.Contains(got, p.Key(k)) {
 				t.Errorf("Prefix(%q) = %v misses %q of %q", c.prefix, got, p.Key(k), k)
 			}
 		}
 	}
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
+// boltStore is a fresh partitioned bbolt store for one test.
+func boltStore(t *testing.T) *kv.Bolt {
+	t.Helper()
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{Partitions: Partitions})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return false
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
 
 // TestUsersLiveInTheirEmailsBucket: a user, its email's index and its key
 // are in one partition, and users spread over all of them.
 func TestUsersLiveInTheirEmailsBucket(t *testing.T) {
 	ctx := context.Background()
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{Partitions: Partitions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := boltStore(t)
 	s := New(db, nil)
 	used := map[string]bool{}
 	for i := range 200 {
@@ -104,11 +103,7 @@ func TestUsersLiveInTheirEmailsBucket(t *testing.T) {
 // claimStale another registration takes it over, never before.
 func TestAbandonedKeyClaim(t *testing.T) {
 	ctx := context.Background()
-	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{Partitions: Partitions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := boltStore(t)
 	s := New(db, nil)
 	now := time.Now()
 	s.now = func() time.Time { return now }
