@@ -30,7 +30,15 @@
 #      passwords, so every sign-in hashes) and a gateway; a real user signs
 #      in at the login form alone, then while 64 guessers send wrong
 #      passwords from another loopback address (127.0.0.2)
-#   6. suite memory: every service and a gateway as `make run` starts them
+#   7. suite attack: every service and a gateway as `make run` starts them,
+#      seeded alike; a researcher signs in (login form and code exchange)
+#      and a connector uploads, from 127.0.0.1, for BENCH_ATTACK_DURATION
+#      without attack, then during each attack from other loopback
+#      addresses (guessing a client secret, the account, the site's
+#      password, from 50 addresses at once, registrations, anonymous 8 MiB
+#      bodies, 4,200 slow connections, anonymous Explorer sign-ins); p99s
+#      against the quiet run's
+#   8. suite memory: every service and a gateway as `make run` starts them
 #      (embedded store, its flags, the Explorer's client), on a data
 #      directory of their own, seeded with the demo data as `make run` does;
 #      after BENCH_MEMORY_IDLE idle (argon2's buffers go back to the OS 2 s
@@ -38,7 +46,9 @@
 #      the total against BENCH_MEMORY_TARGET_MB
 #
 # Environment:
-#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,cluster,guess,memory (all)
+#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,cluster,guess,attack,memory (all)
+#   BENCH_ATTACK_DURATION    the attack suite's measured time, quiet and per attack (8s)
+#   BENCH_ATTACKS            the attack suite's attacks, comma-separated (all; names in fris-bench -h)
 #   BENCH_MEMORY_IDLE        the memory suite's idle wait before reading VmRSS (5s)
 #   BENCH_MEMORY_TARGET_MB   the memory suite's target for the five processes (120)
 #   BENCH_GUESS_DURATION     the guess suite's measured time, alone and under guessing (10s)
@@ -80,8 +90,10 @@ FLOW_BATCH=${BENCH_FLOW_BATCH:-true}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
 BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
-SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,cluster,guess,memory}
-[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,cluster,guess,memory
+SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,cluster,guess,attack,memory}
+[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,cluster,guess,attack,memory
+ATTACK_DURATION=${BENCH_ATTACK_DURATION:-8s}
+ATTACKS=${BENCH_ATTACKS:-}
 MEMORY_IDLE=${BENCH_MEMORY_IDLE:-5s}
 MEMORY_TARGET_MB=${BENCH_MEMORY_TARGET_MB:-120}
 GUESS_DURATION=${BENCH_GUESS_DURATION:-10s}
@@ -96,8 +108,8 @@ CLUSTER_ROUNDS=${BENCH_CLUSTER_ROUNDS:-2}
 CLUSTER_SITES=${BENCH_CLUSTER_SITES:-20}
 for s in ${SUITES//,/ }; do
   case $s in
-    mdr | auth | bearer | broker | upload | cluster | guess | memory) ;;
-    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, cluster, guess, memory)" >&2; exit 2 ;;
+    mdr | auth | bearer | broker | upload | cluster | guess | attack | memory) ;;
+    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, cluster, guess, attack, memory)" >&2; exit 2 ;;
   esac
 done
 selected() { [[ ",$SUITES," == *",$1,"* ]]; }
@@ -642,34 +654,32 @@ run_guess() {
 if selected guess; then
   run_guess "login under guessing (abuse limits as deployed)" "${JSON%.json}-guess.json"
 fi
-# run_memory LABEL: the five processes as `make run` starts them (the same
-# flags, the embedded store, the Explorer's client), on a data directory of
-# their own, seeded as `make run` seeds; then, after MEMORY_IDLE without a
-# request, each one's resident memory. The seeding hashes passwords and
-# secrets with argon2id, whose buffers the services hand back 2 s after the
-# last hash: the wait lets that happen, as it does after a real `make run`.
-run_memory() {
-  local label=$1 dir=$tmp/memory
-  local a_grpc a_ops m_grpc m_ops u_grpc u_ops b_grpc b_ops gw_port
-  local a_pid m_pid u_pid b_pid gw_pid v
+# start_demo_stack NAME: the five processes as `make run` starts them (the
+# same flags, the embedded store, the Explorer's client), on a data
+# directory of their own ($tmp/NAME), seeded as `make run` seeds. Sets
+# a_pid m_pid u_pid b_pid gw_pid, gw (host:port), a_ops, u_ops and
+# site1_pass (the password of the site credential charite-teiler1).
+start_demo_stack() {
+  local name=$1 dir=$tmp/$1
+  local a_grpc m_grpc m_ops u_grpc b_grpc b_ops gw_port v
   for v in a_grpc a_ops m_grpc m_ops u_grpc u_ops b_grpc b_ops gw_port; do free_port "$v"; done
-  local gw="127.0.0.1:$gw_port"
+  gw="127.0.0.1:$gw_port"
   mkdir -p "$dir"
   (umask 077 && head -c 32 /dev/urandom | base64 >"$dir/auth-key-secret" && rnd >"$dir/explorer-client-secret")
   "$BIN/auth" serve "${TLS_AUTH[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$a_grpc" -ops-addr "127.0.0.1:$a_ops" \
-    -issuer "http://$gw" -key-secret-file "$dir/auth-key-secret" 2>>"$tmp/memory-auth.log" &
+    -issuer "http://$gw" -key-secret-file "$dir/auth-key-secret" 2>>"$tmp/$name-auth.log" &
   a_pid=$!
   pids+=("$a_pid")
   "$BIN/mdr" serve "${TLS_MDR[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$m_grpc" -ops-addr "127.0.0.1:$m_ops" \
-    2>>"$tmp/memory-mdr.log" &
+    2>>"$tmp/$name-mdr.log" &
   m_pid=$!
   pids+=("$m_pid")
   "$BIN/upload" serve "${TLS_UPLOAD[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$u_grpc" -ops-addr "127.0.0.1:$u_ops" \
-    -mdr-addr "127.0.0.1:$m_grpc" -validation warn 2>>"$tmp/memory-upload.log" &
+    -mdr-addr "127.0.0.1:$m_grpc" -validation warn 2>>"$tmp/$name-upload.log" &
   u_pid=$!
   pids+=("$u_pid")
   "$BIN/broker" serve "${TLS_BROKER[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$b_grpc" -ops-addr "127.0.0.1:$b_ops" \
-    -registration activation-code -public-url "http://$gw/broker/rest/searchbroker" 2>>"$tmp/memory-broker.log" &
+    -registration activation-code -public-url "http://$gw/broker/rest/searchbroker" 2>>"$tmp/$name-broker.log" &
   b_pid=$!
   pids+=("$b_pid")
   wait_ready "http://127.0.0.1:$a_ops/readyz" "$a_pid" auth
@@ -679,8 +689,8 @@ run_memory() {
   # The demo data of `make run`: the registry, the demo client, the
   # Explorer's client, the researcher with all three roles, two sites'
   # credentials and the demo inquiry.
-  local site1 site2 user_id
-  site1=$(rnd) site2=$(rnd)
+  local site2 user_id
+  site1_pass=$(rnd) site2=$(rnd)
   {
     "$BIN/mdr" import "${TLS_ADMIN[@]}" -addr "127.0.0.1:$m_grpc" -if-empty services/mdr/demo/mdr16.json &&
       "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -client-id fris-demo -secret "$FRIS_BENCH_CLIENT_SECRET" \
@@ -691,19 +701,33 @@ run_memory() {
         -name "Demo Researcher" -email-verified &&
       "$BIN/auth" set-scopes "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -scopes broker:researcher,users:search,fris:operator "$USER_EMAIL" &&
       "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site charite -teiler teiler1 \
-        -password "$site1" charite-teiler1 &&
+        -password "$site1_pass" charite-teiler1 &&
       "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site dresden -teiler teiler1 \
         -password "$site2" dresden-teiler1 &&
       user_id=$("$BIN/auth" users "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" | awk -v e="$USER_EMAIL" '$2 == e { print $1 }') &&
       "$BIN/broker" seed-demo "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -author "$user_id" -sites charite,dresden
-  } >"$tmp/memory-seed.log" 2>&1 || { failed=1; echo "bench: seeding the memory suite failed" >&2; cat "$tmp/memory-seed.log" >&2; exit 1; }
+  } >"$tmp/$name-seed.log" 2>&1 || { failed=1; echo "bench: seeding the $name suite failed" >&2; cat "$tmp/$name-seed.log" >&2; exit 1; }
   "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "$gw" -mdr-addr "127.0.0.1:$m_grpc" -auth-addr "127.0.0.1:$a_grpc" \
     -broker-addr "127.0.0.1:$b_grpc" -upload-addr "127.0.0.1:$u_grpc" -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://$gw" \
-    -explorer-client-id fris-explorer -explorer-client-secret-file "$dir/explorer-client-secret" 2>>"$tmp/memory-gateway.log" &
+    -explorer-client-id fris-explorer -explorer-client-secret-file "$dir/explorer-client-secret" 2>>"$tmp/$name-gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
   wait_ready "http://$gw/readyz" "$gw_pid" gateway
   wait_ready "http://$gw/health/groups" "$gw_pid" gateway
+}
+
+stop_demo_stack() {
+  kill -TERM "$gw_pid" "$a_pid" "$m_pid" "$u_pid" "$b_pid" 2>/dev/null || true
+  wait "$gw_pid" "$a_pid" "$m_pid" "$u_pid" "$b_pid" 2>/dev/null || true
+}
+
+# run_memory LABEL: the demo stack; then, after MEMORY_IDLE without a
+# request, each process's resident memory. The seeding hashes passwords and
+# secrets with argon2id, whose buffers the services hand back 2 s after the
+# last hash: the wait lets that happen, as it does after a real `make run`.
+run_memory() {
+  local label=$1
+  start_demo_stack memory
   echo >&2
   echo "bench: pass \"$label\": auth $a_pid, mdr $m_pid, upload $u_pid, broker $b_pid, gateway $gw_pid; idle for $MEMORY_IDLE" >&2
   sleep "$MEMORY_IDLE"
@@ -728,9 +752,40 @@ run_memory() {
     mb = t / 1024
     printf "| **total** | **%.1f MiB** | |\n\ntarget: under %d MiB in all: %s\n", mb, g, (mb < g ? "met" : "NOT met")
   }'
-  kill -TERM "$gw_pid" "$a_pid" "$m_pid" "$u_pid" "$b_pid" 2>/dev/null || true
-  wait "$gw_pid" "$a_pid" "$m_pid" "$u_pid" "$b_pid" 2>/dev/null || true
+  stop_demo_stack
 }
+
+# run_attack LABEL JSON: the demo stack as `make run` starts it (no
+# -trusted-proxies: every loopback address is a client of its own); the
+# attack suite signs in as the researcher with the demo client and uploads
+# as charite-teiler1 from 127.0.0.1 while each attack comes from 127.0.x.y.
+# The gateway's and upload's VmRSS before and after are printed too.
+run_attack() {
+  local label=$1 json=$2 bench_pid
+  start_demo_stack attack
+  echo >&2
+  echo "bench: pass \"$label\": auth $a_pid, upload $u_pid, gateway $gw_pid" >&2
+  echo
+  echo "### $label"
+  echo
+  local rss_before
+  rss_before=$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$gw_pid/status")/$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$u_pid/status")
+  FRIS_BENCH_SITE_PASSWORD=$site1_pass "$BIN/fris-bench" -gateway "http://$gw" -suites attack -client-id fris-demo -user-email "$USER_EMAIL" \
+    -upload-site charite -upload-teiler teiler1 -upload-user charite-teiler1 -attack-duration "$ATTACK_DURATION" \
+    -warmup "$WARMUP" ${ATTACKS:+-attacks "$ATTACKS"} -json "$json" &
+  bench_pid=$!
+  pids=("$bench_pid" "${pids[@]}")
+  wait "$bench_pid" || rc=$?
+  pids=("${pids[@]:1}")
+  echo
+  echo "VmRSS (MiB) of gateway/upload before the attacks: $rss_before; after: $(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$gw_pid/status")/$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$u_pid/status")"
+  stop_demo_stack
+  [[ -s "$json" ]] && echo "bench: raw numbers in $json" >&2
+}
+
+if selected attack; then
+  run_attack "a user and a connector under attack (make run's stack and defaults)" "${JSON%.json}-attack.json"
+fi
 
 if selected memory; then
   run_memory "idle memory after a fresh make run (five processes, embedded store, demo data)"

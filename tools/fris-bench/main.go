@@ -116,6 +116,15 @@ type config struct {
 	guessSource   string
 	guessDuration time.Duration
 	guessMaxP99   time.Duration
+
+	attacks         map[string]bool
+	attackDuration  time.Duration
+	attackSettle    time.Duration
+	attackRate      float64
+	attackBodies    int
+	attackBodyMiB   int
+	attackSlowConns int
+	attackMaxRatio  float64
 }
 
 // Suites, in the order they run.
@@ -126,9 +135,10 @@ const (
 	suiteBroker = "broker"
 	suiteUpload = "upload"
 	suiteGuess  = "guess"
+	suiteAttack = "attack"
 )
 
-var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload, suiteGuess}
+var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload, suiteGuess, suiteAttack}
 
 func (c config) has(suite string) bool { return slices.Contains(c.suites, suite) }
 
@@ -201,10 +211,29 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.guessSource, "guess-source", "127.0.0.2", "guess: local address the guessers connect from (another address than the real user's; Linux routes all of 127.0.0.0/8 to loopback)")
 	fs.DurationVar(&c.guessDuration, "guess-duration", 10*time.Second, "guess: measured time of the real user's sign-ins, alone and under guessing (after -warmup)")
 	fs.DurationVar(&c.guessMaxP99, "guess-max-p99", 200*time.Millisecond, "guess target: the real user's p99 under guessing below this")
+	attackList := fs.String("attacks", "", "attack: the attacks to run, comma-separated (empty: all): "+strings.Join(attackNames, ", "))
+	fs.DurationVar(&c.attackDuration, "attack-duration", 8*time.Second, "attack: measured time of the legitimate traffic, quiet and under each attack (after -warmup)")
+	fs.DurationVar(&c.attackSettle, "attack-settle", 2*time.Second, "attack: pause after each attack, before the next one starts")
+	fs.Float64Var(&c.attackRate, "attack-rate", 100, "attack: requests per second of each guessing attack")
+	fs.IntVar(&c.attackBodies, "attack-bodies", 24, "attack: concurrent anonymous uploads of the bodies attack")
+	fs.IntVar(&c.attackBodyMiB, "attack-body-mib", 8, "attack: size of each anonymous upload, MiB")
+	fs.IntVar(&c.attackSlowConns, "attack-slow-conns", 4200, "attack: connections the slow attack holds from one address")
+	fs.Float64Var(&c.attackMaxRatio, "attack-max-ratio", 2, "attack target: each p99 under attack at most this many times the quiet one")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	c.paths = fs.Args()
+	for _, a := range strings.Split(*attackList, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			if !slices.Contains(attackNames, a) {
+				return c, fmt.Errorf("-attacks: unknown attack %q (have %s)", a, strings.Join(attackNames, ", "))
+			}
+			if c.attacks == nil {
+				c.attacks = map[string]bool{}
+			}
+			c.attacks[a] = true
+		}
+	}
 	if c.uploadPassword == "" {
 		c.uploadPassword = os.Getenv(envSitePassword)
 	}
@@ -240,7 +269,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.creds.password == "" {
 		c.creds.password = os.Getenv(envUserPassword)
 	}
-	needCreds := c.has(suiteAuth) || c.has(suiteBearer) || c.has(suiteGuess)
+	needCreds := c.has(suiteAuth) || c.has(suiteBearer) || c.has(suiteGuess) || c.has(suiteAttack)
 	switch {
 	case len(c.suites) == 0:
 		return c, errors.New("-suites: name at least one suite")
@@ -260,6 +289,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("the upload suite needs -upload-password (or $%s) and positive -upload-sites, -upload-clients, -upload-duration, -upload-doc-bytes and -fsync-duration", envSitePassword)
 	case c.has(suiteGuess) && (c.guessers <= 0 || c.guessDuration <= 0):
 		return c, errors.New("-guessers and -guess-duration must be positive")
+	case c.has(suiteAttack) && (c.uploadPassword == "" || c.attackDuration <= 0 || c.attackRate <= 0 || c.attackBodies <= 0 || c.attackBodyMiB <= 0 || c.attackSlowConns <= 0 || c.attackMaxRatio <= 0 || c.attackSettle < 0):
+		return c, fmt.Errorf("the attack suite needs -upload-password (or $%s) and positive -attack-duration, -attack-rate, -attack-bodies, -attack-body-mib, -attack-slow-conns and -attack-max-ratio", envSitePassword)
 	case c.rsaDuration <= 0 || c.bearerRounds <= 0:
 		return c, errors.New("-rsa-duration and -bearer-rounds must be positive")
 	case needCreds && (c.creds.clientID == "" || c.creds.clientSecret == "" || c.creds.email == "" || c.creds.password == ""):
@@ -308,6 +339,7 @@ type Report struct {
 	Broker     *BrokerReport  `json:"broker,omitempty"`
 	Upload     *UploadReport  `json:"upload,omitempty"`
 	Guess      *GuessReport   `json:"guess,omitempty"`
+	Attack     *AttackReport  `json:"attack,omitempty"`
 }
 
 // Targets are the goals a gateway run is judged by.
@@ -377,6 +409,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		case suiteGuess:
 			rep.Guess, err = runGuess(ctx, cfg, stderr)
+		case suiteAttack:
+			rep.Attack, err = runAttack(ctx, cfg, stderr)
 		case suiteAuth:
 			rep.Token, err = runTokens(ctx, cfg, cpu, stderr)
 			if rep.Token != nil {

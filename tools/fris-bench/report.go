@@ -44,6 +44,10 @@ func writeMarkdown(w io.Writer, rep *Report, cpu *cpuWatch) {
 			if rep.Guess != nil {
 				writeGuess(w, rep.Guess)
 			}
+		case suiteAttack:
+			if rep.Attack != nil {
+				writeAttack(w, rep.Attack)
+			}
 		}
 	}
 }
