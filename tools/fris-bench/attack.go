@@ -329,7 +329,8 @@ func raiseFileLimit(n int) {
 // legitimate is the traffic whose service is measured: one user signing in
 // again and again (login page, form, code exchange with the client's
 // secret), keeping its cookies as a browser does, and one connector
-// uploading new 5 KB patients, both from 127.0.0.1.
+// uploading new 5 KB patients, both from 127.0.0.1, each request on a new
+// connection.
 type legitimate struct {
 	cfg    config
 	user   *authClient
@@ -353,11 +354,15 @@ func newLegitimate(cfg config) (*legitimate, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every request on a new connection, as a newcomer's: a kept-alive
+	// connection would slip past an attack on the accept queue.
+	fresh := &http.Transport{Proxy: nil, DisableKeepAlives: true}
 	user := newAuthClient(cfg.gateway)
 	user.hc.Jar = jar
+	user.hc.Transport = fresh
 	return &legitimate{
 		cfg: cfg, user: user, doc: doc, site: uploadSites(cfg)[0],
-		upload: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil}},
+		upload: &http.Client{Timeout: 30 * time.Second, Transport: fresh},
 		run:    strconv.FormatInt(time.Now().UnixNano()%1e10, 10),
 	}, nil
 }
