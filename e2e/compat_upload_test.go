@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	// Zone names as Java prints them, whatever the host has installed.
+	_ "time/tzdata"
 )
 
 // The site connector (share-client's CentralSearchConnector) replayed byte
@@ -308,10 +311,21 @@ func compatUploadSuite(t *testing.T, s *Stack) {
 		if got := get(t); time.Now().After(exact) && got != "Mon, 23 Nov 2026 15:19:46 GMT" {
 			t.Fatalf("the connector's CET time came back as %q", got)
 		}
-		// The same, an hour ago, in each zone a JVM names (Java's
-		// "EEE, dd MMM yyyy HH:mm:ss zzz").
+		// The same, an hour ago, in each zone a JVM may run in, as
+		// SimpleDateFormat("E, dd MMM yyyy HH:mm:ss z") writes it: the
+		// zone's short name, or GMT+hh:mm for a zone without one (Go's
+		// tzdata names these zones as Java does).
 		at := time.Now().Add(-time.Hour).Truncate(time.Second)
-		for _, z := range []*time.Location{time.FixedZone("CET", 3600), time.FixedZone("CEST", 7200), time.FixedZone("UTC", 0), time.FixedZone("GMT", 0)} {
+		zones := []*time.Location{time.FixedZone("CET", 3600), time.FixedZone("CEST", 7200), time.FixedZone("UTC", 0), time.FixedZone("GMT", 0),
+			time.FixedZone("GMT+01:00", 3600), time.FixedZone("GMT-03:00", -3*3600), time.FixedZone("GMT+05:45", 5*3600+45*60)}
+		for _, name := range []string{"Europe/Berlin", "America/New_York", "Asia/Kolkata", "UTC", "America/Los_Angeles", "Asia/Tokyo", "Australia/Sydney", "Europe/London"} {
+			loc, err := time.LoadLocation(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			zones = append(zones, loc)
+		}
+		for _, z := range zones {
 			body := `<UploadStats><LastUploadTimestamp>` + at.In(z).Format("Mon, 02 Jan 2006 15:04:05 MST") + `</LastUploadTimestamp></UploadStats>`
 			put(t, body)
 			if got, want := get(t), at.UTC().Format(http.TimeFormat); got != want {
@@ -325,8 +339,22 @@ func compatUploadSuite(t *testing.T, s *Stack) {
 		if err != nil || got.Before(before) || got.After(time.Now().Add(time.Second)) {
 			t.Fatalf("after an empty PUT the time is %v (%v), want now", got, err)
 		}
+		// A German JVM (CLDR's names) and a time no table can read: the
+		// first is stored, the second refused with its reason, and the time
+		// stays what it was (never replaced by the server's clock).
+		put(t, "<UploadStats><LastUploadTimestamp>Do., 26 Nov. 2026 16:19:46 MEZ</LastUploadTimestamp></UploadStats>")
+		if got := get(t); got != "Thu, 26 Nov 2026 15:19:46 GMT" {
+			t.Fatalf("the German JVM's time came back as %q", got)
+		}
+		res, b := k.do(t, http.MethodPut, "uploadStats", path, latin1, []byte(`<UploadStats><LastUploadTimestamp>Thu, 26 Nov 2026 16:19:46 XYZT</LastUploadTimestamp></UploadStats>`))
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(b, "XYZT") {
+			t.Fatalf("an unknown zone = %d %q, want 400 naming the time", res.StatusCode, b)
+		}
+		if got := get(t); got != "Thu, 26 Nov 2026 15:19:46 GMT" {
+			t.Fatalf("after a refused time the stored one is %q", got)
+		}
 		// A charset it cannot read: a clear 415, and nothing changes.
-		res, b := k.do(t, http.MethodPut, "uploadStats", path, "text/plain; charset=KOI8-R", []byte(`<UploadStats/>`))
+		res, b = k.do(t, http.MethodPut, "uploadStats", path, "text/plain; charset=KOI8-R", []byte(`<UploadStats/>`))
 		if res.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(b, "KOI8-R") && !strings.Contains(b, "koi8-r") {
 			t.Fatalf("unknown charset = %d %q, want 415 naming it", res.StatusCode, b)
 		}

@@ -326,10 +326,12 @@ func uploadSuite(t *testing.T, s *Stack) {
 		if got := stamp(dresden); got != "Thu, 01 Jan 1970 00:00:00 GMT" {
 			t.Fatalf("dresden sees %q", got)
 		}
-		// No usable time (none, unknown zone, future): the server's clock.
+		// A time that cannot be read is refused, never replaced.
+		upText(t, s, http.MethodPut, dresden.spec()+"/uploadStats",
+			`<Uploadstats><LastUploadTimestamp>Mon, 02 Nov 2026 10:30:00 XYZ</LastUploadTimestamp></Uploadstats>`, 400, dresden.xml()...)
+		// No time at all, or one in the future: the server's clock.
 		for _, body := range []string{
 			`<Uploadstats/>`,
-			`<Uploadstats><LastUploadTimestamp>Mon, 02 Nov 2026 10:30:00 XYZ</LastUploadTimestamp></Uploadstats>`,
 			`<Uploadstats><LastUploadTimestamp>Fri, 01 Jan 2100 00:00:00 GMT</LastUploadTimestamp></Uploadstats>`,
 		} {
 			before := time.Now().Add(-2 * time.Second)

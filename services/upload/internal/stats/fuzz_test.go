@@ -26,6 +26,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(`<UploadStats><LastUploadTimestamp>Mon, 23 Nov 2026 16:19:46 CET</LastUploadTimestamp></UploadStats>`)
 	f.Add("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><Uploadstats><!-- \xe4 --><LastUploadTimestamp>Sun, 01 Mar 2026 01:00:00 UTC</LastUploadTimestamp></Uploadstats>")
 	f.Add(`<!DOCTYPE x><Uploadstats/>`)
+	f.Add(`<UploadStats><LastUploadTimestamp>Thu, 26 Nov 2026 16:19:46 GMT+01:00</LastUploadTimestamp></UploadStats>`)
+	f.Add("<UploadStats><LastUploadTimestamp>Do., 26 M\xe4rz 2026 16:19:46 MEZ</LastUploadTimestamp></UploadStats>")
+	f.Add(`<UploadStats><LastUploadTimestamp>Thu, 26 Nov 2026 20:49:46 IST</LastUploadTimestamp></UploadStats>`)
 	// The decoder's message echoes an unbounded entity name with invalid UTF-8.
 	f.Add("&000000000000" + strings.Repeat("\x9b", 35) + " ")
 	f.Fuzz(func(t *testing.T, in string) {

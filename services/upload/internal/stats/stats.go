@@ -5,7 +5,8 @@
 // body text/plain; charset=ISO-8859-1), and GETs it back to learn which
 // patients changed since. Time zone abbreviations are mapped to offsets
 // from an explicit table, because time.Parse silently reads an abbreviation
-// it does not know as UTC, which would shift a CET timestamp by an hour.
+// it does not know as UTC, which would shift a CET timestamp by an hour; a
+// timestamp that cannot be read is refused, never replaced.
 package stats
 
 import (
@@ -134,8 +135,17 @@ func Parse(r io.Reader, cs contenttype.Charset) (t time.Time, ok bool, err error
 	if !sawRoot {
 		return time.Time{}, false, invalid("the document has no root element")
 	}
-	t, ok = ParseTime(text.String())
-	return t, ok, nil
+	stamp := strings.TrimSpace(text.String())
+	if stamp == "" {
+		return time.Time{}, false, nil
+	}
+	t, ok = ParseTime(stamp)
+	if !ok {
+		// Storing the server's clock instead would start the next
+		// incremental upload late and lose the changes in between.
+		return time.Time{}, false, invalid("LastUploadTimestamp %q is not a time with a known zone (e.g. Mon, 23 Nov 2026 16:19:46 CET, or GMT+01:00 as the zone)", clip(stamp, 40))
+	}
+	return t, true, nil
 }
 
 // ContentType is the media type of the documents Render writes.
@@ -185,15 +195,6 @@ func blank(br *bufio.Reader) (bool, error) {
 	}
 }
 
-// zones are the abbreviations connectors were seen to send, and their
-// offsets in seconds east of UTC.
-var zones = map[string]int{
-	"GMT": 0, "UT": 0, "UTC": 0, "Z": 0, "WET": 0,
-	"CET": 3600, "MEZ": 3600, "WEST": 3600, "BST": 3600,
-	"CEST": 7200, "MESZ": 7200, "EET": 7200,
-	"EEST": 10800,
-}
-
 // zoneless are the layouts of a timestamp without its trailing zone.
 var zoneless = []string{
 	"Mon, 02 Jan 2006 15:04:05", // RFC 1123
@@ -203,18 +204,18 @@ var zoneless = []string{
 	"02 Jan 2006 15:04:05",
 }
 
-// ParseTime reads a timestamp: an HTTP-date with a zone abbreviation from
-// the table or a numeric offset, the ANSI C form, or RFC 3339. The result
-// is in UTC.
+// ParseTime reads a timestamp: the connector's SimpleDateFormat output in
+// any zone Java names (zones.go), an HTTP-date with a zone name or a
+// numeric offset, the ANSI C form, or RFC 3339. The result is in UTC.
 func ParseTime(s string) (time.Time, bool) {
 	s = strings.Join(strings.Fields(s), " ")
 	if s == "" {
 		return time.Time{}, false
 	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t.UTC(), true
+	if t, ok := parseJava(s); ok {
+		return t, true
 	}
-	if t, err := time.Parse(time.RFC1123Z, s); err == nil {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t.UTC(), true
 	}
 	if t, err := time.Parse(time.ANSIC, s); err == nil {
@@ -224,13 +225,13 @@ func ParseTime(s string) (time.Time, bool) {
 	if i < 0 {
 		return time.Time{}, false
 	}
-	off, ok := zones[strings.ToUpper(s[i+1:])]
+	offs, ok := zoneOffsets(s[i+1:])
 	if !ok {
 		return time.Time{}, false
 	}
 	for _, l := range zoneless {
-		if t, err := time.ParseInLocation(l, s[:i], time.FixedZone("", off)); err == nil {
-			return t.UTC(), true
+		if t, err := time.ParseInLocation(l, s[:i], time.UTC); err == nil {
+			return earliest(t, offs), true
 		}
 	}
 	return time.Time{}, false
