@@ -97,6 +97,20 @@ func javaURLEncode(s string) string {
 // namespaces, schemaLocation on the root): containers directly in the
 // Patient and the Case (progress, tumour, histology, therapy), a Sample in
 // the Patient with its own container, Ref links and a nil Value.
+// javaURLEncodeLatin1 is URLEncoder.encode(s, "ISO-8859-1"), as the
+// connector encodes patient ids.
+func javaURLEncodeLatin1(t *testing.T, s string) string {
+	t.Helper()
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xff {
+			t.Fatalf("%q is not Latin-1", s)
+		}
+		b = append(b, byte(r))
+	}
+	return javaURLEncode(string(b))
+}
+
 func jaxbPatient(id string) string {
 	return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <ns2:Patient xmlns:ns2="http://schema.samply.de/ccp/Patient" xmlns:ns3="http://schema.samply.de/ccp/Attribute" xmlns:ns4="http://schema.samply.de/ccp/MdrKey" xmlns:ns5="http://schema.samply.de/ccp/Value" xmlns:ns6="http://schema.samply.de/ccp/Container" xmlns:ns7="http://schema.samply.de/ccp/Case" xmlns:ns8="http://schema.samply.de/ccp/Sample" xmlns:ns9="http://schema.samply.de/ccp/Entity" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://schema.samply.de/ccp/Patient http://schema.samply.de/ccp/Patient.xsd" id="` + id + `" dktk_id="DKTK-000123" centraxx_id="28301" idType="PSN">
@@ -246,6 +260,44 @@ func compatUploadSuite(t *testing.T, s *Stack) {
 		res, body = k.do(t, http.MethodPut, "pats", k.base()+"/pats/BAD-1", "application/xml", []byte(bad))
 		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "a Sample belongs directly in the Patient") {
 			t.Fatalf("Sample in a Case = %d %q", res.StatusCode, body)
+		}
+	})
+
+	t.Run("Latin1Ids", func(t *testing.T) {
+		// URLEncoder.encode(id, "ISO-8859-1"): Müller-1 travels as M%FCller-1.
+		k := newConnector(s, charite)
+		id := "Müller-1 Straße"
+		path := javaURLEncodeLatin1(t, id)
+		if path != "M%FCller-1+Stra%DFe" {
+			t.Fatalf("the Latin-1 URLEncoder form of %q is %q", id, path)
+		}
+		res, body := k.do(t, http.MethodPut, "pats", k.base()+"/pats/"+path, "application/xml", []byte(jaxbPatient(id)))
+		if res.StatusCode != http.StatusCreated {
+			t.Fatalf("PUT a Latin-1 id = %d %q, want 201", res.StatusCode, body)
+		}
+		if storedDoc(t, s, charite, id) != jaxbPatient(id) {
+			t.Fatal("the Latin-1 id's patient is not stored under its id")
+		}
+		if list := s.UploadCLI(t, 0, "patients", "-site", charite.id, "-teiler", charite.teiler, "-prefix", "Mü"); !strings.Contains(list, id) {
+			t.Fatalf("the patient list lacks %q:\n%s", id, list)
+		}
+		res, body = k.do(t, http.MethodDelete, "pats", k.base()+"/pats/"+path, "", nil)
+		if res.StatusCode != http.StatusNoContent {
+			t.Fatalf("DELETE a Latin-1 id = %d %q, want 204", res.StatusCode, body)
+		}
+		if storedDoc(t, s, charite, id) != "" {
+			t.Fatal("the Latin-1 id survived its delete")
+		}
+		// A prefix in Latin-1 too.
+		k.do(t, http.MethodPut, "pats", k.base()+"/pats/"+path, "application/xml", []byte(jaxbPatient(id)))
+		res, body = k.do(t, http.MethodDelete, "patsPrefix", k.base()+"/patsPrefix/"+javaURLEncodeLatin1(t, "Mü"), "", nil)
+		if res.StatusCode != http.StatusNoContent || storedDoc(t, s, charite, id) != "" {
+			t.Fatalf("DELETE patsPrefix/M%%FC = %d %q, or the patient survived", res.StatusCode, body)
+		}
+		// Outside group C such a path stays a 400.
+		res, raw := s.Do(t, http.MethodGet, "/v3/api/mdr/dataelements/M%FCller", nil)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), "not valid UTF-8") {
+			t.Fatalf("a Latin-1 registry path = %d %s, want 400", res.StatusCode, raw)
 		}
 	})
 

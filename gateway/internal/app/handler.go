@@ -216,6 +216,8 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	}
 	h = httpx.LimitSegments(cfg.MaxPathSegment, textErrors, h)
 	h = httpx.CleanTarget(textErrors, h)
+	// The connector encodes patient ids in ISO-8859-1 (docs/decisions.md).
+	h = httpx.Latin1Segments(func(p string) bool { return httpx.Under(p, strings.TrimRight(cfg.UploadPrefix, "/")+"/sites") }, h)
 	h = httpx.ETag(h)
 	h = httpx.LimitBody(cfg.MaxBody, h)
 	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath, "/", explorer.Prefix}, h)
