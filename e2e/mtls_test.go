@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,6 +108,28 @@ func TestMTLS(t *testing.T) {
 			_, err := healthpb.NewHealthClient(conn(t, addr, dialAs(t, "mdr"))).Check(ctx, &healthpb.HealthCheckRequest{})
 			cancel()
 			wantCode(t, name+", a certificate of the CA", err, codes.OK)
+		}
+	})
+
+	t.Run("CLIFromAnyDirectory", func(t *testing.T) {
+		// An operator on migration day, outside the repository: without
+		// flags the CLI finds no certificate and says where it looks; with
+		// $FRIS_TLS_DIR (what `make run` writes into .fris/demo.env) it works.
+		for _, tc := range []struct {
+			env      []string
+			wantExit bool
+		}{{nil, false}, {[]string{"FRIS_TLS_DIR=" + tlsDir}, true}} {
+			cmd := exec.Command(filepath.Join(binDir, "broker"), "banks", "-addr", s.BrokerAddr)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "FRIS_TLS_DIR=")
+			cmd.Env = append(cmd.Env, tc.env...)
+			out, err := cmd.CombinedOutput()
+			if (err == nil) != tc.wantExit {
+				t.Fatalf("broker banks from %s with %q: %v\n%s", cmd.Dir, tc.env, err, out)
+			}
+			if err != nil && !strings.Contains(string(out), "FRIS_TLS_DIR") {
+				t.Fatalf("the refusal does not name FRIS_TLS_DIR:\n%s", out)
+			}
 		}
 	})
 

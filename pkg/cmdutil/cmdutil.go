@@ -54,7 +54,7 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 	// The operator's own certificate: the admin API admits only "admin".
 	// After `make run` the development CA's admin certificate is the default.
 	var tlsCfg mtls.Config
-	tlsCfg.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Admin))
+	tlsCfg.RegisterFlags(fs, mtls.Dev(mtls.DefaultDir(), mtls.Admin))
 	if a.Flags != nil {
 		a.Flags(fs)
 	}

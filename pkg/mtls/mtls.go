@@ -37,6 +37,20 @@ const (
 // DevDir is where `make run` keeps its development CA (fris-certs' default).
 const DevDir = ".fris/tls"
 
+// EnvDir names the directory of the deployment's CA and certificates for
+// every binary and CLI, so they find them from any working directory
+// (`make run` writes it, absolute, into .fris/demo.env).
+const EnvDir = "FRIS_TLS_DIR"
+
+// DefaultDir is where the certificates are looked for by default: $FRIS_TLS_DIR,
+// else DevDir below the working directory.
+func DefaultDir() string {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	return DevDir
+}
+
 // Config names a component's TLS material: its certificate and key (PEM),
 // and the CA its peers' certificates must be signed by.
 type Config struct {
@@ -80,7 +94,7 @@ func (c Config) Validate() error {
 	}
 	if c.Cert == "" || c.Key == "" || c.CA == "" {
 		return errors.New("-tls-cert, -tls-key and -tls-ca are required (this component's certificate and key, " +
-			"and the deployment's CA): `make run` makes a development CA in " + DevDir +
+			"and the deployment's CA), or $" + EnvDir + " naming the directory holding them: `make run` makes a development CA in " + DevDir +
 			" (or run `bin/fris-certs -dir " + DevDir + "`); -insecure-plaintext turns TLS off, for development only")
 	}
 	return nil

@@ -81,3 +81,25 @@ func TestKeyPairReloads(t *testing.T) {
 		t.Fatal("the renewed certificate was not loaded")
 	}
 }
+
+// TestDefaultDir: $FRIS_TLS_DIR names the certificates' directory from
+// any working directory; without it, DevDir below the working directory.
+func TestDefaultDir(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := devca.Ensure(dir, []string{Admin}, devca.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvDir, "")
+	if got := DefaultDir(); got != DevDir {
+		t.Fatalf("DefaultDir without $%s = %q, want %q", EnvDir, got, DevDir)
+	}
+	t.Chdir(t.TempDir())
+	if c := Dev(DefaultDir(), Admin); c != (Config{}) {
+		t.Fatalf("no CA here, yet Dev = %+v", c)
+	}
+	t.Setenv(EnvDir, dir)
+	c := Dev(DefaultDir(), Admin)
+	if c.CA != filepath.Join(dir, "ca.pem") || c.Cert != filepath.Join(dir, Admin+".pem") || c.Validate() != nil {
+		t.Fatalf("Dev with $%s = %+v", EnvDir, c)
+	}
+}

@@ -112,7 +112,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
 	fs.IntVar(&c.MaxConns, "max-conns", 1024, "most concurrent gRPC connections (0: no cap)")
 	fs.IntVar(&c.MaxStreams, "max-streams", 1000, "most concurrent RPCs on one gRPC connection (0: no cap)")
 	fs.IntVar(&c.OpsMaxConns, "ops-max-conns", 64, "most concurrent connections to the operations port (0: no cap)")
-	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, component(fs)))
+	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DefaultDir(), component(fs)))
 }
 
 // component is the service a flag set configures: cmdutil names a service's

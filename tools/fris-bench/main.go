@@ -184,7 +184,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.creds.password, "user-password", "", "auth, bearer: the user's password (default $"+envUserPassword+")")
 	fs.StringVar(&c.brokerAdmin, "broker-admin", "127.0.0.1:9104", "broker: gRPC address of the broker's admin API (banks are approved there)")
 	// The admin API admits only an operator's certificate ("admin").
-	c.brokerTLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Admin))
+	c.brokerTLS.RegisterFlags(fs, mtls.Dev(mtls.DefaultDir(), mtls.Admin))
 	fs.IntVar(&c.brokerBanks, "broker-banks", 1000, "broker: banks registered and polling")
 	fs.IntVar(&c.brokerSites, "broker-sites", 10, "broker: sites the banks are spread over")
 	fs.IntVar(&c.brokerInquiries, "broker-inquiries", 3, "broker: released inquiries, addressed to every site")

@@ -28,7 +28,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fris-certs", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("dir", mtls.DevDir, "directory of the CA and the certificates (created, mode 0700)")
+	dir := fs.String("dir", mtls.DefaultDir(), "directory of the CA and the certificates (created, mode 0700)")
 	names := fs.String("names", strings.Join(devca.Names, ","), "comma-separated components to make a certificate for (its common name, the name the services authorise)")
 	hosts := fs.String("hosts", "", "comma-separated extra DNS names or IPs every certificate is valid for (beyond localhost, 127.0.0.1, ::1, the name and its Kubernetes names in namespace fris)")
 	if err := fs.Parse(args); err != nil {

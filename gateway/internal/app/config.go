@@ -127,7 +127,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		}
 		return err
 	})
-	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DevDir, mtls.Gateway))
+	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DefaultDir(), mtls.Gateway))
 }
 
 // Validate reports every configuration mistake at once.
