@@ -231,7 +231,7 @@ FRIS_SITE2_USER=$FRIS_SITE2_USER
 FRIS_SITE2_PASSWORD=$FRIS_SITE2_PASSWORD
 FRIS_INQUIRY_ID=$FRIS_INQUIRY_ID
 # The admin CLIs find this run's certificates and services from any directory.
-export FRIS_TLS_DIR=$(cd "$TLS" && pwd)
+export FRIS_TLS_DIR="$(cd "$TLS" && pwd)"
 export FRIS_AUTH_ADDR=$AUTH FRIS_MDR_ADDR=$MDR FRIS_UPLOAD_ADDR=$UPLOAD FRIS_BROKER_ADDR=$BROKER
 ENV
 
