@@ -197,3 +197,31 @@ func flowCookies(r *http.Request) []*http.Cookie {
 	}
 	return out
 }
+
+// ParseCookieKeys reads -explorer-cookie-key-file: base64 of KeySize
+// random bytes a key (standard or URL alphabet, padding optional), one a
+// line or separated by commas or blanks, # starts a comment line; the
+// first seals, all open. The format of the auth service's -key-secret-file.
+func ParseCookieKeys(text string) ([][]byte, error) {
+	var out [][]byte
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' }) {
+			f = strings.TrimRight(strings.NewReplacer("-", "+", "_", "/").Replace(f), "=")
+			k, err := base64.RawStdEncoding.DecodeString(f)
+			if err != nil {
+				return nil, fmt.Errorf("cookie key %d: not base64", len(out)+1)
+			}
+			if len(k) != KeySize {
+				return nil, fmt.Errorf("cookie key %d has %d bytes, want %d (make one with: head -c 32 /dev/urandom | base64)", len(out)+1, len(k), KeySize)
+			}
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no cookie key (one base64 key a line; make one with: head -c 32 /dev/urandom | base64)")
+	}
+	return out, nil
+}

@@ -271,3 +271,17 @@ func TestEventsEndWithSession(t *testing.T) {
 		})
 	}
 }
+
+func TestParseCookieKeys(t *testing.T) {
+	k1, k2 := testKey(1), testKey(2)
+	std, urlSafe := base64.StdEncoding.EncodeToString(k1), base64.RawURLEncoding.EncodeToString(k2)
+	keys, err := ParseCookieKeys("# rotated 2026-11\n" + std + "\n\n  " + urlSafe + " \r\n")
+	if err != nil || len(keys) != 2 || !bytes.Equal(keys[0], k1) || !bytes.Equal(keys[1], k2) {
+		t.Fatalf("keys %x, %v", keys, err)
+	}
+	for _, bad := range []string{"", "# only a comment\n", "not base64!", base64.StdEncoding.EncodeToString(k1[:16])} {
+		if _, err := ParseCookieKeys(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
