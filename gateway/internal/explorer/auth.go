@@ -186,6 +186,12 @@ func (a *App) login(q *req) error {
 	f := Flow{State: randomID(), Verifier: oauth2.GenerateVerifier(), RedirectURI: redirect, ReturnTo: ret,
 		Expires: now.Add(a.cfg.FlowTTL).Unix()}
 	value, err := a.flows.seal(f)
+	if err == nil && len(value) > maxFlowCookie {
+		// A return path of characters JSON escapes: home rather than a
+		// cookie the browser would drop.
+		f.ReturnTo = Home
+		value, err = a.flows.seal(f)
+	}
 	if err != nil {
 		return err
 	}

@@ -188,6 +188,27 @@ func TestAnonymousStoresNothing(t *testing.T) {
 	}
 }
 
+// TestLongReturn: a return path too long for a cookie signs in all the
+// same, and comes back home.
+func TestLongReturn(t *testing.T) {
+	e := newEnv(t, true)
+	for _, tc := range []struct{ ret, want string }{
+		{"/explorer/namespaces/mdr16/search?q=" + strings.Repeat("a", 900), "/explorer/namespaces/mdr16/search?q=" + strings.Repeat("a", 900)},
+		{"/explorer/namespaces/mdr16/search?q=" + strings.Repeat("a", 2000), Home},
+		{"/explorer/" + strings.Repeat("<&>", 300), Home},
+	} {
+		b := e.browser()
+		state, code := b.startSignIn(tc.ret)
+		if c := b.cookies[flowCookieName(state)]; c == nil || len(c.Value) > maxFlowCookie {
+			t.Fatalf("return of %d bytes: no sign-in cookie, or too long", len(tc.ret))
+		}
+		rec := b.do("GET", CallbackPath+"?"+url.Values{"state": {state}, "code": {code}}.Encode(), nil)
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != tc.want {
+			t.Errorf("return of %d bytes: %d to %.60q", len(tc.ret), rec.Code, rec.Header().Get("Location"))
+		}
+	}
+}
+
 // TestCallbackAcrossReplicas: with a shared key, a sign-in begun on one
 // gateway finishes on another; with each its own random key, it cannot.
 func TestCallbackAcrossReplicas(t *testing.T) {
