@@ -255,6 +255,23 @@ func TestExplorerSignIn(t *testing.T) {
 	}
 	p.wantText("main", "Anmelden", "FRIS Explorer", "E-Mail-Adresse", "Passwort")
 	p.check("login-de")
+	// The sign-in in progress is a sealed cookie of the browser's, not a
+	// session: there is no session cookie yet.
+	flows := 0
+	for name, c := range p.cookies(s.URL + "/explorer/") {
+		switch {
+		case name == "fris_explorer":
+			t.Error("a session cookie before signing in")
+		case strings.HasPrefix(name, "fris_explorer_flow_"):
+			flows++
+			if !c.HTTPOnly || c.SameSite != network.CookieSameSiteLax || c.Path != "/explorer" || c.Session {
+				t.Errorf("sign-in cookie %s: httpOnly %t sameSite %q path %q session %t", name, c.HTTPOnly, c.SameSite, c.Path, c.Session)
+			}
+		}
+	}
+	if flows != 1 {
+		t.Errorf("%d sign-in cookies, want 1", flows)
+	}
 
 	p.do("a wrong password", chromedp.SendKeys(chromedp.ID("email"), demoEmail), chromedp.SendKeys(chromedp.ID("password"), "not the password"),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("[role=alert]")))

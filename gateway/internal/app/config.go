@@ -64,6 +64,9 @@ type Config struct {
 	ExplorerClientSecretFile string
 	ExplorerURL              string
 	ExplorerSessions         int
+	// ExplorerCookieKeyFile holds the keys that seal the Explorer's
+	// sign-in cookies (empty: a random key of this process).
+	ExplorerCookieKeyFile string
 	// ExplorerStaleAfter: the operators' sites view highlights teilers
 	// that have not uploaded for longer.
 	ExplorerStaleAfter time.Duration
@@ -118,7 +121,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ExplorerClientID, "explorer-client-id", "", "the FRIS Explorer's OAuth client id at the auth service (empty: the Explorer's sign-in is not configured)")
 	fs.StringVar(&c.ExplorerClientSecretFile, "explorer-client-secret-file", "", "file holding the Explorer's client secret")
 	fs.StringVar(&c.ExplorerURL, "explorer-url", "", "the gateway's origin as browsers reach it, e.g. https://fris.example.org, for the Explorer's redirect URI <url>/explorer/callback (empty: each request's own Host)")
-	fs.IntVar(&c.ExplorerSessions, "explorer-sessions", 10000, "most Explorer sessions kept in memory; beyond, the least recently used goes")
+	fs.IntVar(&c.ExplorerSessions, "explorer-sessions", 10000, "most signed-in Explorer sessions kept in memory; beyond, the least recently used goes (visitors who have not signed in take none)")
+	fs.StringVar(&c.ExplorerCookieKeyFile, "explorer-cookie-key-file", "", "file of the keys that seal the Explorer's sign-in cookies: base64 of 32 random bytes each (head -c 32 /dev/urandom | base64), one a line, the first seals, all open (rotation); give every gateway replica the same file so a sign-in may finish on any (empty: a random key per process, a sign-in must finish on the replica that began it)")
 	c.ExplorerStaleAfter = explorer.DefaultStaleAfter
 	fs.Func("explorer-stale-after", "the Explorer's sites view highlights a teiler without an upload for longer than this: days (7d) or a Go duration (36h) (default 7d)", func(s string) error {
 		d, err := explorer.ParseAge(s)

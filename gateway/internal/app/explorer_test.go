@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
 )
 
@@ -25,6 +26,35 @@ func TestExplorerSecretFile(t *testing.T) {
 		_, err := Handler(t.Context(), cfg, Upstreams{MDR: cc, Auth: cc}, stubVerifier{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
 		if wantErr == "" && err != nil || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)) {
 			t.Errorf("%s: %v, want %q", filepath.Base(file), err, wantErr)
+		}
+	}
+}
+
+// TestExplorerCookieKeyFile: the gateway refuses to start with a cookie
+// key file it cannot read or whose keys are not 32 bytes of base64, reads
+// one that is right, and says how many sessions it holds on /metrics.
+func TestExplorerCookieKeyFile(t *testing.T) {
+	cc, _ := serve(t, func(*grpc.Server) {})
+	dir := t.TempDir()
+	files := map[string]string{"empty": "# no key\n", "short": "c2hvcnQ=\n", "garbage": "@@@@\n",
+		"good": "# current\nAAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n" + "ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8\n"}
+	for name, text := range files {
+		_ = os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600)
+	}
+	for name, wantErr := range map[string]string{"missing": "no such file", "empty": "no cookie key", "short": "has 5 bytes", "garbage": "not base64", "good": ""} {
+		cfg := defaultConfig(t, "-insecure-plaintext", "-explorer-cookie-key-file", filepath.Join(dir, name))
+		reg := prometheus.NewRegistry()
+		_, err := Handler(t.Context(), cfg, Upstreams{MDR: cc}, stubVerifier{}, slog.New(slog.DiscardHandler), reg)
+		if wantErr == "" && err != nil || wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)) {
+			t.Errorf("%s: %v, want %q", name, err, wantErr)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		n, err := testutil.GatherAndCount(reg, "fris_explorer_sessions")
+		if err != nil || n != 1 {
+			t.Errorf("fris_explorer_sessions: %d series, %v", n, err)
 		}
 	}
 }

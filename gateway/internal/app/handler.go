@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -110,7 +111,7 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	}
 	routes.Broker(mux, bc)
 
-	if err := registerExplorer(ctx, mux, cfg, up, verifier, log); err != nil {
+	if err := registerExplorer(ctx, mux, cfg, up, verifier, log, reg); err != nil {
 		return err
 	}
 
@@ -140,12 +141,15 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 // the registry through the gRPC client the registry's routes use, and the
 // identity provider through the gateway's own auth routes, called in
 // process on mux (when mux can serve: a test's recorder cannot).
-func registerExplorer(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger) error {
+func registerExplorer(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
 	ec := explorer.Config{
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
 		Timeout: cfg.UpstreamTimeout, Log: log, StaleAfter: cfg.ExplorerStaleAfter,
 		MaxUpload: cfg.MaxBody, Done: ctx.Done(),
+		// An open results stream checks its session as often as revoked
+		// tokens can become known.
+		SessionCheck: cfg.RevocationPoll,
 		// The operator views: the services admit the gateway to the few
 		// admin RPCs they call, only for an operator's token.
 		Registry: mdrv1.NewMdrAdminClient(up.MDR),
@@ -166,12 +170,29 @@ func registerExplorer(ctx context.Context, mux routes.Mux, cfg Config, up Upstre
 			return fmt.Errorf("-explorer-client-secret-file %s is empty", cfg.ExplorerClientSecretFile)
 		}
 	}
+	if cfg.ExplorerCookieKeyFile != "" {
+		b, err := os.ReadFile(cfg.ExplorerCookieKeyFile)
+		if err != nil {
+			return fmt.Errorf("-explorer-cookie-key-file: %w", err)
+		}
+		if ec.CookieKeys, err = explorer.ParseCookieKeys(string(b)); err != nil {
+			return fmt.Errorf("-explorer-cookie-key-file %s: %w", cfg.ExplorerCookieKeyFile, err)
+		}
+	}
 	if h, ok := mux.(http.Handler); ok && up.Auth != nil {
 		ec.Loopback = h
 	}
 	app, err := explorer.New(ec)
 	if err != nil {
 		return err
+	}
+	if _, ok := app.Sessions(); ok && reg != nil {
+		g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fris_explorer_sessions",
+			Help: "Explorer sessions held in memory (signed in; visitors who have not signed in hold none)."},
+			func() float64 { n, _ := app.Sessions(); return float64(n) })
+		if err := reg.Register(g); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return err
+		}
 	}
 	if ec.ClientID == "" {
 		log.Info("the Explorer's sign-in is not configured (-explorer-client-id); the registry can be browsed anonymously")

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 // session loads the request's session and makes sure its tokens are
 // usable: refreshed when they expire soon, dropped when they are refused
 // (revoked, or the refresh failed). It returns the identity the services
-// are to see, anonymous when not signed in.
+// are to see; nil and anonymous when not signed in.
 func (a *App) session(r *http.Request) (*Session, identity.Identity) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || !wellFormedID(c.Value) {
@@ -36,19 +37,20 @@ func (a *App) session(r *http.Request) (*Session, identity.Identity) {
 		return nil, identity.Identity{}
 	}
 	if s.User == nil || s.Token == nil {
-		return s, identity.Identity{}
+		// Not written any more; a store may still hold one.
+		return nil, identity.Identity{}
 	}
 	if s.Token.Expiry.IsZero() || a.cfg.Now().Add(a.cfg.RefreshMargin).After(s.Token.Expiry) {
 		s = a.refresh(r, s)
 		if s.User == nil {
-			return s, identity.Identity{}
+			return nil, identity.Identity{}
 		}
 	}
 	id, err := a.cfg.Verifier.Verify(r.Context(), s.Token.AccessToken)
 	if err != nil || id.Anonymous() {
 		// Revoked, or the user was cut off: the session is signed out.
 		a.signOut(r.Context(), s)
-		return s, identity.Identity{}
+		return nil, identity.Identity{}
 	}
 	return s, id
 }
@@ -86,11 +88,10 @@ func (a *App) refresh(r *http.Request, s *Session) *Session {
 	return cur
 }
 
-// signOut forgets the session's user and tokens (not the session).
+// signOut forgets the session: only signed-in sessions are kept.
 func (a *App) signOut(ctx context.Context, s *Session) {
 	s.User, s.Token = nil, nil
-	s.CSRF = randomID()
-	if err := a.cfg.Store.Put(ctx, s); err != nil {
+	if err := a.cfg.Store.Delete(ctx, s.ID); err != nil {
 		a.cfg.Log.WarnContext(ctx, "explorer: session store", "err", err)
 	}
 }
@@ -166,9 +167,9 @@ func cleanReturn(s string) string {
 	return u.String()
 }
 
-// login begins the authorization code flow with PKCE: a pending flow in
-// the session (made now if there is none), then the identity provider's
-// login page.
+// login begins the authorization code flow with PKCE: the pending flow
+// goes to the browser in a sealed cookie of its own, then the browser to
+// the identity provider's login page. Nothing is stored on the server.
 func (a *App) login(q *req) error {
 	if !a.Configured() {
 		return fail(http.StatusServiceUnavailable, "error.notconfigured")
@@ -177,65 +178,84 @@ func (a *App) login(q *req) error {
 	if !ok {
 		return fail(http.StatusBadRequest, "error.badrequest")
 	}
+	ret := cleanReturn(q.r.URL.Query().Get("return"))
+	if len(ret) > maxReturn {
+		ret = Home
+	}
 	now := a.cfg.Now()
-	s := q.sess
-	if s == nil {
-		s = &Session{ID: randomID(), CSRF: randomID(), Created: now, Expires: now.Add(a.cfg.FlowTTL)}
+	f := Flow{State: randomID(), Verifier: oauth2.GenerateVerifier(), RedirectURI: redirect, ReturnTo: ret,
+		Expires: now.Add(a.cfg.FlowTTL).Unix()}
+	value, err := a.flows.seal(f)
+	if err == nil && len(value) > maxFlowCookie {
+		// A return path of characters JSON escapes: home rather than a
+		// cookie the browser would drop.
+		f.ReturnTo = Home
+		value, err = a.flows.seal(f)
 	}
-	f := Flow{State: randomID(), Verifier: oauth2.GenerateVerifier(), RedirectURI: redirect,
-		ReturnTo: cleanReturn(q.r.URL.Query().Get("return")), Started: now}
-	var kept []Flow
-	for _, old := range s.Flows {
-		if now.Sub(old.Started) < a.cfg.FlowTTL {
-			kept = append(kept, old)
-		}
-	}
-	if len(kept) >= maxFlows {
-		kept = kept[len(kept)-maxFlows+1:]
-	}
-	s.Flows = append(kept, f)
-	if s.User == nil && s.Expires.Before(now.Add(a.cfg.FlowTTL)) {
-		s.Expires = now.Add(a.cfg.FlowTTL)
-	}
-	if err := a.cfg.Store.Put(q.r.Context(), s); err != nil {
+	if err != nil {
 		return err
 	}
-	a.setCookie(q, s.ID)
+	a.pruneFlows(q, now)
+	http.SetCookie(q.w, a.flowCookie(q.r, flowCookieName(f.State), value, a.cfg.FlowTTL))
 	target := a.oauth(redirect).AuthCodeURL(f.State, oauth2.S256ChallengeOption(f.Verifier),
 		oauth2.SetAuthURLParam(i18n.Param, string(q.lang)))
 	http.Redirect(q.w, q.r, target, http.StatusFound)
 	return nil
 }
 
-// callback finishes the flow: the state must name a flow of this
-// browser's session, which is spent at once (a replayed callback finds
-// none); the code is exchanged with the flow's verifier; the signed-in
-// session gets a new id.
+// pruneFlows deletes the browser's sign-in cookies that are spoilt or
+// expired, and the oldest beyond maxFlows-1, making room for a new one.
+func (a *App) pruneFlows(q *req, now time.Time) {
+	type kept struct {
+		name    string
+		expires int64
+	}
+	var live []kept
+	for _, c := range flowCookies(q.r) {
+		f, err := a.flows.open(c.Name, c.Value, now.Unix())
+		if err != nil {
+			http.SetCookie(q.w, a.flowCookie(q.r, c.Name, "", 0))
+			continue
+		}
+		live = append(live, kept{c.Name, f.Expires})
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].expires < live[j].expires })
+	for len(live) > maxFlows-1 {
+		http.SetCookie(q.w, a.flowCookie(q.r, live[0].name, "", 0))
+		live = live[1:]
+	}
+}
+
+// callback finishes the flow: the state must name a sign-in cookie of
+// this browser, which opens under the gateway's key, names the whole
+// state and has not expired; it is spent at once (deleted in the browser
+// and remembered here, so a replayed callback is refused); the code is
+// exchanged with the flow's verifier; the signed-in session is new.
 func (a *App) callback(q *req) error {
 	if !a.Configured() {
 		return fail(http.StatusServiceUnavailable, "error.notconfigured")
 	}
 	vals := q.r.URL.Query()
-	if q.sess == nil {
-		return fail(http.StatusBadRequest, "error.nosignin")
-	}
 	state := vals.Get("state")
-	var flow *Flow
-	for i, f := range q.sess.Flows {
-		if state != "" && subtle.ConstantTimeCompare([]byte(f.State), []byte(state)) == 1 {
-			flow = &f
-			q.sess.Flows = append(q.sess.Flows[:i:i], q.sess.Flows[i+1:]...)
-			break
-		}
-	}
-	if flow == nil {
+	if !wellFormedID(state) {
 		return fail(http.StatusBadRequest, "error.state")
 	}
-	if err := a.cfg.Store.Put(q.r.Context(), q.sess); err != nil {
-		return err
-	}
-	if a.cfg.Now().Sub(flow.Started) > a.cfg.FlowTTL {
+	name := flowCookieName(state)
+	c, err := q.r.Cookie(name)
+	if err != nil {
 		return fail(http.StatusBadRequest, "error.nosignin")
+	}
+	// Spent whatever happens next: the cookie goes.
+	http.SetCookie(q.w, a.flowCookie(q.r, name, "", 0))
+	now := a.cfg.Now()
+	flow, err := a.flows.open(name, c.Value, now.Unix())
+	switch {
+	case errors.Is(err, errFlowExpired):
+		return fail(http.StatusBadRequest, "error.nosignin")
+	case err != nil || subtle.ConstantTimeCompare([]byte(flow.State), []byte(state)) != 1:
+		return fail(http.StatusBadRequest, "error.state")
+	case !a.flows.spend(flow, now.Unix()):
+		return fail(http.StatusBadRequest, "error.state")
 	}
 	if e := vals.Get("error"); e != "" {
 		return fail(http.StatusBadRequest, "error.denied")
@@ -256,15 +276,15 @@ func (a *App) callback(q *req) error {
 		a.cfg.Log.WarnContext(q.r.Context(), "explorer: userinfo failed", "err", err)
 		return fail(http.StatusBadGateway, "error.exchange")
 	}
-	now := a.cfg.Now()
-	// A new id for the signed-in session: one planted before sign-in is
-	// worth nothing after it.
-	signed := &Session{ID: randomID(), CSRF: randomID(), Created: now, Expires: now.Add(a.cfg.SessionTTL),
-		User: user, Token: tok, Flows: q.sess.Flows}
+	now = a.cfg.Now()
+	// Always a new id: one planted before sign-in is worth nothing after.
+	signed := &Session{ID: randomID(), CSRF: randomID(), Created: now, Expires: now.Add(a.cfg.SessionTTL), User: user, Token: tok}
 	if err := a.cfg.Store.Put(q.r.Context(), signed); err != nil {
 		return err
 	}
-	_ = a.cfg.Store.Delete(q.r.Context(), q.sess.ID)
+	if q.sess != nil {
+		_ = a.cfg.Store.Delete(q.r.Context(), q.sess.ID)
+	}
 	a.setCookie(q, signed.ID)
 	http.Redirect(q.w, q.r, flow.ReturnTo, http.StatusSeeOther)
 	return nil
@@ -325,6 +345,7 @@ func (a *App) logout(q *req) error {
 		return fail(http.StatusBadRequest, "error.badrequest")
 	}
 	if q.sess == nil {
+		http.SetCookie(q.w, a.cookie(q.r, ""))
 		http.Redirect(q.w, q.r, Home, http.StatusSeeOther)
 		return nil
 	}

@@ -14,21 +14,36 @@ import (
 func TestSignIn(t *testing.T) {
 	e := newEnv(t, true)
 	b := e.browser()
+	planted := &http.Cookie{Name: SessionCookie, Value: randomID()}
+	b.cookies[SessionCookie] = planted
 	state, code := b.startSignIn("/explorer/namespaces/mdr16")
-	before := b.cookies[SessionCookie]
-	if before == nil || !before.HttpOnly || before.SameSite != http.SameSiteLaxMode || before.Path != "/explorer" || before.Secure {
-		t.Fatalf("session cookie %+v", before)
+	// The sign-in in progress is the browser's: a sealed cookie of its
+	// own, nothing on the server.
+	flow := b.cookies[flowCookieName(state)]
+	if flow == nil || !flow.HttpOnly || flow.SameSite != http.SameSiteLaxMode || flow.Path != "/explorer" || flow.Secure || flow.MaxAge != 15*60 {
+		t.Fatalf("sign-in cookie %+v", flow)
+	}
+	for _, secret := range []string{state, "s3cret"} {
+		if strings.Contains(flow.Value, secret) {
+			t.Fatalf("the sign-in cookie shows %q in the clear", secret)
+		}
+	}
+	if n := e.store.Len(); n != 0 {
+		t.Fatalf("%d sessions stored before signing in", n)
 	}
 	rec := b.do("GET", CallbackPath+"?"+url.Values{"state": {state}, "code": {code}}.Encode(), nil)
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("callback: %d %s", rec.Code, rec.Body)
 	}
 	after := b.cookies[SessionCookie]
-	if after.Value == before.Value {
-		t.Fatal("the session id did not change at sign-in")
+	if after == nil || after.Value == planted.Value || !after.HttpOnly || after.SameSite != http.SameSiteLaxMode || after.Path != "/explorer" || after.Secure {
+		t.Fatalf("session cookie after sign-in %+v (planted %q)", after, planted.Value)
 	}
-	if _, err := e.store.Get(context.Background(), before.Value); err == nil {
-		t.Fatal("the pre-sign-in session still exists")
+	if _, ok := b.cookies[flowCookieName(state)]; ok {
+		t.Fatal("the sign-in cookie outlived the callback")
+	}
+	if n := e.store.Len(); n != 1 {
+		t.Fatalf("%d sessions after signing in, want 1", n)
 	}
 	page := b.do("GET", "/explorer/", nil)
 	body := page.Body.String()
@@ -84,6 +99,7 @@ func TestCallbackRefuses(t *testing.T) {
 		e := newEnv(t, true)
 		b := e.browser()
 		state, code := b.startSignIn("/explorer/")
+		kept := b.cookies[flowCookieName(state)]
 		cb := CallbackPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode()
 		// The first try fails at the exchange (the provider is down, say):
 		// the state is spent all the same.
@@ -97,16 +113,24 @@ func TestCallbackRefuses(t *testing.T) {
 		e.idp.mu.Lock()
 		e.idp.challenges[code] = saved
 		e.idp.mu.Unlock()
+		// The browser dropped the cookie with the first answer.
+		if rec := b.do("GET", cb, nil); rec.Code != 400 || !strings.Contains(rec.Body.String(), "not started in this browser") {
+			t.Fatalf("callback again: %d\n%s", rec.Code, rec.Body)
+		}
+		// Sent again with the cookie kept aside: refused all the same.
+		b.cookies[flowCookieName(state)] = kept
 		if rec := b.do("GET", cb, nil); rec.Code != 400 || !strings.Contains(rec.Body.String(), "used already") {
 			t.Fatalf("replayed callback: %d\n%s", rec.Code, rec.Body)
 		}
 		// A good sign-in, replayed after success, finds no flow either.
 		state, code = b.startSignIn("/explorer/")
+		kept = b.cookies[flowCookieName(state)]
 		cb = CallbackPath + "?" + url.Values{"state": {state}, "code": {code}}.Encode()
 		if rec := b.do("GET", cb, nil); rec.Code != 303 {
 			t.Fatalf("callback %d", rec.Code)
 		}
-		if rec := b.do("GET", cb, nil); rec.Code != 400 {
+		b.cookies[flowCookieName(state)] = kept
+		if rec := b.do("GET", cb, nil); rec.Code != 400 || !strings.Contains(rec.Body.String(), "used already") {
 			t.Fatalf("replay after success: %d", rec.Code)
 		}
 	})

@@ -89,9 +89,17 @@ type Config struct {
 	Store       Store
 	MaxSessions int
 	// SessionTTL is a signed-in session's lifetime (default 12 h); a
-	// session that only began signing in lives FlowTTL (default 15 min).
+	// sign-in in progress, its cookie, lives FlowTTL (default 15 min).
 	SessionTTL time.Duration
 	FlowTTL    time.Duration
+	// CookieKeys seal the sign-in cookies (KeySize bytes each; the first
+	// seals, all open, so a key can rotate). None: a random key of this
+	// process, so a sign-in must finish on the replica that began it.
+	CookieKeys [][]byte
+	// SessionCheck is how often an open event stream checks that its
+	// session is still signed in and its token not revoked (default 1 s,
+	// the gateway's -revocation-poll).
+	SessionCheck time.Duration
 	// RefreshMargin: tokens expiring sooner are refreshed first (default 1 min).
 	RefreshMargin time.Duration
 	// Done, closed when the gateway begins to shut down, ends the open
@@ -121,6 +129,8 @@ type App struct {
 	// one as theft.
 	refreshing [64]sync.Mutex
 	http       *http.Client
+	// flows seals and opens the sign-in cookies.
+	flows *sealer
 }
 
 // New checks cfg and parses the templates.
@@ -145,6 +155,9 @@ func New(cfg Config) (*App, error) {
 	}
 	if cfg.FlowTTL <= 0 {
 		cfg.FlowTTL = 15 * time.Minute
+	}
+	if cfg.SessionCheck <= 0 {
+		cfg.SessionCheck = time.Second
 	}
 	if cfg.RefreshMargin <= 0 {
 		cfg.RefreshMargin = time.Minute
@@ -174,12 +187,28 @@ func New(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, pages: pages, static: static}
+	// Spent states are remembered as long as a flow lives; a legitimate
+	// browser finishes a few sign-ins in that time, so a cap of the
+	// sessions' is ample.
+	flows, err := newSealer(cfg.CookieKeys, cfg.MaxSessions)
+	if err != nil {
+		return nil, fmt.Errorf("explorer: %w", err)
+	}
+	a := &App{cfg: cfg, pages: pages, static: static, flows: flows}
 	if cfg.Loopback != nil {
 		a.http = &http.Client{Transport: loopback{cfg.Loopback}, Timeout: cfg.Timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	return a, nil
+}
+
+// Sessions is the number of sessions the store holds, when it can say
+// (the in-memory store can).
+func (a *App) Sessions() (int, bool) {
+	if l, ok := a.cfg.Store.(interface{ Len() int }); ok {
+		return l.Len(), true
+	}
+	return 0, false
 }
 
 // Configured reports whether sign-in works.

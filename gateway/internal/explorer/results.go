@@ -112,11 +112,15 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 }
 
 // streamLife bounds one event stream: the browser reconnects, and the
-// session (which may have been signed out) is checked again.
+// session is checked as for any page (tokens refreshed).
 const streamLife = 5 * time.Minute
 
 // events streams an inquiry's results as Server-Sent Events: the results
 // section, rendered, on every change the broker's WatchReplies reports.
+// Every cfg.SessionCheck the stream checks that its session is still
+// signed in as the same user with a token not revoked, and ends when not:
+// signing out or a revoke stops the replies within that time (plus the
+// gateway's revocation poll), not at the end of streamLife.
 func (a *App) events(q *req) error {
 	if ok, err := a.signedIn(q); !ok {
 		return err
@@ -187,6 +191,8 @@ func (a *App) events(q *req) error {
 	}()
 	keepAlive := time.NewTicker(25 * time.Second)
 	defer keepAlive.Stop()
+	check := time.NewTicker(a.cfg.SessionCheck)
+	defer check.Stop()
 	res := first
 	for {
 		if res != nil {
@@ -209,10 +215,29 @@ func (a *App) events(q *req) error {
 			if err := send([]byte(": keep-alive\n\n")); err != nil {
 				return nil
 			}
+		case <-check.C:
+			res = nil
+			if !a.stillSignedIn(ctx, q.sess.ID, q.id.Subject) {
+				// EventSource reconnects and is refused (401): it stops.
+				return nil
+			}
 		case <-ctx.Done():
 			return nil
 		}
 	}
+}
+
+// stillSignedIn: the session id is still stored, signed in as subject,
+// with an access token the verifier accepts (its revocation list
+// included). Tokens are not refreshed here: an expired one ends the
+// stream, and the browser's reconnection refreshes it as any page does.
+func (a *App) stillSignedIn(ctx context.Context, id, subject string) bool {
+	s, err := a.cfg.Store.Get(ctx, id)
+	if err != nil || s.User == nil || s.Token == nil {
+		return false
+	}
+	vid, err := a.cfg.Verifier.Verify(ctx, s.Token.AccessToken)
+	return err == nil && !vid.Anonymous() && vid.Subject == subject
 }
 
 // sseEvent frames data as one event: a data line for each of its lines.

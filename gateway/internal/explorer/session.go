@@ -23,11 +23,10 @@ type Session struct {
 	CSRF    string
 	Created time.Time
 	Expires time.Time
-	// User and Token are set once signed in.
+	// User and Token: only signed-in sessions are stored (a sign-in in
+	// progress lives in its own cookie, flow.go).
 	User  *User
 	Token *oauth2.Token
-	// Flows are sign-ins begun and not yet finished (one per tab).
-	Flows []Flow
 }
 
 // User is who signed in, as the identity provider's userinfo says.
@@ -37,16 +36,7 @@ type User struct {
 	Email   string
 }
 
-// Flow is a pending authorization code request.
-type Flow struct {
-	State       string
-	Verifier    string
-	RedirectURI string
-	ReturnTo    string
-	Started     time.Time
-}
-
-// maxFlows bounds the pending sign-ins of one session.
+// maxFlows bounds a browser's sign-ins in progress (tabs).
 const maxFlows = 4
 
 // clone is a deep copy, so a caller may change what a store returned.
@@ -60,7 +50,6 @@ func (s *Session) clone() *Session {
 		t := *s.Token
 		c.Token = &t
 	}
-	c.Flows = append([]Flow(nil), s.Flows...)
 	return &c
 }
 
@@ -74,9 +63,10 @@ type Store interface {
 }
 
 // Memory is an in-memory Store with expiry and a size cap. When full, the
-// least recently used session goes first, and one that never signed in
-// before any that did: anyone can start signing in, and so make sessions,
-// but that must not push signed-in users out.
+// least recently used session goes first, and one without a user before
+// any with one. The Explorer stores only signed-in sessions (a sign-in in
+// progress is a cookie, anonymous visits store nothing), so only users
+// who signed in can fill it; the order is a second guard.
 type Memory struct {
 	mu   sync.Mutex
 	cap  int
