@@ -187,11 +187,15 @@ func TestRepresentations(t *testing.T) {
 func TestCatalogue(t *testing.T) {
 	ix := mustBuild(t, withCatalogue()...)
 	for _, get := range []func() (*mdrv1.Catalogue, error){
-		func() (*mdrv1.Catalogue, error) { return ix.Catalogue(Anonymous{}, diagnosis, ParseAcceptLanguage("en")) },
+		func() (*mdrv1.Catalogue, error) {
+			return ix.Catalogue(Anonymous{}, diagnosis, ParseAcceptLanguage("en"))
+		},
 		func() (*mdrv1.Catalogue, error) {
 			return ix.Catalogue(Anonymous{}, "urn:pub:dataelement:7:latest", ParseAcceptLanguage("en"))
 		},
-		func() (*mdrv1.Catalogue, error) { return ix.CatalogueCodes(Anonymous{}, diagnosisCat, ParseAcceptLanguage("en")) },
+		func() (*mdrv1.Catalogue, error) {
+			return ix.CatalogueCodes(Anonymous{}, diagnosisCat, ParseAcceptLanguage("en"))
+		},
 		func() (*mdrv1.Catalogue, error) {
 			return ix.CatalogueCodes(Anonymous{}, "urn%3Apub%3Acatalog%3A7%3A2", ParseAcceptLanguage("en"))
 		},
