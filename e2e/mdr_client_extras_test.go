@@ -139,7 +139,7 @@ const (
 	hiddenDE     = "urn:hidden:dataelement:1:1"
 )
 
-func TestMDRClientExtras(t *testing.T) {
+func TestCompatMDRClient(t *testing.T) {
 	keys := newTokJWKS(t)
 	k := keys.publish(t, "k1")
 	s := NewStack(t, Options{GatewayArgs: []string{"-auth-addr", "", "-jwks-url", keys.URL + "/jwks", "-issuer", tokIssuer}})
