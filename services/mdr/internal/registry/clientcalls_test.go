@@ -234,3 +234,49 @@ func TestCatalogue(t *testing.T) {
 		assertErr(t, err, ErrInvalid, "")
 	}
 }
+
+func FuzzParseKinds(f *testing.F) {
+	for _, s := range []string{"dataelement", "[dataelement, dataelementgroup]", "record,,", "[", "]", "[[record]]", "Catalog", ""} {
+		f.Add(s, "status")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		kinds, err := ParseKinds([]string{a, b})
+		if err != nil {
+			if !IsInvalid(err) {
+				t.Fatalf("ParseKinds(%q, %q) error %v is not ErrInvalid", a, b, err)
+			}
+			return
+		}
+		for k := range kinds {
+			switch k {
+			case KindDataElement, KindGroup, KindRecord:
+			default:
+				t.Fatalf("ParseKinds(%q, %q) accepted %q", a, b, k)
+			}
+		}
+		if st, err := ParseStatus(a); err == nil && st != "" && st != StatusDraft && st != StatusReleased && st != StatusOutdated {
+			t.Fatalf("ParseStatus(%q) = %q", a, st)
+		} else if err != nil && !IsInvalid(err) {
+			t.Fatalf("ParseStatus(%q) error %v is not ErrInvalid", a, err)
+		}
+	})
+}
+
+func FuzzCatalogueCodes(f *testing.F) {
+	for _, s := range []string{diagnosisCat, "urn:pub:catalog:7:latest", "urn%3Apub%3Acatalog%3A7%3A2", "urn:pub:catalog:4:1", "urn:geheim:catalog:1:1", "urn:pub:catalog:7", "urn:pub:dataelement:7:2", "%", ""} {
+		f.Add(s)
+	}
+	ix := mustBuild(f, withCatalogue()...)
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ix.CatalogueCodes(Anonymous{}, s, LangOrder{})
+		if err != nil {
+			if !IsInvalid(err) && !IsNotFound(err) {
+				t.Fatalf("CatalogueCodes(%q) error %v is neither invalid nor not found", s, err)
+			}
+			return
+		}
+		if c.GetRoot().GetIdentification().GetUrn() != diagnosisCat || len(c.GetCodes()) != 2 {
+			t.Fatalf("CatalogueCodes(%q) = %v", s, c)
+		}
+	})
+}
