@@ -280,3 +280,19 @@ func FuzzCatalogueCodes(f *testing.F) {
 		}
 	})
 }
+
+// TestCatalogueWithoutCodes: a catalogue element imported from Samply XML,
+// whose codes the importer skips, has a catalogue with a root and no codes.
+func TestCatalogueWithoutCodes(t *testing.T) {
+	defs := fixture()
+	defs[0].Elements = append(defs[0].Elements, withValidation(elem("urn:pub:dataelement:8:1", des("en", "Topography", "")),
+		&mdrv1.Validation{ValueDomainType: "CATALOG", Datatype: "CATALOG"}))
+	ix := mustBuild(t, defs...)
+	c, err := ix.CatalogueCodes(Anonymous{}, "urn:pub:catalog:8:1", LangOrder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GetRoot().GetIdentification().GetUrn() != "urn:pub:catalog:8:1" || c.GetCodes() == nil || len(c.GetCodes()) != 0 || c.GetRoot().GetSubCodes() == nil {
+		t.Fatalf("catalogue = %v", c)
+	}
+}
