@@ -329,3 +329,27 @@ func TestCompatMDRClient(t *testing.T) {
 		clientGet(t, s, mdr+"/dataelements/urn:clinic:dataelement:x:1/catalog", "en", "", 400)
 	})
 }
+
+// TestCompatMDRClientPrefix: the client's extra paths follow -mdr-prefix
+// like the rest of group B, and are not served under the default one then.
+func TestCompatMDRClientPrefix(t *testing.T) {
+	const prefix = "/registry/v3/api/mdr"
+	s := NewStack(t, Options{GatewayArgs: []string{"-mdr-prefix", prefix}})
+	_, b := clientGet(t, s, prefix+"/members", "de", "", 200)
+	var rl mdrcResultList
+	gsonLike(t, b, &rl)
+	if rl.Totalcount == nil || *rl.Totalcount != 6 {
+		t.Fatalf("root elements under %s = %s", prefix, b)
+	}
+	_, b = clientGet(t, s, prefix+"/search/local?query=spender&status=released&type=%5Bdataelement,+dataelementgroup%5D", "de", "null", 200)
+	rl = mdrcResultList{}
+	gsonLike(t, b, &rl)
+	if len(rl.Results) == 0 {
+		t.Fatalf("search under %s found nothing: %s", prefix, b)
+	}
+	clientGet(t, s, prefix+"/representations?urn=urn:mdr16:dataelement:23:1", "", "null", 200)
+	clientGet(t, s, prefix+"/dataelementgroups/urn:mdr16:dataelementgroup:5:1/slots", "en", "", 200)
+	clientGet(t, s, prefix+"/dataelements/urn:mdr16:dataelement:23:1/catalog", "en", "", 404)
+	clientGet(t, s, prefix+"/catalogs/urn:mdr16:catalog:23:1/codes", "en", "", 404)
+	clientGet(t, s, mdr+"/members", "de", "", 404)
+}
