@@ -8,7 +8,8 @@ import (
 // CanonicalMDRPrefix is the prefix the registry's HTTP rules are written for.
 const CanonicalMDRPrefix = "/v3/api/mdr"
 
-// mdrPaths are group B's paths below the prefix; all are GET.
+// mdrPaths are group B's paths below the prefix; all are GET. The last six
+// are not in the spec: common-mdrclient calls them.
 var mdrPaths = []string{
 	"/namespaces",
 	"/namespaces/{namespace}/members",
@@ -22,6 +23,12 @@ var mdrPaths = []string{
 	"/dataelementgroups/{urn}/members",
 	"/records/{urn}/labels",
 	"/records/{urn}/members",
+	"/dataelementgroups/{urn}/slots",
+	"/members",
+	"/search/local",
+	"/representations",
+	"/dataelements/{urn}/catalog",
+	"/catalogs/{urn}/codes",
 }
 
 // MDR registers group B under prefix. The handler is grpc-gateway's mux,

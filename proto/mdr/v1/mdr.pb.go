@@ -1383,6 +1383,555 @@ func (x *ValueVerdict) GetReason() string {
 	return ""
 }
 
+// ItemIdentification is the client's Identification: an item's URN and its
+// status (DRAFT, RELEASED or OUTDATED).
+type ItemIdentification struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Urn           string                 `protobuf:"bytes,1,opt,name=urn,proto3" json:"urn,omitempty"`
+	Status        string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ItemIdentification) Reset() {
+	*x = ItemIdentification{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemIdentification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemIdentification) ProtoMessage() {}
+
+func (x *ItemIdentification) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemIdentification.ProtoReflect.Descriptor instead.
+func (*ItemIdentification) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ItemIdentification) GetUrn() string {
+	if x != nil {
+		return x.Urn
+	}
+	return ""
+}
+
+func (x *ItemIdentification) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// Result is one item of a ResultList: a Member with its identification.
+type Result struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Type           string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Order          int32                  `protobuf:"varint,3,opt,name=order,proto3" json:"order,omitempty"`
+	Identification *ItemIdentification    `protobuf:"bytes,4,opt,name=identification,proto3" json:"identification,omitempty"`
+	Designations   []*Designation         `protobuf:"bytes,5,rep,name=designations,proto3" json:"designations,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Result) Reset() {
+	*x = Result{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Result) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Result) ProtoMessage() {}
+
+func (x *Result) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Result.ProtoReflect.Descriptor instead.
+func (*Result) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *Result) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Result) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Result) GetOrder() int32 {
+	if x != nil {
+		return x.Order
+	}
+	return 0
+}
+
+func (x *Result) GetIdentification() *ItemIdentification {
+	if x != nil {
+		return x.Identification
+	}
+	return nil
+}
+
+func (x *Result) GetDesignations() []*Designation {
+	if x != nil {
+		return x.Designations
+	}
+	return nil
+}
+
+type ResultList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Totalcount    int32                  `protobuf:"varint,1,opt,name=totalcount,proto3" json:"totalcount,omitempty"`
+	Results       []*Result              `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResultList) Reset() {
+	*x = ResultList{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResultList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResultList) ProtoMessage() {}
+
+func (x *ResultList) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResultList.ProtoReflect.Descriptor instead.
+func (*ResultList) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ResultList) GetTotalcount() int32 {
+	if x != nil {
+		return x.Totalcount
+	}
+	return 0
+}
+
+func (x *ResultList) GetResults() []*Result {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+type UserMembersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        int32                  `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit         int32                  `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserMembersRequest) Reset() {
+	*x = UserMembersRequest{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserMembersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserMembersRequest) ProtoMessage() {}
+
+func (x *UserMembersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserMembersRequest.ProtoReflect.Descriptor instead.
+func (*UserMembersRequest) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *UserMembersRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *UserMembersRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type LocalSearchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Query string                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
+	// status keeps items of that status (draft, released, outdated); empty
+	// keeps all.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// type keeps items of these kinds (dataelement, dataelementgroup, record);
+	// empty keeps all. A value may also be a list, `[a, b]` or `a,b`.
+	Type          []string `protobuf:"bytes,3,rep,name=type,proto3" json:"type,omitempty"`
+	Offset        int32    `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit         int32    `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LocalSearchRequest) Reset() {
+	*x = LocalSearchRequest{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LocalSearchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LocalSearchRequest) ProtoMessage() {}
+
+func (x *LocalSearchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LocalSearchRequest.ProtoReflect.Descriptor instead.
+func (*LocalSearchRequest) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *LocalSearchRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *LocalSearchRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *LocalSearchRequest) GetType() []string {
+	if x != nil {
+		return x.Type
+	}
+	return nil
+}
+
+func (x *LocalSearchRequest) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *LocalSearchRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type RepresentationsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Urn           string                 `protobuf:"bytes,1,opt,name=urn,proto3" json:"urn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepresentationsRequest) Reset() {
+	*x = RepresentationsRequest{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepresentationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepresentationsRequest) ProtoMessage() {}
+
+func (x *RepresentationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepresentationsRequest.ProtoReflect.Descriptor instead.
+func (*RepresentationsRequest) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *RepresentationsRequest) GetUrn() string {
+	if x != nil {
+		return x.Urn
+	}
+	return ""
+}
+
+// Code is one entry of a catalogue.
+type Code struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Identification *ItemIdentification    `protobuf:"bytes,1,opt,name=identification,proto3" json:"identification,omitempty"`
+	Designations   []*Designation         `protobuf:"bytes,2,rep,name=designations,proto3" json:"designations,omitempty"`
+	SubCodes       []string               `protobuf:"bytes,3,rep,name=subCodes,proto3" json:"subCodes,omitempty"`
+	Code           string                 `protobuf:"bytes,4,opt,name=code,proto3" json:"code,omitempty"`
+	IsValid        bool                   `protobuf:"varint,5,opt,name=isValid,proto3" json:"isValid,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Code) Reset() {
+	*x = Code{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Code) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Code) ProtoMessage() {}
+
+func (x *Code) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Code.ProtoReflect.Descriptor instead.
+func (*Code) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *Code) GetIdentification() *ItemIdentification {
+	if x != nil {
+		return x.Identification
+	}
+	return nil
+}
+
+func (x *Code) GetDesignations() []*Designation {
+	if x != nil {
+		return x.Designations
+	}
+	return nil
+}
+
+func (x *Code) GetSubCodes() []string {
+	if x != nil {
+		return x.SubCodes
+	}
+	return nil
+}
+
+func (x *Code) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *Code) GetIsValid() bool {
+	if x != nil {
+		return x.IsValid
+	}
+	return false
+}
+
+// CatalogueRoot is a catalogue's root: its URN, labels and top codes.
+type CatalogueRoot struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Identification *ItemIdentification    `protobuf:"bytes,1,opt,name=identification,proto3" json:"identification,omitempty"`
+	Designations   []*Designation         `protobuf:"bytes,2,rep,name=designations,proto3" json:"designations,omitempty"`
+	SubCodes       []string               `protobuf:"bytes,3,rep,name=subCodes,proto3" json:"subCodes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CatalogueRoot) Reset() {
+	*x = CatalogueRoot{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CatalogueRoot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CatalogueRoot) ProtoMessage() {}
+
+func (x *CatalogueRoot) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CatalogueRoot.ProtoReflect.Descriptor instead.
+func (*CatalogueRoot) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *CatalogueRoot) GetIdentification() *ItemIdentification {
+	if x != nil {
+		return x.Identification
+	}
+	return nil
+}
+
+func (x *CatalogueRoot) GetDesignations() []*Designation {
+	if x != nil {
+		return x.Designations
+	}
+	return nil
+}
+
+func (x *CatalogueRoot) GetSubCodes() []string {
+	if x != nil {
+		return x.SubCodes
+	}
+	return nil
+}
+
+type Catalogue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Root          *CatalogueRoot         `protobuf:"bytes,1,opt,name=root,proto3" json:"root,omitempty"`
+	Codes         []*Code                `protobuf:"bytes,2,rep,name=codes,proto3" json:"codes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Catalogue) Reset() {
+	*x = Catalogue{}
+	mi := &file_mdr_v1_mdr_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Catalogue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Catalogue) ProtoMessage() {}
+
+func (x *Catalogue) ProtoReflect() protoreflect.Message {
+	mi := &file_mdr_v1_mdr_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Catalogue.ProtoReflect.Descriptor instead.
+func (*Catalogue) Descriptor() ([]byte, []int) {
+	return file_mdr_v1_mdr_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *Catalogue) GetRoot() *CatalogueRoot {
+	if x != nil {
+		return x.Root
+	}
+	return nil
+}
+
+func (x *Catalogue) GetCodes() []*Code {
+	if x != nil {
+		return x.Codes
+	}
+	return nil
+}
+
 var File_mdr_v1_mdr_proto protoreflect.FileDescriptor
 
 const file_mdr_v1_mdr_proto_rawDesc = "" +
@@ -1488,7 +2037,46 @@ const file_mdr_v1_mdr_proto_rawDesc = "" +
 	"\x03urn\x18\x01 \x01(\tR\x03urn\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12\x14\n" +
 	"\x05valid\x18\x03 \x01(\bR\x05valid\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason2\xe5\f\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\">\n" +
+	"\x12ItemIdentification\x12\x10\n" +
+	"\x03urn\x18\x01 \x01(\tR\x03urn\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"\xc9\x01\n" +
+	"\x06Result\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
+	"\x05order\x18\x03 \x01(\x05R\x05order\x12G\n" +
+	"\x0eidentification\x18\x04 \x01(\v2\x1f.fris.mdr.v1.ItemIdentificationR\x0eidentification\x12<\n" +
+	"\fdesignations\x18\x05 \x03(\v2\x18.fris.mdr.v1.DesignationR\fdesignations\"[\n" +
+	"\n" +
+	"ResultList\x12\x1e\n" +
+	"\n" +
+	"totalcount\x18\x01 \x01(\x05R\n" +
+	"totalcount\x12-\n" +
+	"\aresults\x18\x02 \x03(\v2\x13.fris.mdr.v1.ResultR\aresults\"B\n" +
+	"\x12UserMembersRequest\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x05R\x06offset\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"\x84\x01\n" +
+	"\x12LocalSearchRequest\x12\x14\n" +
+	"\x05query\x18\x01 \x01(\tR\x05query\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n" +
+	"\x04type\x18\x03 \x03(\tR\x04type\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x05R\x06offset\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\x05R\x05limit\"*\n" +
+	"\x16RepresentationsRequest\x12\x10\n" +
+	"\x03urn\x18\x01 \x01(\tR\x03urn\"\xd7\x01\n" +
+	"\x04Code\x12G\n" +
+	"\x0eidentification\x18\x01 \x01(\v2\x1f.fris.mdr.v1.ItemIdentificationR\x0eidentification\x12<\n" +
+	"\fdesignations\x18\x02 \x03(\v2\x18.fris.mdr.v1.DesignationR\fdesignations\x12\x1a\n" +
+	"\bsubCodes\x18\x03 \x03(\tR\bsubCodes\x12\x12\n" +
+	"\x04code\x18\x04 \x01(\tR\x04code\x12\x18\n" +
+	"\aisValid\x18\x05 \x01(\bR\aisValid\"\xb2\x01\n" +
+	"\rCatalogueRoot\x12G\n" +
+	"\x0eidentification\x18\x01 \x01(\v2\x1f.fris.mdr.v1.ItemIdentificationR\x0eidentification\x12<\n" +
+	"\fdesignations\x18\x02 \x03(\v2\x18.fris.mdr.v1.DesignationR\fdesignations\x12\x1a\n" +
+	"\bsubCodes\x18\x03 \x03(\tR\bsubCodes\"d\n" +
+	"\tCatalogue\x12.\n" +
+	"\x04root\x18\x01 \x01(\v2\x1a.fris.mdr.v1.CatalogueRootR\x04root\x12'\n" +
+	"\x05codes\x18\x02 \x03(\v2\x11.fris.mdr.v1.CodeR\x05codes2\xa2\x12\n" +
 	"\n" +
 	"MdrService\x12\x85\x01\n" +
 	"\x0eListNamespaces\x12\".fris.mdr.v1.ListNamespacesRequest\x1a#.fris.mdr.v1.ListNamespacesResponse\"*\x82\xd3\xe4\x93\x02$b\n" +
@@ -1503,7 +2091,13 @@ const file_mdr_v1_mdr_proto_rawDesc = "" +
 	"\x19GetDataElementGroupLabels\x12\x17.fris.mdr.v1.UrnRequest\x1a\x13.fris.mdr.v1.Labels\"@\x82\xd3\xe4\x93\x02:b\fdesignations\x12*/v3/api/mdr/dataelementgroups/{urn}/labels\x12\x87\x01\n" +
 	"\x1aGetDataElementGroupMembers\x12\x1b.fris.mdr.v1.MembersRequest\x1a\x17.fris.mdr.v1.MemberList\"3\x82\xd3\xe4\x93\x02-\x12+/v3/api/mdr/dataelementgroups/{urn}/members\x12w\n" +
 	"\x0fGetRecordLabels\x12\x17.fris.mdr.v1.UrnRequest\x1a\x13.fris.mdr.v1.Labels\"6\x82\xd3\xe4\x93\x020b\fdesignations\x12 /v3/api/mdr/records/{urn}/labels\x12\x7f\n" +
-	"\x10GetRecordMembers\x12\x1b.fris.mdr.v1.MembersRequest\x1a\x1a.fris.mdr.v1.RecordMembers\"2\x82\xd3\xe4\x93\x02,b\amembers\x12!/v3/api/mdr/records/{urn}/members\x12P\n" +
+	"\x10GetRecordMembers\x12\x1b.fris.mdr.v1.MembersRequest\x1a\x1a.fris.mdr.v1.RecordMembers\"2\x82\xd3\xe4\x93\x02,b\amembers\x12!/v3/api/mdr/records/{urn}/members\x12\x81\x01\n" +
+	"\x18GetDataElementGroupSlots\x12\x17.fris.mdr.v1.UrnRequest\x1a\x12.fris.mdr.v1.Slots\"8\x82\xd3\xe4\x93\x022b\x05slots\x12)/v3/api/mdr/dataelementgroups/{urn}/slots\x12g\n" +
+	"\x0eGetUserMembers\x12\x1f.fris.mdr.v1.UserMembersRequest\x1a\x17.fris.mdr.v1.ResultList\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/v3/api/mdr/members\x12i\n" +
+	"\vSearchLocal\x12\x1f.fris.mdr.v1.LocalSearchRequest\x1a\x17.fris.mdr.v1.ResultList\" \x82\xd3\xe4\x93\x02\x1a\x12\x18/v3/api/mdr/search/local\x12w\n" +
+	"\x12GetRepresentations\x12#.fris.mdr.v1.RepresentationsRequest\x1a\x17.fris.mdr.v1.ResultList\"#\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v3/api/mdr/representations\x12z\n" +
+	"\x17GetDataElementCatalogue\x12\x17.fris.mdr.v1.UrnRequest\x1a\x16.fris.mdr.v1.Catalogue\".\x82\xd3\xe4\x93\x02(\x12&/v3/api/mdr/dataelements/{urn}/catalog\x12n\n" +
+	"\x11GetCatalogueCodes\x12\x17.fris.mdr.v1.UrnRequest\x1a\x16.fris.mdr.v1.Catalogue\"(\x82\xd3\xe4\x93\x02\"\x12 /v3/api/mdr/catalogs/{urn}/codes\x12P\n" +
 	"\vCheckValues\x12\x1f.fris.mdr.v1.CheckValuesRequest\x1a .fris.mdr.v1.CheckValuesResponseB\x1dZ\x1bfris.dev/proto/mdr/v1;mdrv1b\x06proto3"
 
 var (
@@ -1518,7 +2112,7 @@ func file_mdr_v1_mdr_proto_rawDescGZIP() []byte {
 	return file_mdr_v1_mdr_proto_rawDescData
 }
 
-var file_mdr_v1_mdr_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_mdr_v1_mdr_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_mdr_v1_mdr_proto_goTypes = []any{
 	(*Designation)(nil),             // 0: fris.mdr.v1.Designation
 	(*Namespace)(nil),               // 1: fris.mdr.v1.Namespace
@@ -1544,6 +2138,15 @@ var file_mdr_v1_mdr_proto_goTypes = []any{
 	(*ValueCheck)(nil),              // 21: fris.mdr.v1.ValueCheck
 	(*CheckValuesResponse)(nil),     // 22: fris.mdr.v1.CheckValuesResponse
 	(*ValueVerdict)(nil),            // 23: fris.mdr.v1.ValueVerdict
+	(*ItemIdentification)(nil),      // 24: fris.mdr.v1.ItemIdentification
+	(*Result)(nil),                  // 25: fris.mdr.v1.Result
+	(*ResultList)(nil),              // 26: fris.mdr.v1.ResultList
+	(*UserMembersRequest)(nil),      // 27: fris.mdr.v1.UserMembersRequest
+	(*LocalSearchRequest)(nil),      // 28: fris.mdr.v1.LocalSearchRequest
+	(*RepresentationsRequest)(nil),  // 29: fris.mdr.v1.RepresentationsRequest
+	(*Code)(nil),                    // 30: fris.mdr.v1.Code
+	(*CatalogueRoot)(nil),           // 31: fris.mdr.v1.CatalogueRoot
+	(*Catalogue)(nil),               // 32: fris.mdr.v1.Catalogue
 }
 var file_mdr_v1_mdr_proto_depIdxs = []int32{
 	0,  // 0: fris.mdr.v1.Namespace.designations:type_name -> fris.mdr.v1.Designation
@@ -1566,37 +2169,58 @@ var file_mdr_v1_mdr_proto_depIdxs = []int32{
 	3,  // 17: fris.mdr.v1.RecordMembers.members:type_name -> fris.mdr.v1.RecordMember
 	21, // 18: fris.mdr.v1.CheckValuesRequest.checks:type_name -> fris.mdr.v1.ValueCheck
 	23, // 19: fris.mdr.v1.CheckValuesResponse.verdicts:type_name -> fris.mdr.v1.ValueVerdict
-	11, // 20: fris.mdr.v1.MdrService.ListNamespaces:input_type -> fris.mdr.v1.ListNamespacesRequest
-	13, // 21: fris.mdr.v1.MdrService.ListNamespaceMembers:input_type -> fris.mdr.v1.NamespaceMembersRequest
-	14, // 22: fris.mdr.v1.MdrService.SearchNamespace:input_type -> fris.mdr.v1.SearchRequest
-	15, // 23: fris.mdr.v1.MdrService.GetDataElement:input_type -> fris.mdr.v1.UrnRequest
-	15, // 24: fris.mdr.v1.MdrService.GetDataElementLabels:input_type -> fris.mdr.v1.UrnRequest
-	15, // 25: fris.mdr.v1.MdrService.GetDataElementValidations:input_type -> fris.mdr.v1.UrnRequest
-	15, // 26: fris.mdr.v1.MdrService.GetDataElementUiModel:input_type -> fris.mdr.v1.UrnRequest
-	15, // 27: fris.mdr.v1.MdrService.GetDataElementSlots:input_type -> fris.mdr.v1.UrnRequest
-	15, // 28: fris.mdr.v1.MdrService.GetDataElementGroupLabels:input_type -> fris.mdr.v1.UrnRequest
-	16, // 29: fris.mdr.v1.MdrService.GetDataElementGroupMembers:input_type -> fris.mdr.v1.MembersRequest
-	15, // 30: fris.mdr.v1.MdrService.GetRecordLabels:input_type -> fris.mdr.v1.UrnRequest
-	16, // 31: fris.mdr.v1.MdrService.GetRecordMembers:input_type -> fris.mdr.v1.MembersRequest
-	20, // 32: fris.mdr.v1.MdrService.CheckValues:input_type -> fris.mdr.v1.CheckValuesRequest
-	12, // 33: fris.mdr.v1.MdrService.ListNamespaces:output_type -> fris.mdr.v1.ListNamespacesResponse
-	4,  // 34: fris.mdr.v1.MdrService.ListNamespaceMembers:output_type -> fris.mdr.v1.MemberList
-	4,  // 35: fris.mdr.v1.MdrService.SearchNamespace:output_type -> fris.mdr.v1.MemberList
-	9,  // 36: fris.mdr.v1.MdrService.GetDataElement:output_type -> fris.mdr.v1.DataElement
-	17, // 37: fris.mdr.v1.MdrService.GetDataElementLabels:output_type -> fris.mdr.v1.Labels
-	7,  // 38: fris.mdr.v1.MdrService.GetDataElementValidations:output_type -> fris.mdr.v1.Validation
-	10, // 39: fris.mdr.v1.MdrService.GetDataElementUiModel:output_type -> fris.mdr.v1.UiModel
-	18, // 40: fris.mdr.v1.MdrService.GetDataElementSlots:output_type -> fris.mdr.v1.Slots
-	17, // 41: fris.mdr.v1.MdrService.GetDataElementGroupLabels:output_type -> fris.mdr.v1.Labels
-	4,  // 42: fris.mdr.v1.MdrService.GetDataElementGroupMembers:output_type -> fris.mdr.v1.MemberList
-	17, // 43: fris.mdr.v1.MdrService.GetRecordLabels:output_type -> fris.mdr.v1.Labels
-	19, // 44: fris.mdr.v1.MdrService.GetRecordMembers:output_type -> fris.mdr.v1.RecordMembers
-	22, // 45: fris.mdr.v1.MdrService.CheckValues:output_type -> fris.mdr.v1.CheckValuesResponse
-	33, // [33:46] is the sub-list for method output_type
-	20, // [20:33] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	24, // 20: fris.mdr.v1.Result.identification:type_name -> fris.mdr.v1.ItemIdentification
+	0,  // 21: fris.mdr.v1.Result.designations:type_name -> fris.mdr.v1.Designation
+	25, // 22: fris.mdr.v1.ResultList.results:type_name -> fris.mdr.v1.Result
+	24, // 23: fris.mdr.v1.Code.identification:type_name -> fris.mdr.v1.ItemIdentification
+	0,  // 24: fris.mdr.v1.Code.designations:type_name -> fris.mdr.v1.Designation
+	24, // 25: fris.mdr.v1.CatalogueRoot.identification:type_name -> fris.mdr.v1.ItemIdentification
+	0,  // 26: fris.mdr.v1.CatalogueRoot.designations:type_name -> fris.mdr.v1.Designation
+	31, // 27: fris.mdr.v1.Catalogue.root:type_name -> fris.mdr.v1.CatalogueRoot
+	30, // 28: fris.mdr.v1.Catalogue.codes:type_name -> fris.mdr.v1.Code
+	11, // 29: fris.mdr.v1.MdrService.ListNamespaces:input_type -> fris.mdr.v1.ListNamespacesRequest
+	13, // 30: fris.mdr.v1.MdrService.ListNamespaceMembers:input_type -> fris.mdr.v1.NamespaceMembersRequest
+	14, // 31: fris.mdr.v1.MdrService.SearchNamespace:input_type -> fris.mdr.v1.SearchRequest
+	15, // 32: fris.mdr.v1.MdrService.GetDataElement:input_type -> fris.mdr.v1.UrnRequest
+	15, // 33: fris.mdr.v1.MdrService.GetDataElementLabels:input_type -> fris.mdr.v1.UrnRequest
+	15, // 34: fris.mdr.v1.MdrService.GetDataElementValidations:input_type -> fris.mdr.v1.UrnRequest
+	15, // 35: fris.mdr.v1.MdrService.GetDataElementUiModel:input_type -> fris.mdr.v1.UrnRequest
+	15, // 36: fris.mdr.v1.MdrService.GetDataElementSlots:input_type -> fris.mdr.v1.UrnRequest
+	15, // 37: fris.mdr.v1.MdrService.GetDataElementGroupLabels:input_type -> fris.mdr.v1.UrnRequest
+	16, // 38: fris.mdr.v1.MdrService.GetDataElementGroupMembers:input_type -> fris.mdr.v1.MembersRequest
+	15, // 39: fris.mdr.v1.MdrService.GetRecordLabels:input_type -> fris.mdr.v1.UrnRequest
+	16, // 40: fris.mdr.v1.MdrService.GetRecordMembers:input_type -> fris.mdr.v1.MembersRequest
+	15, // 41: fris.mdr.v1.MdrService.GetDataElementGroupSlots:input_type -> fris.mdr.v1.UrnRequest
+	27, // 42: fris.mdr.v1.MdrService.GetUserMembers:input_type -> fris.mdr.v1.UserMembersRequest
+	28, // 43: fris.mdr.v1.MdrService.SearchLocal:input_type -> fris.mdr.v1.LocalSearchRequest
+	29, // 44: fris.mdr.v1.MdrService.GetRepresentations:input_type -> fris.mdr.v1.RepresentationsRequest
+	15, // 45: fris.mdr.v1.MdrService.GetDataElementCatalogue:input_type -> fris.mdr.v1.UrnRequest
+	15, // 46: fris.mdr.v1.MdrService.GetCatalogueCodes:input_type -> fris.mdr.v1.UrnRequest
+	20, // 47: fris.mdr.v1.MdrService.CheckValues:input_type -> fris.mdr.v1.CheckValuesRequest
+	12, // 48: fris.mdr.v1.MdrService.ListNamespaces:output_type -> fris.mdr.v1.ListNamespacesResponse
+	4,  // 49: fris.mdr.v1.MdrService.ListNamespaceMembers:output_type -> fris.mdr.v1.MemberList
+	4,  // 50: fris.mdr.v1.MdrService.SearchNamespace:output_type -> fris.mdr.v1.MemberList
+	9,  // 51: fris.mdr.v1.MdrService.GetDataElement:output_type -> fris.mdr.v1.DataElement
+	17, // 52: fris.mdr.v1.MdrService.GetDataElementLabels:output_type -> fris.mdr.v1.Labels
+	7,  // 53: fris.mdr.v1.MdrService.GetDataElementValidations:output_type -> fris.mdr.v1.Validation
+	10, // 54: fris.mdr.v1.MdrService.GetDataElementUiModel:output_type -> fris.mdr.v1.UiModel
+	18, // 55: fris.mdr.v1.MdrService.GetDataElementSlots:output_type -> fris.mdr.v1.Slots
+	17, // 56: fris.mdr.v1.MdrService.GetDataElementGroupLabels:output_type -> fris.mdr.v1.Labels
+	4,  // 57: fris.mdr.v1.MdrService.GetDataElementGroupMembers:output_type -> fris.mdr.v1.MemberList
+	17, // 58: fris.mdr.v1.MdrService.GetRecordLabels:output_type -> fris.mdr.v1.Labels
+	19, // 59: fris.mdr.v1.MdrService.GetRecordMembers:output_type -> fris.mdr.v1.RecordMembers
+	18, // 60: fris.mdr.v1.MdrService.GetDataElementGroupSlots:output_type -> fris.mdr.v1.Slots
+	26, // 61: fris.mdr.v1.MdrService.GetUserMembers:output_type -> fris.mdr.v1.ResultList
+	26, // 62: fris.mdr.v1.MdrService.SearchLocal:output_type -> fris.mdr.v1.ResultList
+	26, // 63: fris.mdr.v1.MdrService.GetRepresentations:output_type -> fris.mdr.v1.ResultList
+	32, // 64: fris.mdr.v1.MdrService.GetDataElementCatalogue:output_type -> fris.mdr.v1.Catalogue
+	32, // 65: fris.mdr.v1.MdrService.GetCatalogueCodes:output_type -> fris.mdr.v1.Catalogue
+	22, // 66: fris.mdr.v1.MdrService.CheckValues:output_type -> fris.mdr.v1.CheckValuesResponse
+	48, // [48:67] is the sub-list for method output_type
+	29, // [29:48] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_mdr_v1_mdr_proto_init() }
@@ -1610,7 +2234,7 @@ func file_mdr_v1_mdr_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mdr_v1_mdr_proto_rawDesc), len(file_mdr_v1_mdr_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,12 @@ const (
 	MdrService_GetDataElementGroupMembers_FullMethodName = "/fris.mdr.v1.MdrService/GetDataElementGroupMembers"
 	MdrService_GetRecordLabels_FullMethodName            = "/fris.mdr.v1.MdrService/GetRecordLabels"
 	MdrService_GetRecordMembers_FullMethodName           = "/fris.mdr.v1.MdrService/GetRecordMembers"
+	MdrService_GetDataElementGroupSlots_FullMethodName   = "/fris.mdr.v1.MdrService/GetDataElementGroupSlots"
+	MdrService_GetUserMembers_FullMethodName             = "/fris.mdr.v1.MdrService/GetUserMembers"
+	MdrService_SearchLocal_FullMethodName                = "/fris.mdr.v1.MdrService/SearchLocal"
+	MdrService_GetRepresentations_FullMethodName         = "/fris.mdr.v1.MdrService/GetRepresentations"
+	MdrService_GetDataElementCatalogue_FullMethodName    = "/fris.mdr.v1.MdrService/GetDataElementCatalogue"
+	MdrService_GetCatalogueCodes_FullMethodName          = "/fris.mdr.v1.MdrService/GetCatalogueCodes"
 	MdrService_CheckValues_FullMethodName                = "/fris.mdr.v1.MdrService/CheckValues"
 )
 
@@ -56,6 +62,15 @@ type MdrServiceClient interface {
 	GetDataElementGroupMembers(ctx context.Context, in *MembersRequest, opts ...grpc.CallOption) (*MemberList, error)
 	GetRecordLabels(ctx context.Context, in *UrnRequest, opts ...grpc.CallOption) (*Labels, error)
 	GetRecordMembers(ctx context.Context, in *MembersRequest, opts ...grpc.CallOption) (*RecordMembers, error)
+	GetDataElementGroupSlots(ctx context.Context, in *UrnRequest, opts ...grpc.CallOption) (*Slots, error)
+	// GetUserMembers is the caller's root elements: the root members of every
+	// namespace the caller may see.
+	GetUserMembers(ctx context.Context, in *UserMembersRequest, opts ...grpc.CallOption) (*ResultList, error)
+	// SearchLocal searches every namespace the caller may see.
+	SearchLocal(ctx context.Context, in *LocalSearchRequest, opts ...grpc.CallOption) (*ResultList, error)
+	GetRepresentations(ctx context.Context, in *RepresentationsRequest, opts ...grpc.CallOption) (*ResultList, error)
+	GetDataElementCatalogue(ctx context.Context, in *UrnRequest, opts ...grpc.CallOption) (*Catalogue, error)
+	GetCatalogueCodes(ctx context.Context, in *UrnRequest, opts ...grpc.CallOption) (*Catalogue, error)
 	// CheckValues validates values against their data elements' rules. Not
 	// exposed over HTTP; other services call it over gRPC.
 	CheckValues(ctx context.Context, in *CheckValuesRequest, opts ...grpc.CallOption) (*CheckValuesResponse, error)
@@ -189,6 +204,66 @@ func (c *mdrServiceClient) GetRecordMembers(ctx context.Context, in *MembersRequ
 	return out, nil
 }
 
+func (c *mdrServiceClient) GetDataElementGroupSlots(ctx context.Context, in *UrnRequest, opts ...grpc.CallOption) (*Slots, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Slots)
+	err := c.cc.Invoke(ctx, MdrService_GetDataElementGroupSlots_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mdrServiceClient) GetUserMembers(ctx context.Context, in *UserMembersRequest, opts ...grpc.CallOption) (*ResultList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResultList)
+	err := c.cc.Invoke(ctx, MdrService_GetUserMembers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mdrServiceClient) SearchLocal(ctx context.Context, in *LocalSearchRequest, opts ...grpc.CallOption) (*ResultList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResultList)
+	err := c.cc.Invoke(ctx, MdrService_SearchLocal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mdrServiceClient) GetRepresentations(ctx context.Context, in *RepresentationsRequest, opts ...grpc.CallOption) (*ResultList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResultList)
+	err := c.cc.Invoke(ctx, MdrService_GetRepresentations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mdrServiceClient) GetDataElementCatalogue(ctx context.Context, in *UrnRequest, opts ...grpc.CallOption) (*Catalogue, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Catalogue)
+	err := c.cc.Invoke(ctx, MdrService_GetDataElementCatalogue_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mdrServiceClient) GetCatalogueCodes(ctx context.Context, in *UrnRequest, opts ...grpc.CallOption) (*Catalogue, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Catalogue)
+	err := c.cc.Invoke(ctx, MdrService_GetCatalogueCodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *mdrServiceClient) CheckValues(ctx context.Context, in *CheckValuesRequest, opts ...grpc.CallOption) (*CheckValuesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CheckValuesResponse)
@@ -217,6 +292,15 @@ type MdrServiceServer interface {
 	GetDataElementGroupMembers(context.Context, *MembersRequest) (*MemberList, error)
 	GetRecordLabels(context.Context, *UrnRequest) (*Labels, error)
 	GetRecordMembers(context.Context, *MembersRequest) (*RecordMembers, error)
+	GetDataElementGroupSlots(context.Context, *UrnRequest) (*Slots, error)
+	// GetUserMembers is the caller's root elements: the root members of every
+	// namespace the caller may see.
+	GetUserMembers(context.Context, *UserMembersRequest) (*ResultList, error)
+	// SearchLocal searches every namespace the caller may see.
+	SearchLocal(context.Context, *LocalSearchRequest) (*ResultList, error)
+	GetRepresentations(context.Context, *RepresentationsRequest) (*ResultList, error)
+	GetDataElementCatalogue(context.Context, *UrnRequest) (*Catalogue, error)
+	GetCatalogueCodes(context.Context, *UrnRequest) (*Catalogue, error)
 	// CheckValues validates values against their data elements' rules. Not
 	// exposed over HTTP; other services call it over gRPC.
 	CheckValues(context.Context, *CheckValuesRequest) (*CheckValuesResponse, error)
@@ -265,6 +349,24 @@ func (UnimplementedMdrServiceServer) GetRecordLabels(context.Context, *UrnReques
 }
 func (UnimplementedMdrServiceServer) GetRecordMembers(context.Context, *MembersRequest) (*RecordMembers, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRecordMembers not implemented")
+}
+func (UnimplementedMdrServiceServer) GetDataElementGroupSlots(context.Context, *UrnRequest) (*Slots, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDataElementGroupSlots not implemented")
+}
+func (UnimplementedMdrServiceServer) GetUserMembers(context.Context, *UserMembersRequest) (*ResultList, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetUserMembers not implemented")
+}
+func (UnimplementedMdrServiceServer) SearchLocal(context.Context, *LocalSearchRequest) (*ResultList, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchLocal not implemented")
+}
+func (UnimplementedMdrServiceServer) GetRepresentations(context.Context, *RepresentationsRequest) (*ResultList, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRepresentations not implemented")
+}
+func (UnimplementedMdrServiceServer) GetDataElementCatalogue(context.Context, *UrnRequest) (*Catalogue, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDataElementCatalogue not implemented")
+}
+func (UnimplementedMdrServiceServer) GetCatalogueCodes(context.Context, *UrnRequest) (*Catalogue, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCatalogueCodes not implemented")
 }
 func (UnimplementedMdrServiceServer) CheckValues(context.Context, *CheckValuesRequest) (*CheckValuesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckValues not implemented")
@@ -506,6 +608,114 @@ func _MdrService_GetRecordMembers_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MdrService_GetDataElementGroupSlots_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UrnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MdrServiceServer).GetDataElementGroupSlots(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MdrService_GetDataElementGroupSlots_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MdrServiceServer).GetDataElementGroupSlots(ctx, req.(*UrnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MdrService_GetUserMembers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UserMembersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MdrServiceServer).GetUserMembers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MdrService_GetUserMembers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MdrServiceServer).GetUserMembers(ctx, req.(*UserMembersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MdrService_SearchLocal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LocalSearchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MdrServiceServer).SearchLocal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MdrService_SearchLocal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MdrServiceServer).SearchLocal(ctx, req.(*LocalSearchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MdrService_GetRepresentations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RepresentationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MdrServiceServer).GetRepresentations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MdrService_GetRepresentations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MdrServiceServer).GetRepresentations(ctx, req.(*RepresentationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MdrService_GetDataElementCatalogue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UrnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MdrServiceServer).GetDataElementCatalogue(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MdrService_GetDataElementCatalogue_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MdrServiceServer).GetDataElementCatalogue(ctx, req.(*UrnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MdrService_GetCatalogueCodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UrnRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MdrServiceServer).GetCatalogueCodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MdrService_GetCatalogueCodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MdrServiceServer).GetCatalogueCodes(ctx, req.(*UrnRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MdrService_CheckValues_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CheckValuesRequest)
 	if err := dec(in); err != nil {
@@ -578,6 +788,30 @@ var MdrService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRecordMembers",
 			Handler:    _MdrService_GetRecordMembers_Handler,
+		},
+		{
+			MethodName: "GetDataElementGroupSlots",
+			Handler:    _MdrService_GetDataElementGroupSlots_Handler,
+		},
+		{
+			MethodName: "GetUserMembers",
+			Handler:    _MdrService_GetUserMembers_Handler,
+		},
+		{
+			MethodName: "SearchLocal",
+			Handler:    _MdrService_SearchLocal_Handler,
+		},
+		{
+			MethodName: "GetRepresentations",
+			Handler:    _MdrService_GetRepresentations_Handler,
+		},
+		{
+			MethodName: "GetDataElementCatalogue",
+			Handler:    _MdrService_GetDataElementCatalogue_Handler,
+		},
+		{
+			MethodName: "GetCatalogueCodes",
+			Handler:    _MdrService_GetCatalogueCodes_Handler,
 		},
 		{
 			MethodName: "CheckValues",
