@@ -69,3 +69,62 @@ func TestBoltNoSpace(t *testing.T) {
 		t.Fatalf("Ping's probe left data behind: %v", err)
 	}
 }
+
+// A disk with free pages for small writes but not for one of the largest
+// size: after a large write failed for lack of space, small writes that
+// succeed do not make the store ready again; only a probe write of
+// ProbeBytes does.
+func TestBoltNoSpaceLargestWrite(t *testing.T) {
+	ctx := context.Background()
+	const largest = 3 << 20
+	var largeFails atomic.Bool
+	var probed atomic.Int64
+	o := kv.WithLargeFault(kv.BoltOptions{ProbeBytes: largest}, func(size int) error {
+		if size < largest {
+			t.Errorf("large write of %d bytes, want at least %d (the probe is a write of the largest size)", size, largest)
+		}
+		probed.Add(1)
+		if largeFails.Load() {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	s, err := kv.OpenBolt(filepath.Join(t.TempDir(), "kv.db"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func(k string, n int) error {
+		return s.Update(ctx, func(tx kv.Tx) error { return tx.Put(k, make([]byte, n), 0) })
+	}
+
+	largeFails.Store(true)
+	if err := put("large", largest); !errors.Is(err, kv.ErrNoSpace) {
+		t.Fatalf("large write on a full disk: %v, want ErrNoSpace", err)
+	}
+	if err := put("small", 10); err != nil {
+		t.Fatalf("small write on a nearly full disk: %v", err)
+	}
+	before := probed.Load()
+	if err := s.Ping(ctx); !errors.Is(err, kv.ErrNoSpace) {
+		t.Fatalf("Ping while a small write succeeds but the largest cannot: %v, want ErrNoSpace", err)
+	}
+	if probed.Load() == before {
+		t.Fatal("Ping did not try a write of the largest size")
+	}
+
+	largeFails.Store(false)
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping once the largest write fits: %v", err)
+	}
+	before = probed.Load()
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping after recovery: %v", err)
+	}
+	if probed.Load() != before {
+		t.Fatal("Ping of a ready store wrote a probe; it should only read")
+	}
+	if err := put("large", largest); err != nil {
+		t.Fatalf("large write once space is back: %v", err)
+	}
+}
