@@ -59,6 +59,10 @@ if ((refuse)); then
   echo "run: not starting" >&2
   exit 1
 fi
+# Everything written from here on is the user's alone: demo credentials,
+# secrets, data and logs (which name accounts). Files an older run made
+# readable by others are narrowed below.
+umask 077
 mkdir -p "$DATA" "$LOGS"
 "$BIN/fris-certs" -dir "$TLS" >/dev/null
 
@@ -155,7 +159,7 @@ fi
 # at rest are encrypted under it at auth's first start.
 key_secret="$DATA/auth-key-secret"
 if [[ ! -s "$key_secret" ]]; then
-  (umask 077 && head -c 32 /dev/urandom | base64 >"$key_secret")
+  head -c 32 /dev/urandom | base64 >"$key_secret"
 fi
 # shellcheck disable=SC1090
 source "$secrets"
@@ -172,7 +176,10 @@ if [[ "${ADDR%:*}" == 127.0.0.1 ]]; then
   FRIS_EXPLORER_REDIRECT+=",http://localhost:${ADDR##*:}/explorer/callback"
 fi
 explorer_secret="$DATA/explorer-client-secret"
-(umask 077 && printf '%s\n' "$FRIS_EXPLORER_SECRET" >"$explorer_secret")
+printf '%s\n' "$FRIS_EXPLORER_SECRET" >"$explorer_secret"
+# The umask only covers new files: older runs wrote some of these 0644.
+chmod 600 "$secrets" "$key_secret" "$explorer_secret"
+[[ ! -e .fris/demo.env ]] || chmod 600 .fris/demo.env
 
 start auth serve -data-dir "$DATA" -grpc-addr "$AUTH" -ops-addr "$AUTH_OPS" -issuer "http://$ADDR" \
   -key-secret-file "$key_secret"
