@@ -15,7 +15,8 @@ LOGS=.fris/logs
 # find the operator's certificate there by default: run them from here.
 TLS=${FRIS_TLS_DIR:-.fris/tls}
 # The services' ports: gRPC at BASE+1..4, ops (readyz, metrics, jwks) at
-# BASE+101..104, in the order auth, mdr, upload, broker.
+# BASE+101..104, in the order auth, mdr, upload, broker; the gateway's ops
+# port (its /metrics, never on the public port) at BASE+100.
 BASE=${FRIS_PORT_BASE:-9100}
 if ! [[ "$BASE" =~ ^[0-9]+$ ]] || ((BASE < 1024 || BASE > 65000)); then
   echo "run: FRIS_PORT_BASE=$BASE: want a number from 1024 to 65000" >&2
@@ -25,6 +26,7 @@ AUTH=127.0.0.1:$((BASE + 1)) MDR=127.0.0.1:$((BASE + 2))
 UPLOAD=127.0.0.1:$((BASE + 3)) BROKER=127.0.0.1:$((BASE + 4))
 AUTH_OPS=127.0.0.1:$((BASE + 101)) MDR_OPS=127.0.0.1:$((BASE + 102))
 UPLOAD_OPS=127.0.0.1:$((BASE + 103)) BROKER_OPS=127.0.0.1:$((BASE + 104))
+GATEWAY_OPS=127.0.0.1:$((BASE + 100))
 
 # Check everything before starting anything: a service that cannot bind, with
 # another run's service answering on its port, would look ready.
@@ -36,7 +38,7 @@ holder() {
     sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/ (\1, pid \2)/p' | head -n 1
 }
 refuse=0
-for a in "$ADDR" "$AUTH" "$MDR" "$UPLOAD" "$BROKER" "$AUTH_OPS" "$MDR_OPS" "$UPLOAD_OPS" "$BROKER_OPS"; do
+for a in "$ADDR" "$AUTH" "$MDR" "$UPLOAD" "$BROKER" "$AUTH_OPS" "$MDR_OPS" "$UPLOAD_OPS" "$BROKER_OPS" "$GATEWAY_OPS"; do
   if in_use "$a"; then
     if [[ "$a" == "$ADDR" ]]; then hint="FRIS_GATEWAY_ADDR=127.0.0.1:<port>"; else hint="FRIS_PORT_BASE (now $BASE)"; fi
     echo "run: $a is in use$(holder "${a##*:}"): is another \`make run\` going? stop it, or set $hint" >&2
@@ -213,7 +215,7 @@ wait_ready http://$BROKER_OPS/readyz broker
 FRIS_USER_ID=$(admin auth users -addr "$AUTH" | awk -v e="$FRIS_USER_EMAIL" '$2 == e { print $1 }')
 FRIS_INQUIRY_ID=$(admin broker seed-demo -addr "$BROKER" -author "$FRIS_USER_ID" -sites charite,dresden)
 
-start gateway -addr "$ADDR" -mdr-addr "$MDR" -auth-addr "$AUTH" -broker-addr "$BROKER" \
+start gateway -addr "$ADDR" -ops-addr "$GATEWAY_OPS" -mdr-addr "$MDR" -auth-addr "$AUTH" -broker-addr "$BROKER" \
   -upload-addr "$UPLOAD" -jwks-url http://$AUTH_OPS/jwks -issuer "http://$ADDR" \
   -explorer-client-id "$FRIS_EXPLORER_ID" -explorer-client-secret-file "$explorer_secret"
 wait_ready "http://$ADDR/readyz" gateway
