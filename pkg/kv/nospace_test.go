@@ -12,8 +12,8 @@ import (
 )
 
 // A full disk fails writes with ErrNoSpace (wrapping ENOSPC), keeps reads
-// working, makes Ping fail until a write succeeds again, and heals by itself
-// once space is back.
+// working, makes Ping fail until its probe write succeeds again, and heals
+// by itself once space is back.
 func TestBoltNoSpace(t *testing.T) {
 	ctx := context.Background()
 	var full atomic.Bool
