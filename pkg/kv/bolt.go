@@ -146,11 +146,16 @@ func (b *Bolt) Commits() uint64 {
 // disk, so after a commit failed for lack of space Ping writes (and then
 // removes) probeBytes, and reports ErrNoSpace until that succeeds.
 // Concurrent Pings share one probe (readiness and the health loop ask at
-// the same time).
-func (b *Bolt) Ping(context.Context) error {
+// the same time); a Ping whose ctx ends first is not ready, and the probe
+// finishes for the next one.
+func (b *Bolt) Ping(ctx context.Context) error {
 	if b.full.Load() {
-		_, err, _ := b.probes.Do("probe", func() (any, error) { return nil, b.probe() })
-		return err
+		select {
+		case r := <-b.probes.DoChan("probe", func() (any, error) { return nil, b.probe() }):
+			return r.Err
+		case <-ctx.Done():
+			return fmt.Errorf("%w: probe write still running: %w", ErrNoSpace, ctx.Err())
+		}
 	}
 	return b.db.View(func(*bolt.Tx) error { return nil })
 }

@@ -128,3 +128,37 @@ func TestBoltNoSpaceLargestWrite(t *testing.T) {
 		t.Fatalf("large write once space is back: %v", err)
 	}
 }
+
+// A probe that takes longer than the Ping's context does not hold the
+// caller (readiness answers within its bound): the Ping is not ready, and
+// the probe's own outcome decides the next one.
+func TestBoltNoSpaceSlowProbe(t *testing.T) {
+	release := make(chan struct{})
+	var blocking atomic.Bool
+	o := kv.WithLargeFault(kv.BoltOptions{}, func(int) error {
+		if blocking.Load() {
+			<-release
+			return nil
+		}
+		return syscall.ENOSPC
+	})
+	s, err := kv.OpenBolt(filepath.Join(t.TempDir(), "kv.db"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Update(ctx, func(tx kv.Tx) error { return tx.Put("large", make([]byte, 1), 0) }); !errors.Is(err, kv.ErrNoSpace) {
+		t.Fatalf("write on a full disk: %v", err)
+	}
+	blocking.Store(true)
+	short, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Ping(short); !errors.Is(err, kv.ErrNoSpace) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Ping with an ended context during a probe: %v, want ErrNoSpace and Canceled", err)
+	}
+	close(release)
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping once the probe succeeds: %v", err)
+	}
+}
