@@ -34,10 +34,11 @@ func explorerAttackClient(ip net.IP) *http.Client {
 	}
 }
 
-// gatewayGauge reads a gauge without labels from the gateway's /metrics.
+// gatewayGauge reads a gauge without labels from the gateway's /metrics
+// (on its operations port).
 func gatewayGauge(t *testing.T, s *Stack, name string) float64 {
 	t.Helper()
-	res, err := http.Get(s.URL + "/metrics")
+	res, err := http.Get("http://" + s.GatewayOps + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -288,15 +288,33 @@ func compatBrokerFlow(t *testing.T, o Options) {
 		t.Fatalf("test inquiry = %+v", in)
 	}
 
-	// The connector reports its site name; the operator links the bank.
-	if st, _, _ := c.do(http.MethodPut, "rest/searchbroker/banks/"+c.email+"/site/Berlin", nil, c.samply()...); st != http.StatusOK {
-		t.Fatalf("sendSiteName = %d", st)
+	// Before an operator approved it, the bank can neither name its site
+	// (a hint the operator must not be fed by strangers) nor file status
+	// reports: 403, which the connector shows its administrator and is not
+	// fatal to it; nothing is stored.
+	if st, _, body := c.do(http.MethodPut, "rest/searchbroker/banks/"+c.email+"/site/Berlin", nil, c.samply()...); st != http.StatusForbidden ||
+		!strings.Contains(string(body), "not approved") {
+		t.Fatalf("sendSiteName while pending = %d %q, want 403 not approved", st, body)
 	}
-	wantContains(t, s.BrokerCLI(t, 0, "banks"), "Berlin")
+	if st, _, _ := c.do(http.MethodPut, "rest/monitoring", []byte(`[{"parameter_name":"x","status_text":"y","exit_status":"0"}]`),
+		append(c.samply(), "Content-Type", "application/json")...); st != http.StatusForbidden {
+		t.Fatalf("sendStatusReportItems while pending = %d, want 403", st)
+	}
+	if banks := s.BrokerCLI(t, 0, "banks"); strings.Contains(banks, "Berlin") {
+		t.Fatalf("a pending bank's site name was recorded:\n%s", banks)
+	}
+	if mon := s.BrokerCLI(t, 0, "monitoring", "-bank", c.email); strings.Contains(mon, "x ") {
+		t.Fatalf("a pending bank's report was stored:\n%s", mon)
+	}
+	// The operator links the bank; then the connector reports its site name.
 	s.BrokerCLI(t, 0, "approve-bank", "-site", "charite", c.email)
 	if st := status(); st != http.StatusOK {
 		t.Fatalf("status when active = %d", st)
 	}
+	if st, _, _ := c.do(http.MethodPut, "rest/searchbroker/banks/"+c.email+"/site/Berlin", nil, c.samply()...); st != http.StatusOK {
+		t.Fatalf("sendSiteName = %d", st)
+	}
+	wantContains(t, s.BrokerCLI(t, 0, "banks"), "Berlin")
 
 	// getSiteNames: a JSON array of objects with "name".
 	st, _, body := c.do(http.MethodGet, "rest/searchbroker/siteNames/", nil, c.samply()...)

@@ -271,50 +271,93 @@ func TestFailFastGatewayReadyWithAuthDown(t *testing.T) {
 }
 
 // A full disk: uploads answer 507 (never 500), upload's /readyz turns 503
-// and, once space is free again, 200 with uploads working, no restart.
+// and stays 503 while a document of the largest accepted size cannot be
+// written, even when small writes still fit in the store file's free pages,
+// and once space is free again it is 200 with uploads working, no restart.
 func TestFailFastDiskFull(t *testing.T) {
 	dir := t.TempDir()
-	mountTmpfs(t, dir, 2<<20) // skips when the test may not mount
-	s := NewStack(t, Options{UploadArgs: []string{"-data-dir", dir, "-validation", "off"}})
+	mountTmpfs(t, dir, 8<<20) // skips when the test may not mount
+	const maxDoc = 1 << 20
+	s := NewStack(t, Options{UploadArgs: []string{"-data-dir", dir, "-validation", "off", "-max-document-bytes", strconv.Itoa(maxDoc)}})
 	seedSites(t, s)
+	upload := func(id string, size int) int {
+		t.Helper()
+		doc := patientDoc(id, "Patient", "")
+		if pad := size - len(doc) - 10; pad > 0 {
+			doc = patientDoc(id, "Patient", "<!--"+strings.Repeat("x", pad)+"-->")
+		}
+		code, _ := timed(t, s, http.MethodPut, s.URL+charite.spec()+"/pats/"+id, doc, charite.xml()...)
+		return code
+	}
+	readyz := func() int {
+		c, _ := timed(t, s, http.MethodGet, "http://"+s.UploadOps+"/readyz", "")
+		return c
+	}
+	// A document written and then replaced by a small one leaves its pages
+	// free in the store file: room for small writes (and a small probe) on
+	// a full disk, though not for a document of the largest size.
+	if code := upload("DF-shrunk", maxDoc/2); code != 201 {
+		t.Fatalf("half-size upload = %d, want 201", code)
+	}
+	for i := range 2 {
+		if code := upload("DF-shrunk", 0); code != 200 && code != 201 {
+			t.Fatalf("replacing upload %d = %d, want 200 or 201", i, code)
+		}
+	}
 	fill := filepath.Join(dir, "filler")
 	fillDisk(t, fill)
 
 	var full int
-	for i := range 100 {
-		id := fmt.Sprintf("DF-%03d", i)
-		code, _ := timed(t, s, http.MethodPut, s.URL+charite.spec()+"/pats/"+id, patientDoc(id, "Patient", strings.Repeat(`<c:Case id="pad"/>`, 50)), charite.xml()...)
+	for i := range 20 {
+		code := upload(fmt.Sprintf("DF-%03d", i), maxDoc-1024)
 		if code == http.StatusInsufficientStorage {
 			full = i
 			break
 		}
 		if code != 201 {
-			t.Fatalf("upload %s on a filling disk = %d, want 201 or 507", id, code)
+			t.Fatalf("upload %d on a filling disk = %d, want 201 or 507", i, code)
 		}
-		if i == 99 {
-			t.Fatal("100 uploads on a full disk, none refused")
+		if i == 19 {
+			t.Fatal("20 large uploads on a full disk, none refused")
 		}
 	}
-	t.Logf("disk full: upload %d answered 507", full)
-	within(t, 5*time.Second, "upload /readyz 503 on a full disk", func() string {
-		if c, _ := timed(t, s, http.MethodGet, "http://"+s.UploadOps+"/readyz", ""); c != 503 {
+	t.Logf("disk full: large upload %d answered 507", full)
+	within(t, 10*time.Second, "upload /readyz 503 on a full disk", func() string {
+		if c := readyz(); c != 503 {
 			return fmt.Sprint(c)
 		}
 		return ""
 	})
 	s.Get(t, "/readyz", 200)
 
+	// Small uploads may still succeed in the file's free pages; that must
+	// not make the service look ready while the largest document fails.
+	small := upload("DF-small", 0)
+	t.Logf("small upload on the full disk: %d", small)
+	if small != 201 && small != http.StatusInsufficientStorage {
+		t.Fatalf("small upload on a full disk = %d, want 201 or 507", small)
+	}
+	// The health loop probes every 2 s: look past two of its rounds.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if c := readyz(); c != 503 {
+			t.Fatalf("upload /readyz = %d after a small upload succeeded on a disk without room for the largest document, want 503", c)
+		}
+	}
+	if code := upload("DF-large", maxDoc-1024); code != http.StatusInsufficientStorage {
+		t.Fatalf("large upload while not ready = %d, want 507", code)
+	}
+
 	if err := os.Remove(fill); err != nil {
 		t.Fatal(err)
 	}
-	within(t, 5*time.Second, "upload /readyz 200 once space is free", func() string {
-		if c, _ := timed(t, s, http.MethodGet, "http://"+s.UploadOps+"/readyz", ""); c != 200 {
+	within(t, 10*time.Second, "upload /readyz 200 once space is free", func() string {
+		if c := readyz(); c != 200 {
 			return fmt.Sprint(c)
 		}
 		return ""
 	})
-	if code, _ := timed(t, s, http.MethodPut, s.URL+charite.spec()+"/pats/DF-after", patientDoc("DF-after", "Patient", ""), charite.xml()...); code != 201 {
-		t.Fatalf("upload once space is free = %d, want 201", code)
+	if code := upload("DF-after", maxDoc-1024); code != 201 {
+		t.Fatalf("large upload once space is free = %d, want 201", code)
 	}
 }
 

@@ -201,6 +201,8 @@ type Stack struct {
 	MDR      *proc
 	Auth     *proc
 	Gateway  *proc
+	// GatewayOps is the gateway's operations port (its /metrics).
+	GatewayOps string
 	// Upload and Broker are nil until their services exist (see hasBinary).
 	UploadAddr string
 	UploadOps  string
@@ -270,7 +272,7 @@ func NewStack(t *testing.T, o Options) *Stack {
 		"-log-level", "debug", "-issuer", Issuer, "-argon2-memory-kib", "1024", "-key-secrets", NewKeySecret(t)},
 		storeArgs(t, o)...), o.AuthArgs...)...)
 	s.AuthAddr, s.AuthOps = s.Auth.addrs["grpc"], s.Auth.addrs["ops"]
-	gw := []string{"-addr", "127.0.0.1:0", "-mdr-addr", s.MDRAddr, "-auth-addr", s.AuthAddr,
+	gw := []string{"-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0", "-mdr-addr", s.MDRAddr, "-auth-addr", s.AuthAddr,
 		"-jwks-url", "http://" + s.AuthOps + "/jwks", "-issuer", Issuer}
 	if hasBinary("upload") {
 		s.Upload = start(t, "upload", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
@@ -286,6 +288,7 @@ func NewStack(t *testing.T, o Options) *Stack {
 	}
 	s.Gateway = start(t, "gateway", append(gw, o.GatewayArgs...)...)
 	s.URL = "http://" + s.Gateway.addrs["http"]
+	s.GatewayOps = s.Gateway.addrs["ops"]
 	s.client.Transport.(*apiCheck).gateway = s.Gateway.addrs["http"]
 	// /readyz says the gateway serves; /health/groups that every service
 	// behind it does too (and auth's signing keys are loaded).

@@ -120,7 +120,7 @@ func TestReplicasAndFailover(t *testing.T) {
 	s := &Stack{client: &http.Client{Timeout: 30 * time.Second, Transport: checked(t, nil, nil)},
 		MDRAddr: mdrs[0].addr, AuthAddr: auths[0].addr, AuthOps: auths[0].ops, UploadAddr: uploads[0].addr, BrokerAddr: brokers[0].addr}
 	s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "services/mdr/demo/mdr16.json"))
-	s.Gateway = start(t, "gateway", "-addr", "127.0.0.1:0", "-mdr-addr", addrs(mdrs), "-auth-addr", addrs(auths),
+	s.Gateway = start(t, "gateway", "-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0", "-mdr-addr", addrs(mdrs), "-auth-addr", addrs(auths),
 		"-upload-addr", addrs(uploads), "-broker-addr", addrs(brokers), "-jwks-url", "http://"+s.AuthOps+"/jwks", "-issuer", Issuer)
 	s.URL = "http://" + s.Gateway.addrs["http"]
 	s.client.Transport.(*apiCheck).gateway = s.Gateway.addrs["http"]

@@ -112,7 +112,7 @@ done
 # Measured from here: the patients alone, not the sites' credentials.
 before=$(mem_keys)
 tls gateway
-"$BIN/gateway" "${TLS[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$mdr_unused" -upload-addr "127.0.0.1:$u_grpc" \
+"$BIN/gateway" "${TLS[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$mdr_unused" -upload-addr "127.0.0.1:$u_grpc" \
   -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
 pids+=($!)
 wait_ready "http://127.0.0.1:$gw_port/readyz" gateway

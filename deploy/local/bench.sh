@@ -255,7 +255,7 @@ run_pass() {
   shift 4
   [[ -n "$suites" ]] || return 0
   local gw_pid bench_pid args=()
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" \
     -auth-addr "127.0.0.1:$auth_grpc_port" -jwks-url "http://127.0.0.1:$auth_ops_port/jwks" -issuer "$issuer" \
     -log-level warn "$@" 2>>"$tmp/gateway.log" &
   gw_pid=$!
@@ -326,7 +326,7 @@ run_broker() {
   b_pid=$!
   pids+=("$b_pid")
   wait_ready "http://127.0.0.1:$b_ops/readyz" "$b_pid" broker
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -broker-addr "127.0.0.1:$b_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -broker-addr "127.0.0.1:$b_grpc" \
     -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
@@ -379,7 +379,7 @@ run_upload() {
   "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site bench -teiler teiler1 \
     -password "$FRIS_BENCH_SITE_PASSWORD" bench-teiler1 >"$tmp/upload-seed.log" 2>&1 ||
     { failed=1; echo "bench: creating the upload credential failed" >&2; cat "$tmp/upload-seed.log" >&2; exit 1; }
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -upload-addr "127.0.0.1:$u_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -upload-addr "127.0.0.1:$u_grpc" \
     -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
@@ -496,7 +496,7 @@ start_stack() {
         -password "$FRIS_BENCH_SITE_PASSWORD" "bench-teiler1-$i" || exit 1
     done
   ) >"$tmp/seed-$name.log" 2>&1 || { failed=1; echo "bench: seeding the $name stack failed" >&2; cat "$tmp/seed-$name.log" >&2; exit 1; }
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
     -upload-addr "127.0.0.1:$u_grpc" -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://127.0.0.1:$gw_port" \
     -log-level warn 2>>"$tmp/gateway-$name.log" &
   gw_pid=$!
@@ -630,7 +630,7 @@ run_guess() {
       "$BIN/auth" create-user "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
         -name "Bench User" -email-verified
   } >"$tmp/guess-seed.log" 2>&1 || { failed=1; echo "bench: seeding the guess suite's auth service failed" >&2; cat "$tmp/guess-seed.log" >&2; exit 1; }
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
     -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://127.0.0.1:$gw_port" -log-level error 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
@@ -707,7 +707,7 @@ start_demo_stack() {
       user_id=$("$BIN/auth" users "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" | awk -v e="$USER_EMAIL" '$2 == e { print $1 }') &&
       "$BIN/broker" seed-demo "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -author "$user_id" -sites charite,dresden
   } >"$tmp/$name-seed.log" 2>&1 || { failed=1; echo "bench: seeding the $name suite failed" >&2; cat "$tmp/$name-seed.log" >&2; exit 1; }
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "$gw" -mdr-addr "127.0.0.1:$m_grpc" -auth-addr "127.0.0.1:$a_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "$gw" -ops-addr "" -mdr-addr "127.0.0.1:$m_grpc" -auth-addr "127.0.0.1:$a_grpc" \
     -broker-addr "127.0.0.1:$b_grpc" -upload-addr "127.0.0.1:$u_grpc" -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://$gw" \
     -explorer-client-id fris-explorer -explorer-client-secret-file "$dir/explorer-client-secret" 2>>"$tmp/$name-gateway.log" &
   gw_pid=$!

@@ -15,7 +15,8 @@ LOGS=.fris/logs
 # find the operator's certificate there by default: run them from here.
 TLS=${FRIS_TLS_DIR:-.fris/tls}
 # The services' ports: gRPC at BASE+1..4, ops (readyz, metrics, jwks) at
-# BASE+101..104, in the order auth, mdr, upload, broker.
+# BASE+101..104, in the order auth, mdr, upload, broker; the gateway's ops
+# port (its /metrics, never on the public port) at BASE+100.
 BASE=${FRIS_PORT_BASE:-9100}
 if ! [[ "$BASE" =~ ^[0-9]+$ ]] || ((BASE < 1024 || BASE > 65000)); then
   echo "run: FRIS_PORT_BASE=$BASE: want a number from 1024 to 65000" >&2
@@ -25,6 +26,7 @@ AUTH=127.0.0.1:$((BASE + 1)) MDR=127.0.0.1:$((BASE + 2))
 UPLOAD=127.0.0.1:$((BASE + 3)) BROKER=127.0.0.1:$((BASE + 4))
 AUTH_OPS=127.0.0.1:$((BASE + 101)) MDR_OPS=127.0.0.1:$((BASE + 102))
 UPLOAD_OPS=127.0.0.1:$((BASE + 103)) BROKER_OPS=127.0.0.1:$((BASE + 104))
+GATEWAY_OPS=127.0.0.1:$((BASE + 100))
 
 # Check everything before starting anything: a service that cannot bind, with
 # another run's service answering on its port, would look ready.
@@ -36,7 +38,7 @@ holder() {
     sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/ (\1, pid \2)/p' | head -n 1
 }
 refuse=0
-for a in "$ADDR" "$AUTH" "$MDR" "$UPLOAD" "$BROKER" "$AUTH_OPS" "$MDR_OPS" "$UPLOAD_OPS" "$BROKER_OPS"; do
+for a in "$ADDR" "$AUTH" "$MDR" "$UPLOAD" "$BROKER" "$AUTH_OPS" "$MDR_OPS" "$UPLOAD_OPS" "$BROKER_OPS" "$GATEWAY_OPS"; do
   if in_use "$a"; then
     if [[ "$a" == "$ADDR" ]]; then hint="FRIS_GATEWAY_ADDR=127.0.0.1:<port>"; else hint="FRIS_PORT_BASE (now $BASE)"; fi
     echo "run: $a is in use$(holder "${a##*:}"): is another \`make run\` going? stop it, or set $hint" >&2
@@ -59,6 +61,10 @@ if ((refuse)); then
   echo "run: not starting" >&2
   exit 1
 fi
+# Everything written from here on is the user's alone: demo credentials,
+# secrets, data and logs (which name accounts). Files an older run made
+# readable by others are narrowed below.
+umask 077
 mkdir -p "$DATA" "$LOGS"
 "$BIN/fris-certs" -dir "$TLS" >/dev/null
 
@@ -155,7 +161,7 @@ fi
 # at rest are encrypted under it at auth's first start.
 key_secret="$DATA/auth-key-secret"
 if [[ ! -s "$key_secret" ]]; then
-  (umask 077 && head -c 32 /dev/urandom | base64 >"$key_secret")
+  head -c 32 /dev/urandom | base64 >"$key_secret"
 fi
 # shellcheck disable=SC1090
 source "$secrets"
@@ -172,7 +178,10 @@ if [[ "${ADDR%:*}" == 127.0.0.1 ]]; then
   FRIS_EXPLORER_REDIRECT+=",http://localhost:${ADDR##*:}/explorer/callback"
 fi
 explorer_secret="$DATA/explorer-client-secret"
-(umask 077 && printf '%s\n' "$FRIS_EXPLORER_SECRET" >"$explorer_secret")
+printf '%s\n' "$FRIS_EXPLORER_SECRET" >"$explorer_secret"
+# The umask only covers new files: older runs wrote some of these 0644.
+chmod 600 "$secrets" "$key_secret" "$explorer_secret"
+[[ ! -e .fris/demo.env ]] || chmod 600 .fris/demo.env
 
 start auth serve -data-dir "$DATA" -grpc-addr "$AUTH" -ops-addr "$AUTH_OPS" -issuer "http://$ADDR" \
   -key-secret-file "$key_secret"
@@ -206,7 +215,7 @@ wait_ready http://$BROKER_OPS/readyz broker
 FRIS_USER_ID=$(admin auth users -addr "$AUTH" | awk -v e="$FRIS_USER_EMAIL" '$2 == e { print $1 }')
 FRIS_INQUIRY_ID=$(admin broker seed-demo -addr "$BROKER" -author "$FRIS_USER_ID" -sites charite,dresden)
 
-start gateway -addr "$ADDR" -mdr-addr "$MDR" -auth-addr "$AUTH" -broker-addr "$BROKER" \
+start gateway -addr "$ADDR" -ops-addr "$GATEWAY_OPS" -mdr-addr "$MDR" -auth-addr "$AUTH" -broker-addr "$BROKER" \
   -upload-addr "$UPLOAD" -jwks-url http://$AUTH_OPS/jwks -issuer "http://$ADDR" \
   -explorer-client-id "$FRIS_EXPLORER_ID" -explorer-client-secret-file "$explorer_secret"
 wait_ready "http://$ADDR/readyz" gateway

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sync/singleflight"
 )
 
 var (
@@ -38,9 +39,14 @@ type BoltOptions struct {
 	// Partitions, if set, holds each transaction to one partition, as
 	// on Redis (see partition.go); the key space stays one.
 	Partitions Partitioner
+	// ProbeBytes is the largest value a client can make the store write
+	// (an upload's biggest document). After a write failed for lack of
+	// space, readiness returns only once a test write of this size plus
+	// probeMargin (the record's other keys and pages) succeeds.
+	ProbeBytes int64
 	now        clock
 	// fault, when set, fails commits with its error (tests of a full disk).
-	fault func() error
+	fault func(*bolt.Tx) error
 }
 
 // Bolt is the embedded backend: one bbolt file, values prefixed by an 8-byte
@@ -52,19 +58,26 @@ type Bolt struct {
 	log   *slog.Logger
 	stop  chan struct{}
 	wg    sync.WaitGroup
-	fault func() error
+	fault func(*bolt.Tx) error
 	parts Partitioner
 
-	// full is set when a commit failed for lack of space and cleared by the
-	// next commit that succeeds; while it is set Ping tries a write, so
-	// readiness follows what writes do, not what reads do.
+	// full is set when a commit failed for lack of space and cleared only
+	// by a probe write of probeBytes that succeeds: while it is set Ping
+	// tries that write, so readiness follows what the largest writes do,
+	// not what reads or small writes do (both keep working in bbolt's free
+	// pages while a document's worth of pages cannot be had).
 	full atomic.Bool
+	// failures counts commits that failed for lack of space, so a probe
+	// that raced one does not clear the flag it set.
+	failures   atomic.Uint64
+	probeBytes int64
+	probes     singleflight.Group
 }
 
-// probeBytes is the size of Ping's test write while the disk is full: big
-// enough to need new pages (a file that cannot grow fails it), small enough
-// to cost nothing when it succeeds.
-const probeBytes = 64 << 10
+// probeMargin is added to ProbeBytes for the test write: room for the
+// rest of a record (its summary, index keys, branch pages), and by itself
+// big enough to need new pages in a file that has few free ones.
+const probeMargin = 64 << 10
 
 var bucketProbe = []byte("probe")
 
@@ -87,7 +100,8 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("kv: init %s: %w", path, err)
 	}
-	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{}), fault: o.fault, parts: o.Partitions}
+	b := &Bolt{db: db, now: o.now, log: o.Logger, stop: make(chan struct{}), fault: o.fault, parts: o.Partitions,
+		probeBytes: max(o.ProbeBytes, 0) + probeMargin}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -131,48 +145,59 @@ func (b *Bolt) Commits() uint64 {
 // Ping answers whether the store can serve. Reads keep working on a full
 // disk, so after a commit failed for lack of space Ping writes (and then
 // removes) probeBytes, and reports ErrNoSpace until that succeeds.
-func (b *Bolt) Ping(context.Context) error {
+// Concurrent Pings share one probe (readiness and the health loop ask at
+// the same time); a Ping whose ctx ends first is not ready, and the probe
+// finishes for the next one.
+func (b *Bolt) Ping(ctx context.Context) error {
 	if b.full.Load() {
-		return b.probe()
+		select {
+		case r := <-b.probes.DoChan("probe", func() (any, error) { return nil, b.probe() }):
+			return r.Err
+		case <-ctx.Done():
+			return fmt.Errorf("%w: probe write still running: %w", ErrNoSpace, ctx.Err())
+		}
 	}
 	return b.db.View(func(*bolt.Tx) error { return nil })
 }
 
 func (b *Bolt) probe() error {
+	seen := b.failures.Load()
 	err := b.commit(func(tx *bolt.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists(bucketProbe)
 		if err != nil {
 			return err
 		}
-		return bk.Put([]byte("probe"), make([]byte, probeBytes))
+		return bk.Put([]byte("probe"), make([]byte, b.probeBytes))
 	})
 	if err == nil {
 		err = b.commit(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketProbe) })
 	}
+	// The pages the probe used are free again in the file: the next
+	// write of that size fits. A write that succeeds elsewhere proves less
+	// (it may have fit in a few free pages), so only the probe clears.
+	if err == nil && b.failures.Load() == seen && b.full.CompareAndSwap(true, false) {
+		b.log.Info("kv: a write of the largest size succeeds again; ready", "bytes", b.probeBytes)
+	}
 	return err
 }
 
-// commit runs one bbolt write transaction and keeps the full flag: a
-// failure for lack of space sets it (and becomes ErrNoSpace), a success
-// clears it.
+// commit runs one bbolt write transaction and sets the full flag when it
+// fails for lack of space (the error becomes ErrNoSpace); only a probe
+// clears the flag.
 func (b *Bolt) commit(fn func(*bolt.Tx) error) error {
 	err := b.db.Update(func(tx *bolt.Tx) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
 		if b.fault != nil {
-			return b.fault()
+			return b.fault(tx)
 		}
 		return nil
 	})
-	switch {
-	case err == nil:
-		if b.full.CompareAndSwap(true, false) {
-			b.log.Info("kv: writes succeed again")
-		}
-	case noSpace(err):
+	if noSpace(err) {
+		b.failures.Add(1)
 		if !b.full.Swap(true) {
-			b.log.Error("kv: a write failed for lack of disk space; not ready until one succeeds", "err", err)
+			b.log.Error("kv: a write failed for lack of disk space; not ready until a write of the largest size succeeds", "err", err, "bytes", b.probeBytes)
 		}
 		return fmt.Errorf("%w: %w", ErrNoSpace, err)
 	}

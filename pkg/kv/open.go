@@ -27,6 +27,11 @@ type Config struct {
 	// Partitions is the service's, not a flag: which keys its
 	// transactions need together (see partition.go).
 	Partitions Partitioner
+	// LargestWrite is the service's, not a flag: the biggest record a
+	// client can make it write (an upload's largest document). After a
+	// write failed for lack of space, the embedded store is ready again
+	// only once a write of this size succeeds (BoltOptions.ProbeBytes).
+	LargestWrite int64
 }
 
 // RegisterFlags adds -store, -data-dir, -redis-url and -batch-delay to fs.
@@ -98,7 +103,7 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 		}
 		return r, nil
 	}
-	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log, Partitions: c.Partitions})
+	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log, Partitions: c.Partitions, ProbeBytes: c.LargestWrite})
 }
 
 // OpenVolatile opens the store for short-lived, single-use records (login

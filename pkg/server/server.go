@@ -287,15 +287,7 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	for pattern, h := range svc.Ops {
 		mux.Handle(pattern, h)
 	}
-	ops := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: opsReadHeaderTimeout,
-		ReadTimeout:       opsReadTimeout,
-		WriteTimeout:      opsWriteTimeout,
-		IdleTimeout:       opsIdleTimeout,
-		MaxHeaderBytes:    opsMaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(svc.Log.Handler(), slog.LevelWarn),
-	}
+	ops := OpsServer(mux, svc.Log)
 
 	attrs := []any{"grpc", glis.Addr().String()}
 	if olis != nil {
@@ -363,6 +355,21 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	err = g.Wait()
 	svc.Log.Info("stopped")
 	return err
+}
+
+// OpsServer serves an operations port's handler (health, readiness,
+// metrics) with the port's limits; the gateway's operations port uses it
+// too.
+func OpsServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: opsReadHeaderTimeout,
+		ReadTimeout:       opsReadTimeout,
+		WriteTimeout:      opsWriteTimeout,
+		IdleTimeout:       opsIdleTimeout,
+		MaxHeaderBytes:    opsMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // Limit caps the connections lis hands out at n at a time (n <= 0: no cap).

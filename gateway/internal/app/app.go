@@ -1,8 +1,9 @@
 // Package app wires the gateway: config -> upstream connections -> HTTP
 // server. config.go holds the flags and their checks; upstreams.go the
 // gRPC connections to the services; handler.go the route table (every
-// group's paths, from package routes, and the operations endpoints) and
-// the middleware chain around it; health.go the groups' health page;
+// group's paths, from package routes, health and readiness) and the
+// middleware chain around it; ops.go the operations port (/metrics);
+// health.go the groups' health page;
 // clientaddr.go the client address every call carries; this file Run: the
 // server, its verifier and its graceful shutdown.
 package app
@@ -68,7 +69,19 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("listening", "http", lis.Addr().String())
+	attrs := []any{"http", lis.Addr().String()}
+	var ops *http.Server
+	var olis net.Listener
+	if cfg.OpsAddr != "" {
+		if olis, err = net.Listen("tcp", cfg.OpsAddr); err != nil {
+			_ = lis.Close()
+			return fmt.Errorf("ops listen %s: %w", cfg.OpsAddr, err)
+		}
+		olis = server.Limit(olis, opsMaxConns)
+		ops = server.OpsServer(opsHandler(ctx, reg), log)
+		attrs = append(attrs, "ops", olis.Addr().String())
+	}
+	log.Info("listening", attrs...)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -76,11 +89,22 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}
 		return nil
 	})
+	if ops != nil {
+		g.Go(func() error {
+			if err := ops.Serve(olis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("ops serve: %w", err)
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
+		if ops != nil {
+			defer func() { _ = ops.Shutdown(sctx) }()
+		}
 		return srv.Shutdown(sctx)
 	})
 	err = g.Wait()

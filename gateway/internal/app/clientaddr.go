@@ -14,14 +14,20 @@ import (
 type clientAddrKey struct{}
 
 // withClientAddr remembers the address the HTTP client connected from, for
-// the services' audit log and abuse limits. It is the connection's address,
-// or, when the connection comes from a trusted proxy (-trusted-proxies),
-// the client address the proxies recorded in X-Forwarded-For; a client's
-// own X-Forwarded-For is never believed (docs/security.md).
+// the services' audit log and abuse limits, and whether it reached the
+// gateway over TLS, for Secure cookies and the Explorer's redirect URI
+// (clientaddr.TLS). The address is the connection's, or, when the
+// connection comes from a trusted proxy (-trusted-proxies), the client
+// address the proxies recorded in X-Forwarded-For; TLS is the connection's,
+// or a trusted proxy's X-Forwarded-Proto: https. A client's own
+// X-Forwarded-For and X-Forwarded-Proto are never believed
+// (docs/security.md).
 func withClientAddr(proxies clientaddr.Proxies, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr := proxies.Of(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, addr)))
+		tls := r.TLS != nil || proxies.ForwardedTLS(r.RemoteAddr, r.Header.Values("X-Forwarded-Proto"))
+		ctx := clientaddr.WithTLS(context.WithValue(r.Context(), clientAddrKey{}, addr), tls)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

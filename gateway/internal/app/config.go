@@ -17,7 +17,10 @@ import (
 
 // Config is everything the gateway reads from flags and FRIS_GATEWAY_*.
 type Config struct {
-	Addr           string
+	Addr string
+	// OpsAddr is the operations port: /metrics, never on the public port
+	// (empty: off).
+	OpsAddr        string
 	MDRAddr        string
 	MDRPrefix      string
 	AuthAddr       string
@@ -80,6 +83,7 @@ type Config struct {
 // RegisterFlags adds the gateway's flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "HTTP listen address")
+	fs.StringVar(&c.OpsAddr, "ops-addr", "127.0.0.1:9200", "HTTP address of the operations port: /metrics (not on the public port), /healthz, /readyz (empty: off)")
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "127.0.0.1:9102", "gRPC address of the mdr service")
 	fs.StringVar(&c.MDRPrefix, "mdr-prefix", routes.CanonicalMDRPrefix, "path prefix of the metadata registry (group B)")
 	fs.StringVar(&c.AuthAddr, "auth-addr", "", "gRPC address of the auth service, e.g. 127.0.0.1:9101 (empty: group A answers 503)")
@@ -142,6 +146,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MDRAddr == "" {
 		errs = append(errs, errors.New("-mdr-addr is required"))
+	}
+	if c.OpsAddr != "" && c.OpsAddr == c.Addr && !strings.HasSuffix(c.Addr, ":0") {
+		errs = append(errs, errors.New("-ops-addr must differ from -addr: /metrics stays off the public port"))
 	}
 	if !strings.HasPrefix(c.MDRPrefix, "/") {
 		errs = append(errs, fmt.Errorf("-mdr-prefix %q must start with /", c.MDRPrefix))

@@ -369,3 +369,30 @@ func TestLoginPageThroughGateway(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
+
+// The login page's CSRF cookie is Secure when a trusted proxy says the
+// browser came over TLS (X-Forwarded-Proto: https), not when any client
+// says so.
+func TestForwardedProtoOnlyFromTrustedProxies(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		proxies string
+		secure  bool
+	}{
+		{"no trusted proxies", "", false},
+		{"another proxy", "10.0.0.0/8", false},
+		{"from a trusted proxy", "192.0.2.0/24", true}, // httptest's RemoteAddr is 192.0.2.1
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, true, "-trusted-proxies", c.proxies)
+			rec := e.do(t, "GET", "/oauth2/authorize?client_id=c1", "", "X-Forwarded-Proto", "https")
+			cookies := rec.Result().Cookies()
+			if rec.Code != 200 || len(cookies) != 1 {
+				t.Fatalf("authorize: %d, cookies %v", rec.Code, cookies)
+			}
+			if cookies[0].Secure != c.secure {
+				t.Fatalf("CSRF cookie Secure = %v, want %v", cookies[0].Secure, c.secure)
+			}
+		})
+	}
+}

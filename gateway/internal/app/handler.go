@@ -12,7 +12,6 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/cors"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc/metadata"
@@ -68,8 +67,9 @@ func newGatewayMux() *runtime.ServeMux {
 }
 
 // routeTable registers every public path of the gateway on mux: groups A-D
-// and the operations endpoints. It is apart from Handler so that a test can
-// list the table (docs/interface.md names every pattern).
+// and health and readiness (/metrics is on the operations port, ops.go).
+// It is apart from Handler so that a test can list the table
+// (docs/interface.md names every pattern).
 func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
 	gw := newGatewayMux()
 	if err := mdrv1.RegisterMdrServiceHandlerClient(ctx, gw, mdrv1.NewMdrServiceClient(up.MDR)); err != nil {
@@ -115,24 +115,9 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 		return err
 	}
 
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	// /readyz is about this process: it can serve (every group's routes
-	// answer, if only with 503) until shutdown begins. A service's outage is
-	// shared by every replica of the gateway, so taking replicas out of
-	// rotation for it would only turn 503s into refused connections.
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if ctx.Err() != nil {
-			apierr.WriteText(w, http.StatusServiceUnavailable, "shutting down")
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ready\n"))
-	})
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.Handle("GET /readyz", readyz(ctx))
 	mux.Handle("GET "+GroupsPath, groupHealth(up, verifier))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	apidoc.Register(mux)
 	return nil
 }

@@ -30,7 +30,14 @@ func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 // runGateway starts Run with the given flags and returns its address.
 func runGateway(t *testing.T, args ...string) string {
 	t.Helper()
-	cfg := defaultConfig(t, append([]string{"-addr", "127.0.0.1:0", "-jwks-url", "", "-insecure-plaintext"}, args...)...)
+	return runGatewayAddrs(t, args...)["http"]
+}
+
+// runGatewayAddrs starts Run with the given flags and returns the addresses
+// it listens on, by name ("http", "ops").
+func runGatewayAddrs(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	cfg := defaultConfig(t, append([]string{"-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0", "-jwks-url", "", "-insecure-plaintext"}, args...)...)
 	var logs lockedBuf
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -40,13 +47,13 @@ func runGateway(t *testing.T, args ...string) string {
 		for _, line := range strings.Split(logs.String(), "\n") {
 			var rec map[string]string
 			if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "listening" {
-				return rec["http"]
+				return rec
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("gateway did not listen: %s", logs.String())
-	return ""
+	return nil
 }
 
 func TestMaxConns(t *testing.T) {

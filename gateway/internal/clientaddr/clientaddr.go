@@ -3,7 +3,9 @@
 // (-trusted-proxies), the address those proxies recorded in
 // X-Forwarded-For. Services key their abuse limits and audit events on it,
 // so a client must not be able to choose it: X-Forwarded-For is believed
-// only as far as it was written by trusted proxies.
+// only as far as it was written by trusted proxies. Likewise whether the
+// client reached the gateway over TLS (scheme.go): X-Forwarded-Proto counts
+// only from a trusted proxy.
 package clientaddr
 
 import (

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/text/language"
+
+	"fris.dev/gateway/internal/clientaddr"
 )
 
 // Lang is a supported language's code as pages write it in <html lang>.
@@ -83,10 +85,9 @@ func Remember(w http.ResponseWriter, r *http.Request, l Lang) {
 }
 
 // TLS reports whether the browser reached the gateway over TLS, directly
-// or through a terminating proxy that says so.
-func TLS(r *http.Request) bool {
-	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
-}
+// or through a trusted proxy that says so (clientaddr.TLS: a client's own
+// X-Forwarded-Proto is not believed).
+func TLS(r *http.Request) bool { return clientaddr.TLS(r) }
 
 // Catalogue is one package's messages: key -> language -> text.
 type Catalogue map[string]map[Lang]string

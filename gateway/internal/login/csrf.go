@@ -5,8 +5,9 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
-	"strings"
 	"time"
+
+	"fris.dev/gateway/internal/clientaddr"
 )
 
 // CSRFCookie is the double-submit cookie, scoped to the auth prefix;
@@ -41,8 +42,8 @@ func (h *Handler) setCSRF(w http.ResponseWriter, r *http.Request, value string, 
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
 		// Secure whenever the browser reached us over TLS (directly or via
-		// a terminating proxy).
-		Secure: r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"),
+		// a trusted terminating proxy).
+		Secure: clientaddr.TLS(r),
 		MaxAge: int(maxAge / time.Second),
 	}
 	if maxAge < 0 {

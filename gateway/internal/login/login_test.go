@@ -232,16 +232,6 @@ func htmlUnescape(s string) string {
 	return r.Replace(s)
 }
 
-func TestSecureCookieBehindTLS(t *testing.T) {
-	req := httptest.NewRequest("GET", "/oauth2/authorize?client_id=c1", nil)
-	req.Header.Set("X-Forwarded-Proto", "https")
-	rec := httptest.NewRecorder()
-	newHandler(&fakeAuth{}).ServeHTTP(rec, req)
-	if c := rec.Result().Cookies(); len(c) != 1 || !c[0].Secure {
-		t.Fatalf("cookies %v", c)
-	}
-}
-
 func TestSubmit(t *testing.T) {
 	base := url.Values{"client_id": {"c1"}, "redirect_uri": {registered}, "state": {"st ate&1"}, "code_challenge": {"ch"},
 		"code_challenge_method": {"S256"}, "response_type": {"code"}, CSRFField: {goodCSRF}, "email": {"ada@example.org"}, "password": {"right"}}

@@ -118,6 +118,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	cfg.Store.Partitions = storage.Partitions
+	// Readiness after a full disk waits until a bank's largest reply or
+	// expose fits, not only a small write.
+	cfg.Store.LargestWrite = int64(max(cfg.MaxReplyBytes, cfg.MaxExposeBytes))
 	deps, err := cfg.Open(ctx, "broker", log)
 	if err != nil {
 		return err

@@ -75,11 +75,28 @@ func (s *Service) ReferenceQuery(ctx context.Context, lang brokerv1.QueryLanguag
 	return Document{Body: samplyxml.Query(monitoring.ReferenceQuery), ContentType: xmlType}, nil
 }
 
+// errNotApproved refuses what only an approved bank may do: a bank anyone
+// can register (with an address they read) must not put a site name in
+// front of the operator who decides which site it serves, nor fill the
+// store with reports, before that operator approved it. The connector
+// shows the status to its administrator and tries again later (it treats
+// any answer but 200 as "not recorded", never as fatal).
+func errNotApproved(b storage.Bank) error {
+	return rpcerr.New(rpcerr.ErrPermission, "bank %s is not approved yet: an operator links it to its site first", b.Email)
+}
+
+// approved reports a bank an operator linked to a site.
+func approved(b storage.Bank) bool { return b.Status == storage.BankActive && b.SiteID != "" }
+
 // Monitoring stores the calling bank's status report; the latest wins.
+// Only an approved bank's (errNotApproved).
 func (s *Service) Monitoring(ctx context.Context, body []byte) error {
 	b, err := s.caller(ctx)
 	if err != nil {
 		return err
+	}
+	if !approved(b) {
+		return errNotApproved(b)
 	}
 	if len(body) > monitoring.MaxBytes {
 		return rpcerr.New(rpcerr.ErrTooLarge, "report larger than %d bytes", monitoring.MaxBytes)
@@ -133,8 +150,8 @@ func (s *Service) SiteNames(ctx context.Context) (Document, error) {
 const maxSiteName = 200
 
 // SetSiteName records the site name a bank's connector reports. It is only
-// a hint for the operator who links the bank: a bank choosing its own site
-// would choose whose inquiries it reads.
+// a hint for operators (a bank choosing its own site would choose whose
+// inquiries it reads), and only an approved bank's (errNotApproved).
 func (s *Service) SetSiteName(ctx context.Context, email, name string) error {
 	b, err := s.bankForEmail(ctx, email)
 	if errors.Is(err, errMismatch) {
@@ -142,6 +159,9 @@ func (s *Service) SetSiteName(ctx context.Context, email, name string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if !approved(b) {
+		return errNotApproved(b)
 	}
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > maxSiteName || !printable(name) {

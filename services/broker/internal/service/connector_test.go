@@ -95,7 +95,9 @@ func TestConnectorCalls(t *testing.T) {
 		}{
 			{bank, `[{"parameterName":"old"}]`, codes.OK},
 			{bank, `[{"parameter_name":"bridgehead-teiler","status_text":"ok","exit_status":"0"}]`, codes.OK},
-			{withAuth("Samply " + pending), `[]`, codes.OK},
+			// Not approved yet: nothing stored, whatever the body.
+			{withAuth("Samply " + pending), `[]`, codes.PermissionDenied},
+			{withAuth("Samply " + pending), `nope`, codes.PermissionDenied},
 			{bank, `nope`, codes.InvalidArgument},
 			{bank, "[" + strings.Repeat(" ", 70<<10) + "]", codes.ResourceExhausted},
 			{context.Background(), `[]`, codes.Unauthenticated},
@@ -105,7 +107,7 @@ func TestConnectorCalls(t *testing.T) {
 			}
 		}
 		all, err := admin.ListMonitoring(ctx, &brokerv1.ListMonitoringRequest{})
-		if err != nil || len(all.GetReports()) != 2 {
+		if err != nil || len(all.GetReports()) != 1 {
 			t.Fatalf("reports = %v, %v", all, err)
 		}
 		one, err := admin.ListMonitoring(ctx, &brokerv1.ListMonitoringRequest{BankEmail: "BANK@site.example"})
@@ -134,6 +136,7 @@ func TestConnectorCalls(t *testing.T) {
 		}{
 			{bank, "bank@site.example", "Universitätsklinikum Dresden", codes.OK},
 			{bank, "pending@site.example", "x", codes.Unauthenticated},
+			{withAuth("Samply " + pending), "pending@site.example", "Charité", codes.PermissionDenied},
 			{bank, "bank@site.example", "", codes.InvalidArgument},
 			{bank, "bank@site.example", "a\x00b", codes.InvalidArgument},
 			{bank, "bank@site.example", strings.Repeat("x", 201), codes.InvalidArgument},
@@ -147,6 +150,9 @@ func TestConnectorCalls(t *testing.T) {
 		for _, b := range bs.GetBanks() {
 			if b.GetEmail() == "bank@site.example" && (b.GetReportedSite() != "Universitätsklinikum Dresden" || b.GetSiteId() != "s1") {
 				t.Fatalf("bank = %v", b)
+			}
+			if b.GetEmail() == "pending@site.example" && b.GetReportedSite() != "" {
+				t.Fatalf("a pending bank's site name was recorded: %v", b)
 			}
 		}
 	})

@@ -123,6 +123,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	cfg.Store.Partitions = storage.Partitions
+	// Readiness after a full disk waits until a document of the largest
+	// size fits, not only a small write.
+	cfg.Store.LargestWrite = cfg.MaxDocumentBytes
 	deps, err := cfg.Open(ctx, "upload", log)
 	if err != nil {
 		return err
