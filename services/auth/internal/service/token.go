@@ -109,7 +109,7 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	} else if err != nil {
 		return tokens.Set{}, err
 	}
-	if err := p.checkSecret(ctx, c, r.GetClientSecret(), failed); err != nil {
+	if err := p.checkSecret(ctx, c, r.GetClientSecret(), failed, false); err != nil {
 		return tokens.Set{}, err
 	}
 	if c.Disabled {
@@ -132,8 +132,11 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 // concurrent checks of one secret share a hash and one limiter charge
 // (password.Hasher.Verify): a client's holder is never refused because
 // strangers guess its secret.
-func (p Public) checkSecret(ctx context.Context, c storage.Client, secret string, failed error) error {
-	err := p.hash.Verify(ctx, c.SecretHash, secret, p.cfg.Guards.Secret.Gate(c.ID, false))
+//
+// known says the request itself shows the client's holder (a fresh code
+// of the client's): the account ceiling does not apply.
+func (p Public) checkSecret(ctx context.Context, c storage.Client, secret string, failed error, known bool) error {
+	err := p.hash.Verify(ctx, c.SecretHash, secret, p.cfg.Guards.Secret.Gate(c.ID, known))
 	switch {
 	case err == nil:
 		return nil
@@ -177,7 +180,7 @@ func (p Public) authClient(ctx context.Context, id, secret string) (storage.Clie
 	} else if err != nil {
 		return storage.Client{}, err
 	}
-	if err := p.checkSecret(ctx, c, secret, failed); err != nil {
+	if err := p.checkSecret(ctx, c, secret, failed, false); err != nil {
 		return storage.Client{}, err
 	}
 	if c.Disabled {
@@ -199,13 +202,23 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if r.GetClientSecret() == "" {
 		return tokens.Set{}, unknown
 	}
-	if err := p.checkSecret(ctx, c, r.GetClientSecret(), unknown); err != nil {
+	// A code fresh from a user's sign-in at this client shows the
+	// client's own flow (a browser coming through the Explorer from an
+	// address never seen before): its secret check skips the account
+	// ceiling that strangers guessing the secret can exhaust. The code is
+	// only looked at here; a failed check leaves it usable.
+	g, err := p.store.PeekGrant(ctx, r.GetCode())
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return tokens.Set{}, err
+	}
+	fresh := err == nil && g.Kind == storage.GrantAuthorization && g.ClientID == c.ID
+	if err := p.checkSecret(ctx, c, r.GetClientSecret(), unknown, fresh); err != nil {
 		return tokens.Set{}, err
 	}
 	if c.Disabled {
 		return tokens.Set{}, unauth("the client has been disabled")
 	}
-	g, err := p.store.TakeGrant(ctx, r.GetCode())
+	g, err = p.store.TakeGrant(ctx, r.GetCode())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && (g.Kind != storage.GrantAuthorization || g.ClientID != c.ID)) {
 		return tokens.Set{}, notFound("client ID, client secret or code unknown")
 	} else if err != nil {
@@ -352,7 +365,7 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 		if c.ID == "" {
 			return tokens.Set{}, rpcerr.WithReason(unauth("client authentication failed: the refresh token was issued to no client"), reasonInvalidClient)
 		}
-		if err := p.checkSecret(ctx, c, sec, rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)); err != nil {
+		if err := p.checkSecret(ctx, c, sec, rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient), false); err != nil {
 			return tokens.Set{}, err
 		}
 	}
