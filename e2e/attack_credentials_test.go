@@ -258,7 +258,9 @@ func TestAttackLogin(t *testing.T) {
 	if !device {
 		t.Fatal("no known-device cookie after a successful sign-in")
 	}
-	wrong := func(p peer, i int) (*http.Response, []byte) { return p.signIn(t, demoEmail, "wrong password "+strconv.Itoa(i)) }
+	wrong := func(p peer, i int) (*http.Response, []byte) {
+		return p.signIn(t, demoEmail, "wrong password "+strconv.Itoa(i))
+	}
 	one := attackers(t, s, 1)
 	checked, _ := guessFrom(t, one, 6, wrong, 401)
 	if checked != 3 {
