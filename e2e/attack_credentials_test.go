@@ -34,6 +34,8 @@ func attackStack(t *testing.T, o Options) *Stack {
 	o.AuthArgs = append(o.AuthArgs, "-limit-login", "3/1h:1s..1m", "-limit-client-secret", "3/1h:1s..1m", "-limit-addr", "1000/1h",
 		"-limit-account-ceiling", "10/1h", "-limit-register", "5/1h", "-secret-cache-ttl", "1ms")
 	o.UploadArgs = append(o.UploadArgs, "-limit-basic", "3/1h:1s..1m", "-limit-addr", "1000/1h", "-limit-account-ceiling", "10/1h", "-secret-cache-ttl", "1ms")
+	o.BrokerArgs = append(o.BrokerArgs, "-limit-bank-token", "3/1h:1s..1m", "-limit-addr", "1000/1h", "-limit-account-ceiling", "10/1h",
+		"-registration", "activation-code", "-token-cache-ttl", "0")
 	return NewStack(t, o)
 }
 
@@ -317,6 +319,41 @@ func TestAttackSiteBasic(t *testing.T) {
 	if res.StatusCode != 200 {
 		t.Fatalf("the connector's stats after the attack = %d %s", res.StatusCode, b)
 	}
+}
+
+// TestAttackBankToken: the bank's email is in its paths; twenty addresses
+// guess its token, the bank's own polls with the right one go on (no
+// token cache here: its usual address is what counts).
+func TestAttackBankToken(t *testing.T) {
+	s := attackStack(t, Options{})
+	bank := from127(t, s, "127.0.2.1", nil)
+	const email = "bank-attacked@fris.test"
+	if res, b := bank.do(t, http.MethodPut, sb+"/banks/"+email, ""); res.StatusCode != 401 {
+		t.Fatalf("registering = %d %s, want 401 (activation pending)", res.StatusCode, b)
+	}
+	res, tok := bank.do(t, http.MethodPut, sb+"/banks/"+email, "", "Authorization", "SamplyRegistration "+brokerLogCode(t, s, email))
+	if res.StatusCode != 201 {
+		t.Fatalf("activating = %d %s", res.StatusCode, tok)
+	}
+	poll := func(when string) {
+		t.Helper()
+		if res, b := bank.do(t, http.MethodGet, sb+"/banks/"+email+"/status", "", "Authorization", "Samply "+strings.TrimSpace(string(tok))); res.StatusCode >= 300 {
+			t.Fatalf("the bank's poll %s = %d %s", when, res.StatusCode, b)
+		}
+	}
+	poll("before the attack")
+	checked := 0
+	for _, p := range attackers(t, s, 20) {
+		c, _ := guessFrom(t, []peer{p}, 4, func(p peer, i int) (*http.Response, []byte) {
+			return p.do(t, http.MethodGet, sb+"/banks/"+email+"/status", "", "Authorization", "Samply "+strings.Repeat(strconv.Itoa(i), 64))
+		}, 403)
+		checked += c
+		poll("during the attack")
+	}
+	if checked > 10 {
+		t.Fatalf("%d guesses checked from 20 addresses, want at most the ceiling's 10", checked)
+	}
+	poll("after the attack")
 }
 
 // TestAttackConcurrentGuesses: fifty wrong passwords for one account sent
