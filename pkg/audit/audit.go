@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -64,6 +65,20 @@ func Open(c Config, service string, stderr io.Writer) (*Logger, func() error, er
 // tools that build a service without one need not.
 type Logger struct {
 	log *slog.Logger
+	// allowRefusal, when set, is asked before an event of a refusal
+	// (ResourceExhausted: an abuse limit's 429) is written: refusals cost
+	// the sender nothing, so their events are capped (LimitRefusals).
+	allowRefusal func() bool
+}
+
+// LimitRefusals makes l ask allow before recording a refused attempt
+// (codes.ResourceExhausted, what abuse limits answer); when allow says no,
+// the event is dropped (allow counts it: pkg/ratelimit's
+// Limiter.AllowLog). Call before the service serves.
+func (l *Logger) LimitRefusals(allow func() bool) {
+	if l != nil {
+		l.allowRefusal = allow
+	}
 }
 
 // New writes events to w as JSON lines.
@@ -96,6 +111,9 @@ type Event struct {
 // through the gateway) and the gRPC peer that made the call.
 func (l *Logger) Record(ctx context.Context, e Event) {
 	if l == nil {
+		return
+	}
+	if l.allowRefusal != nil && e.Err != nil && status.Code(e.Err) == codes.ResourceExhausted && !l.allowRefusal() {
 		return
 	}
 	id := identity.FromIncoming(ctx)

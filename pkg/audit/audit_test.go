@@ -105,6 +105,24 @@ func TestRecord(t *testing.T) {
 	Discard().Record(context.Background(), Event{Action: "x"})
 }
 
+// Refusals are recorded only while the cap allows; other events always.
+func TestLimitRefusals(t *testing.T) {
+	var buf bytes.Buffer
+	l := New(&buf, "auth")
+	allowed, asked := 2, 0
+	l.LimitRefusals(func() bool { asked++; allowed--; return allowed >= 0 })
+	refused := status.Error(codes.ResourceExhausted, "too many attempts")
+	for range 10 {
+		l.Record(context.Background(), Event{Action: "auth.login", Err: refused})
+	}
+	l.Record(context.Background(), Event{Action: "auth.login", Err: status.Error(codes.Unauthenticated, "wrong")})
+	l.Record(context.Background(), Event{Action: "auth.login"})
+	got := lines(t, buf.Bytes())
+	if len(got) != 4 || asked != 10 {
+		t.Fatalf("%d events written, cap asked %d times; want 2 refusals and the 2 others, 10 asks:\n%s", len(got), asked, buf.Bytes())
+	}
+}
+
 func TestOpenFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	l, closeFn, err := Open(Config{Path: path}, "broker", os.Stderr)

@@ -16,10 +16,12 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/sync/singleflight"
 )
 
 // Params are argon2id's cost parameters.
@@ -49,6 +51,12 @@ type Hasher struct {
 	// no throughput: the others wait their turn.
 	slots chan struct{}
 	key   func(secret, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte
+	// flight lets concurrent checks of one secret against one hash share
+	// a computation (Verify): a client sending many requests at once
+	// when its cached check expired costs one hash, not one each.
+	flight singleflight.Group
+	// computed counts argon2 computations (Computations).
+	computed atomic.Uint64
 
 	// Go's scavenger hands freed heap back to the operating system only
 	// slowly, so the megabytes of a burst of computations (the demo's
@@ -94,6 +102,7 @@ func (h *Hasher) derive(ctx context.Context, secret, salt []byte, p Params, keyL
 	}
 	defer func() { <-h.slots }()
 	defer h.releaseWhenIdle()
+	h.computed.Add(1)
 	return h.key(secret, salt, p.Time, p.Memory, p.Threads, keyLen), nil
 }
 
@@ -143,6 +152,66 @@ func (h *Hasher) Check(ctx context.Context, encoded, secret string) error {
 	}
 	return nil
 }
+
+// Gate is asked before Verify computes a hash: it may refuse (an abuse
+// limit, pkg/ratelimit's Guard.Gate), else it returns what is told the
+// check's outcome (nil, ErrMismatch, a context's or another error).
+type Gate func(ctx context.Context) (done func(error), err error)
+
+// Verify is Check for credentials presented over and over (client
+// secrets, connectors' Basic passwords, passwords): a secret remembered
+// from a successful check within the cache's TTL is accepted without
+// asking gate, and concurrent checks of the same secret against the same
+// hash share one computation, for which gate is asked once. A caller that
+// joined a shared computation is not charged: only the one that ran it
+// asked gate. When the shared run ended in anything but a verdict (its
+// gate refused, its caller gave up), each waiting caller checks on its
+// own. gate may be nil.
+func (h *Hasher) Verify(ctx context.Context, encoded, secret string, gate Gate) error {
+	key := sha256.Sum256([]byte(encoded + "\x00" + secret))
+	if h.cache != nil {
+		if _, ok := h.cache.Get(key); ok {
+			return nil
+		}
+	}
+	ran := false
+	ch := h.flight.DoChan(string(key[:]), func() (any, error) {
+		ran = true
+		return nil, h.verify(ctx, key, encoded, secret, gate)
+	})
+	var err error
+	select {
+	case r := <-ch:
+		err = r.Err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if ran || err == nil || errors.Is(err, ErrMismatch) {
+		return err
+	}
+	return h.verify(ctx, key, encoded, secret, gate)
+}
+
+func (h *Hasher) verify(ctx context.Context, key [32]byte, encoded, secret string, gate Gate) error {
+	done := func(error) {}
+	if gate != nil {
+		d, err := gate(ctx)
+		if err != nil {
+			return err
+		}
+		done = d
+	}
+	err := h.check(ctx, encoded, secret)
+	done(err)
+	if err == nil && h.cache != nil {
+		h.cache.Add(key, struct{}{})
+	}
+	return err
+}
+
+// Computations is how many argon2id computations the hasher ran (hashes,
+// checks, burns): the cost that abuse limits bound.
+func (h *Hasher) Computations() uint64 { return h.computed.Load() }
 
 // Remembered reports whether secret was checked against encoded
 // successfully within the cache's TTL, at no cost: callers skip what only

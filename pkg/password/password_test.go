@@ -192,3 +192,73 @@ func TestMemoryIsReleasedOnceIdle(t *testing.T) {
 		t.Fatalf("a burst of computations released %d times, want once after it", n)
 	}
 }
+
+// Concurrent checks of one secret share a computation, asked of the gate
+// once; a remembered secret asks nothing; a refusal computes nothing.
+func TestVerifySharesAndGates(t *testing.T) {
+	release := make(chan struct{})
+	close(release) // the hasher's own dummy hash and the one below pass
+	var held sync.Once
+	started := make(chan struct{})
+	h := newHasher(fast, time.Minute, 4, func(secret, salt []byte, tm, mem uint32, th uint8, n uint32) []byte {
+		select {
+		case <-release:
+		default:
+			held.Do(func() { close(started) })
+			<-release
+		}
+		return argon2.IDKey(secret, salt, tm, mem, th, n)
+	})
+	var gates sync.WaitGroup
+	var mu sync.Mutex
+	asked, outcomes := 0, []error{}
+	gate := func(ctx context.Context) (func(error), error) {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		return func(err error) {
+			mu.Lock()
+			outcomes = append(outcomes, err)
+			mu.Unlock()
+		}, nil
+	}
+	enc, _ := h.Hash(t.Context(), "right secret")
+	release = make(chan struct{})
+	before := h.Computations()
+	errs := make(chan error, 32)
+	for range 32 {
+		gates.Go(func() { errs <- h.Verify(t.Context(), enc, "right secret", gate) })
+	}
+	<-started
+	close(release)
+	gates.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a concurrent check of the right secret: %v", err)
+		}
+	}
+	if n := h.Computations() - before; n != 1 || asked != 1 || len(outcomes) != 1 || outcomes[0] != nil {
+		t.Fatalf("32 concurrent checks: %d computations, gate asked %d times (outcomes %v); want one", n, asked, outcomes)
+	}
+	// Remembered: the gate is not asked.
+	if err := h.Verify(t.Context(), enc, "right secret", func(context.Context) (func(error), error) {
+		t.Fatal("the gate was asked for a remembered secret")
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A refusal: no computation, the gate's error.
+	refused := errors.New("refused")
+	before = h.Computations()
+	if err := h.Verify(t.Context(), enc, "wrong secret", func(context.Context) (func(error), error) { return nil, refused }); !errors.Is(err, refused) {
+		t.Fatalf("refused check = %v", err)
+	}
+	if h.Computations() != before {
+		t.Fatal("a refused check computed a hash")
+	}
+	// A wrong secret: ErrMismatch, told to the gate.
+	if err := h.Verify(t.Context(), enc, "wrong secret", gate); !errors.Is(err, ErrMismatch) || !errors.Is(outcomes[len(outcomes)-1], ErrMismatch) {
+		t.Fatalf("wrong secret = %v, gate told %v", err, outcomes[len(outcomes)-1])
+	}
+}

@@ -43,6 +43,10 @@ type backend interface {
 	// count adds one to key's counter and returns it; the counter is
 	// forgotten window after its last increment.
 	count(ctx context.Context, key string, window time.Duration) (int64, error)
+	// mark remembers key for ttl (a known address or device);
+	// marked reports whether it is remembered.
+	mark(ctx context.Context, key string, ttl time.Duration) error
+	marked(ctx context.Context, key string) (bool, error)
 }
 
 // redisBackend is redis_rate's GCRA over the service's Redis client.
@@ -125,6 +129,21 @@ func (b *redisBackend) count(ctx context.Context, key string, window time.Durati
 	return incr.Val(), nil
 }
 
+func (b *redisBackend) mark(ctx context.Context, key string, ttl time.Duration) error {
+	if err := b.c.Set(ctx, "rate:"+b.prefix+key, "1", ttl).Err(); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+func (b *redisBackend) marked(ctx context.Context, key string) (bool, error) {
+	n, err := b.c.Exists(ctx, "rate:"+b.prefix+key).Result()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return n > 0, nil
+}
+
 // memBackend is golang.org/x/time/rate in process, for the embedded store:
 // one process is the whole deployment there.
 type memBackend struct {
@@ -132,8 +151,15 @@ type memBackend struct {
 	now      func() time.Time
 	buckets  map[string]*bucket
 	counters map[string]*counter
+	marks    map[string]time.Time // key -> when it is forgotten
 	ops      int
 }
+
+// maxMarks bounds the in-process known addresses and devices. Only
+// successful checks add one, so strangers cannot fill it; past the bound
+// the expired go first, then arbitrary ones (their holders meet the
+// account ceiling again, nothing worse).
+const maxMarks = 100_000
 
 type bucket struct {
 	lim  *rate.Limiter
@@ -147,7 +173,7 @@ type counter struct {
 }
 
 func newMemBackend(now func() time.Time) *memBackend {
-	return &memBackend{now: now, buckets: map[string]*bucket{}, counters: map[string]*counter{}}
+	return &memBackend{now: now, buckets: map[string]*bucket{}, counters: map[string]*counter{}, marks: map[string]time.Time{}}
 }
 
 // bucketFor returns key's limiter under l; a limiter made under another
@@ -251,4 +277,36 @@ func (m *memBackend) count(_ context.Context, key string, window time.Duration) 
 	c.n++
 	c.until = now.Add(window)
 	return c.n, nil
+}
+
+func (m *memBackend) mark(_ context.Context, key string, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if _, ok := m.marks[key]; !ok && len(m.marks) >= maxMarks {
+		for k, until := range m.marks {
+			if now.After(until) {
+				delete(m.marks, k)
+			}
+		}
+		for k := range m.marks {
+			if len(m.marks) < maxMarks {
+				break
+			}
+			delete(m.marks, k)
+		}
+	}
+	m.marks[key] = now.Add(ttl)
+	return nil
+}
+
+func (m *memBackend) marked(_ context.Context, key string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	until, ok := m.marks[key]
+	if ok && m.now().After(until) {
+		delete(m.marks, key)
+		return false, nil
+	}
+	return ok, nil
 }

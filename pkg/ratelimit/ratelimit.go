@@ -5,12 +5,17 @@
 // Redis, so every replica shares it (github.com/go-redis/redis_rate, GCRA),
 // and in process on the embedded store (golang.org/x/time/rate).
 //
-// Only failures spend a budget: a user who signs in correctly is never
-// slowed by it, however often. An address's attempt is spent when it
-// starts (Check) and given back when it succeeds (Succeeded), so a flood
-// from one address is cut off at its burst even while its first attempts
-// are still being checked; back-offs grow with the failures. A refusal is the same whether or not the
-// account exists, and costs no password hash.
+// The principle is to slow the attacker and never lock out the holder. An
+// attempt (Guard.Begin) reserves one event from each of its keys before
+// the costly check: the pair of account and client address (so a
+// stranger's failures lock only the stranger's own address out of that
+// account), the client address, and a slow per-account ceiling far above
+// what one address may spend, which a holder coming from an address or
+// device that succeeded before skips. A success gives every reservation
+// back, so only failures stay counted; back-offs grow with the failures.
+// Reserving before the check means concurrent guesses can never exceed a
+// budget, on any backend: each take is atomic on its own key. A refusal is
+// the same whether or not the account exists, and costs no password hash.
 package ratelimit
 
 import (
@@ -23,8 +28,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
 
-	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/rpcerr"
 )
@@ -69,12 +74,31 @@ func (p Policy) backoff(n int64) time.Duration {
 	return min(d, p.MaxBackoff)
 }
 
-// Limiter makes a service's guards; they share its state and its metric.
+// Limiter makes a service's guards; they share its state, its metrics and
+// its budget of log lines.
 type Limiter struct {
-	b       backend
-	refused *prometheus.CounterVec
-	log     *slog.Logger
+	b          backend
+	refused    *prometheus.CounterVec
+	suppressed prometheus.Counter
+	log        *slog.Logger
+	// logs caps the lines refused and failed attempts write (and the
+	// audit events of refusals, AllowLog): they are cheap to cause, and
+	// a few clients would otherwise write gigabytes an hour.
+	logs *rate.Limiter
 }
+
+// Log lines about refused and failed attempts: this many a second, in
+// bursts of logBurst; the rest are counted in
+// fris_ratelimit_log_suppressed_total.
+const (
+	logRate  = 5
+	logBurst = 50
+)
+
+// KnownFor is how long an address or device that passed a credential check
+// skips the account ceiling: a month, so a connector or a user who comes
+// back monthly is still known after the verified-secret cache expired.
+const KnownFor = 30 * 24 * time.Hour
 
 // redisStore is a store that can lend its Redis client (kv.Redis).
 type redisStore interface {
@@ -99,51 +123,73 @@ func newLimiter(b backend, reg prometheus.Registerer, log *slog.Logger) *Limiter
 	l := &Limiter{b: b, log: log, refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "fris_ratelimit_refused_total",
 		Help: "Attempts refused by an abuse limit (429), by flow.",
-	}, []string{"flow"})}
+	}, []string{"flow"}), suppressed: prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "fris_ratelimit_log_suppressed_total",
+		Help: "Log lines and audit events of refused or failed attempts not written because their rate cap was reached.",
+	}), logs: rate.NewLimiter(logRate, logBurst)}
 	if log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
 	if reg != nil {
-		reg.MustRegister(l.refused)
+		reg.MustRegister(l.refused, l.suppressed)
 	}
 	return l
 }
 
+// AllowLog reports whether one more line about a refused or failed attempt
+// may be written now; when not, it counts the line as suppressed. The
+// service's audit log asks it before recording a refusal.
+func (l *Limiter) AllowLog() bool {
+	if l == nil {
+		return true
+	}
+	if l.logs.Allow() {
+		return true
+	}
+	l.suppressed.Inc()
+	return false
+}
+
+func (l *Limiter) warn(ctx context.Context, msg string, args ...any) {
+	if l.AllowLog() {
+		l.log.WarnContext(ctx, msg, args...)
+	}
+}
+
 // Guard limits one flow (a sign-in form, a secret check, a mail) per
-// account and per client address. A nil Guard limits nothing.
+// account and client address, per address, and per account overall. A nil
+// Guard limits nothing.
 type Guard struct {
 	l             *Limiter
 	flow          string
 	account, addr Policy
+	ceiling       Policy
 }
 
-// Guard returns the guard of a flow; a policy that is Off leaves its key
-// unlimited.
+// Guard returns the guard of a flow: account is the policy of each pair of
+// account and client address (of the account alone for a caller without
+// one, and for Spend), addr the policy of each client address. A policy
+// that is Off leaves its key unlimited.
 func (l *Limiter) Guard(flow string, account, addr Policy) *Guard {
 	l.refused.WithLabelValues(flow) // listed at 0 from the start
 	return &Guard{l: l, flow: flow, account: account, addr: addr}
 }
 
-// key is one limited identity. Accounts are hashed: they are whatever a
-// caller typed, and the key must stay short and free of odd bytes.
-type key struct {
-	kind string // "account" or "addr"
-	id   string
-	p    Policy
+// WithCeiling sets the flow's per-account ceiling: what all addresses
+// together may fail for one account, skipped for a known address or
+// device. Off (the default): no ceiling.
+func (g *Guard) WithCeiling(p Policy) *Guard {
+	g.ceiling = p
+	return g
 }
 
-func (g *Guard) keys(ctx context.Context, account string) []key {
-	var ks []key
-	if g == nil {
-		return nil
-	}
-	if account != "" && !g.account.Off() {
-		ks = append(ks, key{"account", account, g.account})
-	}
-	if addr := identity.Incoming(ctx, identity.KeyClientAddr); addr != "" && !g.addr.Off() {
-		ks = append(ks, key{"addr", addr, g.addr})
-	}
-	return ks
+// key is one limited identity. Its id is hashed into the key's name: it
+// is whatever a caller typed, and the name must stay short and free of odd
+// bytes.
+type key struct {
+	kind string // "pair", "addr", "ceiling" or, for Spend, "account"
+	id   string
+	p    Policy
 }
 
 func (g *Guard) name(k key, part string) string {
@@ -154,97 +200,28 @@ func (g *Guard) name(k key, part string) string {
 // lock is the back-off lock's limit: one event per d.
 func lock(d time.Duration) Limit { return Limit{Events: 1, Per: d, Burst: 1} }
 
-// Check refuses an attempt on account (may be "") from the caller's
-// address while either has failed too often (or the address tried too
-// often), before anything costly is done: an error of rpcerr.Throttled.
-// It spends one attempt of the address's budget, none of the account's;
-// call Succeeded when the attempt succeeds, Failed when it fails.
-func (g *Guard) Check(ctx context.Context, account string) error {
-	var wait time.Duration
-	var which string
-	for _, k := range g.keys(ctx, account) {
-		spend := g.l.b.peek
-		if k.kind == "addr" {
-			spend = g.l.b.take
-		}
-		d, err := spend(ctx, g.name(k, "f"), k.p.Limit)
-		if err != nil {
-			return err
-		}
-		if k.p.Backoff > 0 {
-			// The lock's own limit does not matter to a peek: it holds
-			// until the time it was set for.
-			ld, err := g.l.b.peek(ctx, g.name(k, "b"), lock(k.p.Backoff))
-			if err != nil {
-				return err
-			}
-			d = max(d, ld)
-		}
-		if d > wait {
-			wait, which = d, k.kind
-		}
-	}
-	if wait > 0 {
-		return g.refuse(ctx, account, which, wait)
-	}
-	return nil
-}
-
 func (g *Guard) refuse(ctx context.Context, account, which string, wait time.Duration) error {
 	g.l.refused.WithLabelValues(g.flow).Inc()
-	g.l.log.WarnContext(ctx, "attempt refused by an abuse limit", "flow", g.flow, "limited", which,
-		"account", clip(account), "client_addr", identity.Incoming(ctx, identity.KeyClientAddr), "retry_after", wait.Round(time.Millisecond))
+	g.l.warn(ctx, "attempt refused by an abuse limit", "flow", g.flow, "limited", which,
+		"account", clip(account), "client_addr", clientAddr(ctx), "retry_after", wait.Round(time.Millisecond))
 	return rpcerr.Throttled(wait)
 }
 
-// Failed records a failed attempt on account from the caller's address.
-// It never fails the request: an error is logged (the attempt failed
-// anyway).
-func (g *Guard) Failed(ctx context.Context, account string) {
-	for _, k := range g.keys(ctx, account) {
-		if err := g.fail(ctx, k); err != nil {
-			g.l.log.WarnContext(ctx, "recording a failed attempt", "flow", g.flow, "err", err)
-		}
-	}
-}
-
-func (g *Guard) fail(ctx context.Context, k key) error {
-	// The address spent its attempt in Check already.
-	if k.kind != "addr" {
-		if _, err := g.l.b.take(ctx, g.name(k, "f"), k.p.Limit); err != nil {
-			return err
-		}
-	}
-	if k.p.Backoff <= 0 {
+// Spend takes one event (a mail sent, a registration) from account's (when
+// not "") and the address's budgets, or refuses with rpcerr.Throttled when
+// either is used up.
+func (g *Guard) Spend(ctx context.Context, account string) error {
+	if g == nil {
 		return nil
 	}
-	n, err := g.l.b.count(ctx, g.name(k, "n"), k.p.Window)
-	if err != nil {
-		return err
+	var ks []key
+	if account != "" && !g.account.Off() {
+		ks = append(ks, key{"account", account, g.account})
 	}
-	if d := k.p.backoff(n); d > 0 {
-		_, err = g.l.b.take(ctx, g.name(k, "b"), lock(d))
+	if addr := clientAddr(ctx); addr != "" && !g.addr.Off() {
+		ks = append(ks, key{"addr", addr, g.addr})
 	}
-	return err
-}
-
-// Succeeded gives the caller's address back the attempt Check spent: only
-// failures stay counted against an address, and a busy address (many
-// users behind one proxy) is not refused for signing in correctly. The
-// attempt was spent meanwhile, so a flood is still cut off at the burst
-// while its first attempts are checked.
-func (g *Guard) Succeeded(ctx context.Context) {
-	for _, k := range g.keys(ctx, "") {
-		if err := g.l.b.refund(ctx, g.name(k, "f"), k.p.Limit); err != nil {
-			g.l.log.WarnContext(ctx, "returning a successful attempt", "flow", g.flow, "err", err)
-		}
-	}
-}
-
-// Spend takes one event (a mail sent) from account's and the address's
-// budgets, or refuses with rpcerr.Throttled when either is used up.
-func (g *Guard) Spend(ctx context.Context, account string) error {
-	for _, k := range g.keys(ctx, account) {
+	for _, k := range ks {
 		d, err := g.l.b.take(ctx, g.name(k, "f"), k.p.Limit)
 		if err != nil {
 			return err

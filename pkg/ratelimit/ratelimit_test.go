@@ -93,27 +93,30 @@ func TestFailuresSpendTheBudgetSuccessesDoNot(t *testing.T) {
 		ctx := from("192.0.2.1")
 		// Checks alone (successful attempts) never run out.
 		for i := 0; i < 20; i++ {
-			if err := g.Check(ctx, "alice@example.org"); err != nil {
+			a, err := g.Begin(ctx, "alice@example.org", false)
+			if err != nil {
 				t.Fatalf("check %d without failures: %v", i, err)
 			}
+			a.Succeeded(ctx)
 		}
 		for i := 0; i < 3; i++ {
-			if err := g.Check(ctx, "alice@example.org"); err != nil {
+			a, err := g.Begin(ctx, "alice@example.org", false)
+			if err != nil {
 				t.Fatalf("failure %d within the burst refused: %v", i, err)
 			}
-			g.Failed(ctx, "alice@example.org")
+			a.Failed(ctx)
 		}
-		err := g.Check(ctx, "alice@example.org")
+		_, err := g.Begin(ctx, "alice@example.org", false)
 		if d := retryOf(t, err); d <= 0 || d > 4*f.unit {
 			t.Fatalf("retry after %v, want within (0, %v]", d, 4*f.unit)
 		}
 		// Another account is not affected, nor is the same account
 		// refused for ever.
-		if err := g.Check(ctx, "bob@example.org"); err != nil {
+		if _, err := g.Begin(ctx, "bob@example.org", false); err != nil {
 			t.Fatalf("another account: %v", err)
 		}
 		f.clock.advance(4*f.unit + f.unit/4)
-		if err := g.Check(ctx, "alice@example.org"); err != nil {
+		if _, err := g.Begin(ctx, "alice@example.org", false); err != nil {
 			t.Fatalf("after the refill: %v", err)
 		}
 		if got := testutil.ToFloat64(l.refused.WithLabelValues("login")); got != 1 {
@@ -128,19 +131,20 @@ func TestAddressKey(t *testing.T) {
 		g := l.Guard("basic", Policy{}, Policy{Limit: Limit{Events: 1, Per: 10 * f.unit, Burst: 2}})
 		a, b := from("192.0.2.1"), from("2001:db8::1")
 		for _, acct := range []string{"x", "y"} {
-			if err := g.Check(a, acct); err != nil {
+			at, err := g.Begin(a, acct, false)
+			if err != nil {
 				t.Fatalf("attempt on %s: %v", acct, err)
 			}
-			g.Failed(a, acct)
+			at.Failed(a)
 		}
-		if err := g.Check(a, "z"); err == nil {
+		if _, err := g.Begin(a, "z", false); err == nil {
 			t.Fatal("a third account from an address that tried twice was admitted")
 		}
-		if err := g.Check(b, "x"); err != nil {
+		if _, err := g.Begin(b, "x", false); err != nil {
 			t.Fatalf("another address: %v", err)
 		}
 		// Without a known address there is nothing to key on.
-		if err := g.Check(context.Background(), "x"); err != nil {
+		if _, err := g.Begin(context.Background(), "x", false); err != nil {
 			t.Fatalf("no address: %v", err)
 		}
 	})
@@ -153,11 +157,12 @@ func TestAddressSpentByAttempts(t *testing.T) {
 		g := newLimiter(f.b, nil, nil).Guard("login", Policy{}, Policy{Limit: Limit{Events: 3, Per: 10 * f.unit, Burst: 3}})
 		ctx := from("198.51.100.4")
 		for i := range 3 {
-			if err := g.Check(ctx, "a@example.org"); err != nil {
+			if _, err := g.Begin(ctx, "a@example.org", false); err != nil {
 				t.Fatalf("attempt %d: %v", i+1, err)
 			}
 		}
-		retryOf(t, g.Check(ctx, "a@example.org"))
+		_, err := g.Begin(ctx, "a@example.org", false)
+		retryOf(t, err)
 	})
 }
 
@@ -168,19 +173,22 @@ func TestSuccessesGiveTheAddressBack(t *testing.T) {
 		g := newLimiter(f.b, nil, nil).Guard("login", Policy{}, Policy{Limit: Limit{Events: 3, Per: 100 * f.unit, Burst: 3}})
 		ctx := from("198.51.100.5")
 		for i := range 20 {
-			if err := g.Check(ctx, "a@example.org"); err != nil {
+			a, err := g.Begin(ctx, "a@example.org", false)
+			if err != nil {
 				t.Fatalf("successful attempt %d: %v", i+1, err)
 			}
-			g.Succeeded(ctx)
+			a.Succeeded(ctx)
 		}
 		// Failures are not given back.
 		for range 3 {
-			if err := g.Check(ctx, "a@example.org"); err != nil {
+			a, err := g.Begin(ctx, "a@example.org", false)
+			if err != nil {
 				t.Fatal(err)
 			}
-			g.Failed(ctx, "a@example.org")
+			a.Failed(ctx)
 		}
-		retryOf(t, g.Check(ctx, "a@example.org"))
+		_, err := g.Begin(ctx, "a@example.org", false)
+		retryOf(t, err)
 	})
 }
 
@@ -191,16 +199,23 @@ func TestBackoffGrows(t *testing.T) {
 		p := Policy{Limit: Limit{Events: 100, Per: f.unit, Burst: 2}, Backoff: f.unit, MaxBackoff: 4 * f.unit, Window: 100 * f.unit}
 		g := l.Guard("code", p, Policy{})
 		ctx := context.Background()
-		g.Failed(ctx, "bank@example.org")
-		g.Failed(ctx, "bank@example.org")
+		for range 2 {
+			a, err := g.Begin(ctx, "bank@example.org", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Failed(ctx)
+		}
 		f.clock.advance(f.unit / 40) // the base limit refills
-		if err := g.Check(ctx, "bank@example.org"); err != nil {
+		a, err := g.Begin(ctx, "bank@example.org", false)
+		if err != nil {
 			t.Fatalf("within the free failures: %v", err)
 		}
 		var last time.Duration
 		for i, want := range []time.Duration{f.unit, 2 * f.unit, 4 * f.unit, 4 * f.unit} {
-			g.Failed(ctx, "bank@example.org")
-			d := retryOf(t, g.Check(ctx, "bank@example.org"))
+			a.Failed(ctx)
+			_, err := g.Begin(ctx, "bank@example.org", false)
+			d := retryOf(t, err)
 			if d > want || d < want-f.unit/2 {
 				t.Fatalf("failure %d beyond the burst: retry after %v, want about %v", i+1, d, want)
 			}
@@ -209,7 +224,7 @@ func TestBackoffGrows(t *testing.T) {
 			}
 			last = d
 			f.clock.advance(d + f.unit/5)
-			if err := g.Check(ctx, "bank@example.org"); err != nil {
+			if a, err = g.Begin(ctx, "bank@example.org", false); err != nil {
 				t.Fatalf("after the back-off of %v: %v", d, err)
 			}
 		}
@@ -277,18 +292,22 @@ func TestMemorySweepKeepsLiveState(t *testing.T) {
 	b := newMemBackend(c.now)
 	g := newLimiter(b, nil, nil).Guard("login", Policy{Limit: Limit{Events: 1, Per: time.Hour, Burst: 1}, Backoff: time.Minute, MaxBackoff: time.Hour, Window: 3 * time.Hour}, Policy{})
 	ctx := context.Background()
-	g.Failed(ctx, "locked@example.org")
-	g.Failed(ctx, "locked@example.org") // over the burst: refused take, and a back-off lock
+	fail := func(account string) {
+		if a, err := g.Begin(ctx, account, false); err == nil {
+			a.Failed(ctx)
+		}
+	}
+	fail("locked@example.org") // the burst, and then a back-off lock
 	for i := range 5000 {
-		g.Failed(ctx, "other"+strconv.Itoa(i)+"@example.org")
+		fail("other" + strconv.Itoa(i) + "@example.org")
 	}
 	c.advance(30 * time.Second)
-	if err := g.Check(ctx, "locked@example.org"); err == nil {
+	if _, err := g.Begin(ctx, "locked@example.org", false); err == nil {
 		t.Fatal("the sweep forgot a locked account")
 	}
 	c.advance(2 * time.Hour)
 	for i := range 5000 {
-		g.Failed(ctx, "later"+strconv.Itoa(i)+"@example.org")
+		fail("later" + strconv.Itoa(i) + "@example.org")
 	}
 	b.mu.Lock()
 	n := len(b.buckets)

@@ -41,10 +41,8 @@ func (h *Handler) setCSRF(w http.ResponseWriter, r *http.Request, value string, 
 		Path:     h.cfg.Prefix,
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
-		// Secure whenever the browser reached us over TLS (directly or via
-		// a trusted terminating proxy).
-		Secure: clientaddr.TLS(r),
-		MaxAge: int(maxAge / time.Second),
+		Secure:   secureRequest(r),
+		MaxAge:   int(maxAge / time.Second),
 	}
 	if maxAge < 0 {
 		c.MaxAge = -1
@@ -53,6 +51,45 @@ func (h *Handler) setCSRF(w http.ResponseWriter, r *http.Request, value string, 
 		c.Path = "/"
 	}
 	http.SetCookie(w, c)
+}
+
+// DeviceCookie keeps the known-device token the auth service gave this
+// browser at its last successful sign-in; shown on the next one, it lets
+// the sign-in past the account's abuse ceiling that guessing strangers may
+// have reached (docs/security.md, Abuse limits). HttpOnly, scoped to the
+// auth prefix, SameSite=Lax: another site's form post does not carry it.
+const DeviceCookie = "fris_device"
+
+// deviceMaxAge is the cookie's lifetime, the auth service's memory of the
+// token (ratelimit.KnownFor).
+const deviceMaxAge = 30 * 24 * time.Hour
+
+// device is the browser's known-device token, "" when it has none.
+func (h *Handler) device(r *http.Request) string {
+	if c, err := r.Cookie(DeviceCookie); err == nil && wellFormed(c.Value) {
+		return c.Value
+	}
+	return ""
+}
+
+func (h *Handler) setDevice(w http.ResponseWriter, r *http.Request, token string) {
+	if !wellFormed(token) {
+		return
+	}
+	path := h.cfg.Prefix
+	if path == "" {
+		path = "/"
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: DeviceCookie, Value: token, Path: path, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: secureRequest(r), MaxAge: int(deviceMaxAge / time.Second),
+	})
+}
+
+// secureRequest is whether the browser reached us over TLS (directly or
+// via a proxy in -trusted-proxies): cookies are Secure then.
+func secureRequest(r *http.Request) bool {
+	return clientaddr.TLS(r)
 }
 
 // wellFormed is a token as token(32) makes them.

@@ -160,7 +160,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.callContext(r)
 	defer cancel()
-	res, err := h.cfg.Client.Login(ctx, &authv1.LoginRequest{Request: areq, Email: email, Password: password})
+	res, err := h.cfg.Client.Login(ctx, &authv1.LoginRequest{Request: areq, Email: email, Password: password, Device: h.device(r)})
 	if status.Code(err) == codes.Unauthenticated {
 		h.again(w, r, http.StatusUnauthorized, vals, areq, email, WrongCredentials)
 		return
@@ -178,6 +178,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	// The form's token is spent: a new page gets a new one.
 	h.setCSRF(w, r, "", -1)
+	h.setDevice(w, r, res.GetDevice())
 	w.Header().Set("Location", loc)
 	w.WriteHeader(http.StatusFound)
 }

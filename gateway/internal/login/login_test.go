@@ -2,6 +2,7 @@ package login
 
 import (
 	"context"
+	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -77,7 +78,11 @@ func (f *fakeAuth) Login(_ context.Context, in *authv1.LoginRequest, _ ...grpc.C
 	if in.GetEmail() != "ada@example.org" || in.GetPassword() != "right" {
 		return nil, status.Error(codes.Unauthenticated, "wrong email or password")
 	}
-	return &authv1.LoginResponse{Code: "the-code", RedirectUri: res.GetRedirectUri()}, nil
+	device := in.GetDevice()
+	if device == "" {
+		device = "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD"
+	}
+	return &authv1.LoginResponse{Code: "the-code", RedirectUri: res.GetRedirectUri(), Device: device}, nil
 }
 
 func (f *fakeAuth) counts() (int, int) {
@@ -339,8 +344,9 @@ func TestSubmit(t *testing.T) {
 					f.logins[0].GetRequest().GetCodeChallenge() != "ch" {
 					t.Fatalf("Login got %v", f.logins[0])
 				}
-				if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != CSRFCookie || c[0].MaxAge >= 0 {
-					t.Fatalf("CSRF cookie not cleared: %v", c)
+				// The CSRF cookie cleared, the known-device cookie set.
+				if c := rec.Result().Cookies(); len(c) != 2 || c[0].Name != CSRFCookie || c[0].MaxAge >= 0 || c[1].Name != DeviceCookie {
+					t.Fatalf("CSRF cookie not cleared, or no device cookie: %v", c)
 				}
 			case rec.Code == 401 || tc.wantText == MissingFields:
 				// The form again: the email kept, the password not, no hint
@@ -474,5 +480,54 @@ func TestLanguages(t *testing.T) {
 	}
 	if m := messages.Missing(); len(m) > 0 {
 		t.Errorf("texts missing: %v", m)
+	}
+}
+
+// A successful sign-in leaves the known-device cookie (HttpOnly, Lax, the
+// auth prefix, Secure over TLS); the next sign-in forwards it to the auth
+// service; a malformed cookie is not forwarded.
+func TestDeviceCookie(t *testing.T) {
+	f := &fakeAuth{}
+	h := newHandler(f)
+	form := url.Values{"client_id": {"c1"}, CSRFField: {goodCSRF}, "email": {"ada@example.org"}, "password": {"right"}}
+	post := func(device string, overTLS bool) *http.Response {
+		req := httptest.NewRequest(http.MethodPost, "/oauth2/authorize", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(&http.Cookie{Name: CSRFCookie, Value: goodCSRF})
+		if device != "" {
+			req.AddCookie(&http.Cookie{Name: DeviceCookie, Value: device})
+		}
+		if overTLS {
+			req.TLS = &tls.ConnectionState{}
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Result()
+	}
+	res := post("", false)
+	var got *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == DeviceCookie {
+			got = c
+		}
+	}
+	if res.StatusCode != 302 || got == nil {
+		t.Fatalf("sign-in = %d, device cookie %v", res.StatusCode, got)
+	}
+	if !got.HttpOnly || got.SameSite != http.SameSiteLaxMode || got.Path != "/oauth2" || got.Secure || got.MaxAge < 29*24*3600 {
+		t.Fatalf("device cookie %+v: want HttpOnly, Lax, /oauth2, not Secure over http, a month", got)
+	}
+	const mine = "EEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE"
+	res = post(mine, true)
+	for _, c := range res.Cookies() {
+		if c.Name == DeviceCookie && (!c.Secure || c.Value != mine) {
+			t.Fatalf("over TLS: device cookie %+v, want Secure and the forwarded token", c)
+		}
+	}
+	post("not a token", false)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.logins) != 3 || f.logins[0].GetDevice() != "" || f.logins[1].GetDevice() != mine || f.logins[2].GetDevice() != "" {
+		t.Fatalf("devices forwarded: %q, %q, %q; want none, the cookie's, none", f.logins[0].GetDevice(), f.logins[1].GetDevice(), f.logins[2].GetDevice())
 	}
 }

@@ -2102,10 +2102,15 @@ func (x *AuthorizeResponse) GetRedirectUri() string {
 }
 
 type LoginRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Request       *AuthorizeRequest      `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
-	Email         string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
-	Password      string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Request  *AuthorizeRequest      `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	Email    string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	Password string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
+	// device is the known-device token a browser got from an earlier
+	// successful sign-in (the gateway keeps it in a cookie): a known device
+	// is not held back by the account's abuse ceiling (docs/security.md,
+	// Abuse limits).
+	Device        string `protobuf:"bytes,4,opt,name=device,proto3" json:"device,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2161,10 +2166,20 @@ func (x *LoginRequest) GetPassword() string {
 	return ""
 }
 
+func (x *LoginRequest) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
 type LoginResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Code          string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
-	RedirectUri   string                 `protobuf:"bytes,2,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Code        string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
+	RedirectUri string                 `protobuf:"bytes,2,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	// device is the known-device token for this browser and account, for
+	// the gateway's cookie.
+	Device        string `protobuf:"bytes,3,opt,name=device,proto3" json:"device,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2209,6 +2224,13 @@ func (x *LoginResponse) GetCode() string {
 func (x *LoginResponse) GetRedirectUri() string {
 	if x != nil {
 		return x.RedirectUri
+	}
+	return ""
+}
+
+func (x *LoginResponse) GetDevice() string {
+	if x != nil {
+		return x.Device
 	}
 	return ""
 }
@@ -2389,14 +2411,16 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x11AuthorizeResponse\x12\x1f\n" +
 	"\vclient_name\x18\x01 \x01(\tR\n" +
 	"clientName\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"z\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\x92\x01\n" +
 	"\fLoginRequest\x128\n" +
 	"\arequest\x18\x01 \x01(\v2\x1e.fris.auth.v1.AuthorizeRequestR\arequest\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
-	"\bpassword\x18\x03 \x01(\tR\bpassword\"F\n" +
+	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x16\n" +
+	"\x06device\x18\x04 \x01(\tR\x06device\"^\n" +
 	"\rLoginResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri2\xc5\v\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x16\n" +
+	"\x06device\x18\x03 \x01(\tR\x06device2\xc5\v\n" +
 	"\vAuthService\x12t\n" +
 	"\vListClients\x12 .fris.auth.v1.ListClientsRequest\x1a!.fris.auth.v1.ListClientsResponse\" \x82\xd3\xe4\x93\x02\x1ab\aclients\x12\x0f/oauth2/clients\x12i\n" +
 	"\tListCerts\x12\x1e.fris.auth.v1.ListCertsRequest\x1a\x1f.fris.auth.v1.ListCertsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15b\x04keys\x12\r/oauth2/certs\x12Q\n" +

@@ -62,6 +62,11 @@ type Config struct {
 	LimitSecret    ratelimit.Policy
 	LimitSignature ratelimit.Policy
 	LimitAddr      ratelimit.Policy
+	// LimitCeiling is what all addresses together may fail for one
+	// account (of any of the above), skipped by known addresses and
+	// devices; LimitRegister bounds registrations per address.
+	LimitCeiling  ratelimit.Policy
+	LimitRegister ratelimit.Policy
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -87,10 +92,12 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KeySecretFile, "key-secret-file", "", "file of the secrets that encrypt the private signing keys at rest: base64 of 32 random bytes each (head -c 32 /dev/urandom | base64), one a line, the first encrypts, the others only decrypt (rotation)")
 	fs.StringVar(&c.KeySecrets, "key-secrets", "", "the same secrets as a comma-separated list, for when a file does not fit (prefer the environment to the command line, which other users can see)")
 	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
-	ratelimit.PolicyVar(fs, &c.LimitLogin, "limit-login", "5/15m:30s..15m", "failed sign-ins at the login form per email address")
-	ratelimit.PolicyVar(fs, &c.LimitSecret, "limit-client-secret", "10/15m:10s..15m", "failed client secrets per client ID")
-	ratelimit.PolicyVar(fs, &c.LimitSignature, "limit-signature", "10/15m:10s..15m", "failed signed codes per user key")
+	ratelimit.PolicyVar(fs, &c.LimitLogin, "limit-login", "5/15m:30s..15m", "failed sign-ins at the login form per email address and client address")
+	ratelimit.PolicyVar(fs, &c.LimitSecret, "limit-client-secret", "10/15m:10s..15m", "failed client secrets per client ID and client address")
+	ratelimit.PolicyVar(fs, &c.LimitSignature, "limit-signature", "10/15m:10s..15m", "failed signed codes per user key and client address")
 	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed credential checks (any of the above) per client address")
+	ratelimit.PolicyVar(fs, &c.LimitCeiling, "limit-account-ceiling", "100/1h", "failed credential checks per account (email, client ID, user key) from all addresses together; an address or device that signed in before skips it")
+	ratelimit.PolicyVar(fs, &c.LimitRegister, "limit-register", "20/1h", "registrations (POST /register, new or taken email) per client address")
 	fs.StringVar(&c.RegisterScopes, "register-scopes", "", "comma-separated scopes a user registered by POST /register starts with (e.g. broker:researcher,users:search; default none: operators grant them with set-scopes)")
 }
 
@@ -125,7 +132,8 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	for name, p := range map[string]ratelimit.Policy{"-limit-login": c.LimitLogin, "-limit-client-secret": c.LimitSecret, "-limit-signature": c.LimitSignature, "-limit-addr": c.LimitAddr} {
+	for name, p := range map[string]ratelimit.Policy{"-limit-login": c.LimitLogin, "-limit-client-secret": c.LimitSecret, "-limit-signature": c.LimitSignature, "-limit-addr": c.LimitAddr,
+		"-limit-account-ceiling": c.LimitCeiling, "-limit-register": c.LimitRegister} {
 		if err := p.Validate(name); err != nil {
 			errs = append(errs, err)
 		}
@@ -236,18 +244,25 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	iss := tokens.New(km, strings.TrimRight(cfg.Issuer, "/"), tokens.Lifetimes{Access: cfg.AccessTTL, ID: cfg.IDTTL, Refresh: cfg.RefreshTTL, Skew: cfg.Skew})
 	reg := prometheus.NewRegistry()
 	limits := ratelimit.New(db, reg, log)
+	auditLog.LimitRefusals(limits.AllowLog)
 	params := password.Default
 	params.Memory = uint32(cfg.Argon2Memory)
+	hasher := password.New(params, cfg.SecretCacheTTL)
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "fris_password_hashes_total",
+		Help: "argon2id computations (password and secret checks, burns for unknown accounts, new hashes): what the abuse limits bound.",
+	}, func() float64 { return float64(hasher.Computations()) }))
 	svc := service.New(service.Config{
 		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
 		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: cmdutil.SplitList(cfg.Scopes),
 		RegisterScopes: cmdutil.SplitList(cfg.RegisterScopes), Audit: auditLog,
 		Guards: service.Guards{
-			Login:     limits.Guard("login", cfg.LimitLogin, cfg.LimitAddr),
-			Secret:    limits.Guard("client_secret", cfg.LimitSecret, cfg.LimitAddr),
-			Signature: limits.Guard("signature", cfg.LimitSignature, cfg.LimitAddr),
+			Login:     limits.Guard("login", cfg.LimitLogin, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
+			Secret:    limits.Guard("client_secret", cfg.LimitSecret, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
+			Signature: limits.Guard("signature", cfg.LimitSignature, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
+			Register:  limits.Guard("register", ratelimit.Policy{}, cfg.LimitRegister),
 		},
-	}, store, km, iss, password.New(params, cfg.SecretCacheTTL), log)
+	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := protojson.Marshal(km.JWKS())

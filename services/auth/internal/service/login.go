@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,6 +12,8 @@ import (
 
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/inputlimit"
+	"fris.dev/pkg/password"
+	"fris.dev/pkg/ratelimit"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
@@ -80,29 +83,43 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	// Before the user is looked up, and the same for an address no
-	// account has: a refusal tells nothing and costs no hash.
+	// The answer, a refusal included, is the same for an address no
+	// account has, and a refusal costs no hash.
 	account := loginAccount(r.GetEmail())
-	if err := p.cfg.Guards.Login.Check(ctx, account); err != nil {
+	guard := p.cfg.Guards.Login
+	known, err := guard.KnownDevice(ctx, account, r.GetDevice())
+	if err != nil {
 		return nil, p.err(ctx, err)
 	}
 	wrong := unauth("email or password is wrong")
 	u, err := p.store.GetUserByEmail(ctx, r.GetEmail())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && u.PasswordHash == "") {
+		a, err := guard.Begin(ctx, account, known)
+		if err != nil {
+			return nil, p.err(ctx, err)
+		}
 		p.hash.Burn(ctx, r.GetPassword())
-		p.cfg.Guards.Login.Failed(ctx, account)
-		return nil, p.err(ctx, wrong)
+		a.Done(ctx, cmp.Or(ctx.Err(), password.ErrMismatch))
+		return nil, p.err(ctx, cmp.Or(ctx.Err(), wrong))
 	} else if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	if err := p.hash.Check(ctx, u.PasswordHash, r.GetPassword()); err != nil || u.Disabled {
+	if err := p.hash.Verify(ctx, u.PasswordHash, r.GetPassword(), guard.Gate(account, known)); err != nil || u.Disabled {
+		if ratelimit.IsThrottled(err) {
+			return nil, p.err(ctx, err)
+		}
 		if ctx.Err() != nil {
 			return nil, p.err(ctx, ctx.Err())
 		}
-		p.cfg.Guards.Login.Failed(ctx, account)
 		return nil, p.err(ctx, wrong)
 	}
-	p.cfg.Guards.Login.Succeeded(ctx)
+	// The browser's known-device token: its next sign-in is not held back
+	// by the account's ceiling, whoever else guesses. Failing to remember
+	// it only costs that.
+	device, err := guard.RememberDevice(ctx, account, r.GetDevice())
+	if err != nil {
+		p.log.WarnContext(ctx, "remembering a known device", "err", err)
+	}
 	code := tokens.RandomString(32)
 	ar := r.GetRequest()
 	g := storage.Grant{
@@ -114,7 +131,7 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		return nil, p.err(ctx, err)
 	}
 	user = u.ID
-	return &authv1.LoginResponse{Code: code, RedirectUri: redirect}, nil
+	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
 }
 
 // loginAccount is the key of an email address's sign-in budget: its case

@@ -47,6 +47,12 @@ func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (res *a
 	if _, err := parseRSA(der, p.cfg.MinKeyBits); err != nil {
 		return nil, p.err(ctx, err)
 	}
+	// Every well-formed registration spends the address's budget, taken
+	// email or not: the 409 tells which emails have accounts, so it must
+	// not come at speed.
+	if err := p.cfg.Guards.Register.Spend(ctx, ""); err != nil {
+		return nil, p.err(ctx, err)
+	}
 	sum := sha512.Sum512(der)
 	u, k, err := p.store.CreateUser(ctx, storage.User{Email: email, RealName: r.GetName(), Scopes: append([]string(nil), p.cfg.RegisterScopes...), Created: p.now().Unix()},
 		&storage.UserKey{DER: der, SHA512: hex.EncodeToString(sum[:]), Description: r.GetDescription(), Created: p.now().Unix()})

@@ -52,8 +52,8 @@ type Config struct {
 	Guards Guards
 }
 
-// Guards limit failed credential checks per account and per client
-// address (docs/security.md, "Abuse limits").
+// Guards limit failed credential checks per account and client address,
+// per client address, and per account overall (docs/security.md, "Abuse limits").
 type Guards struct {
 	// Login: the login form's password, per email address.
 	Login *ratelimit.Guard
@@ -62,6 +62,9 @@ type Guards struct {
 	Secret *ratelimit.Guard
 	// Signature: a signed sign-request code, per user key.
 	Signature *ratelimit.Guard
+	// Register: registrations (POST /register) per client address, so
+	// its 409 for a taken email cannot list the accounts at speed.
+	Register *ratelimit.Guard
 }
 
 // Service holds what every RPC needs.

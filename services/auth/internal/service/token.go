@@ -17,6 +17,7 @@ import (
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/storage"
@@ -108,7 +109,7 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	} else if err != nil {
 		return tokens.Set{}, err
 	}
-	if err := p.checkSecret(ctx, c, r.GetClientSecret()); err != nil {
+	if err := p.checkSecret(ctx, c, r.GetClientSecret(), failed, false); err != nil {
 		return tokens.Set{}, err
 	}
 	if c.Disabled {
@@ -123,39 +124,45 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 	return p.tokens.IssueClient(c.ID, scopes, c.RevokedBefore)
 }
 
-// checkSecret verifies a client's secret: 401 invalid_client when wrong,
-// 429 while the client ID or the caller's address failed too often (then
-// without hashing anything).
-func (p Public) checkSecret(ctx context.Context, c storage.Client, secret string) error {
-	if p.hash.Remembered(c.SecretHash, secret) {
-		// Right a moment ago: the client's every token request costs
-		// no limiter round trip.
+// checkSecret verifies a client's secret: failed when wrong, 429 while
+// the client ID failed too often from the caller's address (or from
+// everywhere, for an address the client never succeeded from) or the
+// address failed too often, then without hashing anything. A secret
+// verified a moment ago is accepted without touching the abuse limits, and
+// concurrent checks of one secret share a hash and one limiter charge
+// (password.Hasher.Verify): a client's holder is never refused because
+// strangers guess its secret.
+//
+// known says the request itself shows the client's holder (a fresh code
+// of the client's): the account ceiling does not apply.
+func (p Public) checkSecret(ctx context.Context, c storage.Client, secret string, failed error, known bool) error {
+	err := p.hash.Verify(ctx, c.SecretHash, secret, p.cfg.Guards.Secret.Gate(c.ID, known))
+	switch {
+	case err == nil:
 		return nil
-	}
-	if err := p.cfg.Guards.Secret.Check(ctx, c.ID); err != nil {
+	case ratelimit.IsThrottled(err):
 		return err
+	case ctx.Err() != nil:
+		// Gave up waiting for a hashing slot: not the client's mistake.
+		return ctx.Err()
 	}
-	if err := p.hash.Check(ctx, c.SecretHash, secret); err != nil {
-		if ctx.Err() != nil {
-			// Gave up waiting for a hashing slot: not the client's mistake.
-			return ctx.Err()
-		}
-		p.cfg.Guards.Secret.Failed(ctx, c.ID)
-		return rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient)
-	}
-	p.cfg.Guards.Secret.Succeeded(ctx)
-	return nil
+	return failed
 }
 
 // unknownClient answers a secret presented for a client ID that does not
 // exist exactly as a wrong secret: refused by the same abuse limit, after
 // as long as a hash takes, counted as a failure; failed is the answer.
 func (p Public) unknownClient(ctx context.Context, id, secret string, failed error) error {
-	if err := p.cfg.Guards.Secret.Check(ctx, id); err != nil {
+	a, err := p.cfg.Guards.Secret.Begin(ctx, id, false)
+	if err != nil {
 		return err
 	}
 	p.hash.Burn(ctx, secret)
-	p.cfg.Guards.Secret.Failed(ctx, id)
+	if ctx.Err() != nil {
+		a.Cancel(ctx)
+		return ctx.Err()
+	}
+	a.Failed(ctx)
 	return failed
 }
 
@@ -173,7 +180,7 @@ func (p Public) authClient(ctx context.Context, id, secret string) (storage.Clie
 	} else if err != nil {
 		return storage.Client{}, err
 	}
-	if err := p.checkSecret(ctx, c, secret); err != nil {
+	if err := p.checkSecret(ctx, c, secret, failed, false); err != nil {
 		return storage.Client{}, err
 	}
 	if c.Disabled {
@@ -195,22 +202,23 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if r.GetClientSecret() == "" {
 		return tokens.Set{}, unknown
 	}
-	if err := p.cfg.Guards.Secret.Check(ctx, c.ID); err != nil {
+	// A code fresh from a user's sign-in at this client shows the
+	// client's own flow (a browser coming through the Explorer from an
+	// address never seen before): its secret check skips the account
+	// ceiling that strangers guessing the secret can exhaust. The code is
+	// only looked at here; a failed check leaves it usable.
+	g, err := p.store.PeekGrant(ctx, r.GetCode())
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return tokens.Set{}, err
 	}
-	if err := p.hash.Check(ctx, c.SecretHash, r.GetClientSecret()); err != nil {
-		if ctx.Err() != nil {
-			// Gave up waiting for a hashing slot: not the client's mistake.
-			return tokens.Set{}, ctx.Err()
-		}
-		p.cfg.Guards.Secret.Failed(ctx, c.ID)
-		return tokens.Set{}, unknown
+	fresh := err == nil && g.Kind == storage.GrantAuthorization && g.ClientID == c.ID
+	if err := p.checkSecret(ctx, c, r.GetClientSecret(), unknown, fresh); err != nil {
+		return tokens.Set{}, err
 	}
-	p.cfg.Guards.Secret.Succeeded(ctx)
 	if c.Disabled {
 		return tokens.Set{}, unauth("the client has been disabled")
 	}
-	g, err := p.store.TakeGrant(ctx, r.GetCode())
+	g, err = p.store.TakeGrant(ctx, r.GetCode())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && (g.Kind != storage.GrantAuthorization || g.ClientID != c.ID)) {
 		return tokens.Set{}, notFound("client ID, client secret or code unknown")
 	} else if err != nil {
@@ -255,37 +263,41 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	guard := p.cfg.Guards.Signature
 	g, err := p.store.TakeGrant(ctx, r.GetCode())
 	if errors.Is(err, storage.ErrNotFound) || (err == nil && g.Kind != storage.GrantSignRequest) {
-		if err := guard.Check(ctx, ""); err != nil {
+		a, err := guard.Begin(ctx, "", false)
+		if err != nil {
 			return tokens.Set{}, err
 		}
-		guard.Failed(ctx, "")
+		a.Failed(ctx)
 		return tokens.Set{}, notFound("the sign request is unknown")
 	} else if err != nil {
 		return tokens.Set{}, err
 	}
 	account := "key:" + strconv.Itoa(int(g.KeyID))
-	if err := guard.Check(ctx, account); err != nil {
+	a, err := guard.Begin(ctx, account, false)
+	if err != nil {
 		return tokens.Set{}, err
 	}
 	key, err := p.store.GetUserKey(ctx, g.KeyID)
 	if err != nil {
+		a.Cancel(ctx)
 		return tokens.Set{}, fmt.Errorf("key of a sign request: %w", err)
 	}
 	pub, err := parseRSA(key.DER, 0)
 	if err != nil {
+		a.Cancel(ctx)
 		return tokens.Set{}, err
 	}
 	sig, err := decodeSignature(r.GetSignature())
 	if err != nil {
-		guard.Failed(ctx, account)
+		a.Failed(ctx)
 		return tokens.Set{}, invalid("signature is not base64")
 	}
 	sum := sha512.Sum512([]byte(r.GetCode()))
 	if rsa.VerifyPKCS1v15(pub, crypto.SHA512, sum[:], sig) != nil {
-		guard.Failed(ctx, account)
+		a.Failed(ctx)
 		return tokens.Set{}, unauth("the signature does not verify with the registered key")
 	}
-	guard.Succeeded(ctx)
+	a.Succeeded(ctx)
 	u, err := p.activeUser(ctx, g.UserID)
 	if err != nil {
 		return tokens.Set{}, err
@@ -353,7 +365,7 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 		if c.ID == "" {
 			return tokens.Set{}, rpcerr.WithReason(unauth("client authentication failed: the refresh token was issued to no client"), reasonInvalidClient)
 		}
-		if err := p.checkSecret(ctx, c, sec); err != nil {
+		if err := p.checkSecret(ctx, c, sec, rpcerr.WithReason(unauth("client authentication failed"), reasonInvalidClient), false); err != nil {
 			return tokens.Set{}, err
 		}
 	}

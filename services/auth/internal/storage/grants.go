@@ -53,3 +53,16 @@ func (s *KV) TakeGrant(ctx context.Context, code string) (Grant, error) {
 	}
 	return g, err
 }
+
+// PeekGrant returns a code's grant without taking it: ErrNotFound when
+// the code is unknown or expired.
+func (s *KV) PeekGrant(ctx context.Context, code string) (Grant, error) {
+	if code == "" || len(code) > 256 {
+		return Grant{}, ErrNotFound
+	}
+	g, err := kv.GetJSON[Grant](ctx, s.codes, pGrant+code)
+	if err == nil && s.now().Unix() >= g.Expires {
+		return Grant{}, ErrNotFound
+	}
+	return g, err
+}

@@ -54,6 +54,8 @@ type Store interface {
 	// TakeGrant returns and deletes a code's grant in one step, so a code
 	// is good for one use even under concurrent attempts.
 	TakeGrant(ctx context.Context, code string) (Grant, error)
+	// PeekGrant returns a code's grant without taking it.
+	PeekGrant(ctx context.Context, code string) (Grant, error)
 
 	// SigningKeys returns the keys, decrypted; an error when one does not
 	// decrypt, so a wrong secret never looks like an empty key set.

@@ -46,6 +46,7 @@ type Config struct {
 	LimitAddr           ratelimit.Policy
 	LimitMail           ratelimit.Policy
 	LimitMailAddr       ratelimit.Policy
+	LimitCeiling        ratelimit.Policy
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -63,8 +64,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.TokenCacheTTL, "token-cache-ttl", 5*time.Second, "how long a bank found by its token is remembered (a deletion or relink through another replica takes effect within it; 0: off)")
 	fs.DurationVar(&c.ListCacheTTL, "list-cache-ttl", time.Second, "how long rendered inquiry lists are reused (a change through another replica is seen within it; 0: off)")
 	fs.DurationVar(&c.WatchInterval, "watch-interval", 2*time.Second, "how often an open WatchReplies call re-reads the replies (a reply stored through another replica shows within it)")
-	ratelimit.PolicyVar(fs, &c.LimitBankToken, "limit-bank-token", "10/15m:10s..15m", "failed bank tokens per bank email")
-	ratelimit.PolicyVar(fs, &c.LimitActivationCode, "limit-activation-code", "5/15m:30s..15m", "failed activation codes per bank email")
+	ratelimit.PolicyVar(fs, &c.LimitBankToken, "limit-bank-token", "10/15m:10s..15m", "failed bank tokens per bank email and client address")
+	ratelimit.PolicyVar(fs, &c.LimitActivationCode, "limit-activation-code", "5/15m:30s..15m", "failed activation codes per bank email and client address")
+	ratelimit.PolicyVar(fs, &c.LimitCeiling, "limit-account-ceiling", "100/1h", "failed bank tokens or activation codes per bank email from all addresses together; an address the bank succeeded from before skips it")
 	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed bank tokens and activation codes per client address")
 	ratelimit.PolicyVar(fs, &c.LimitMail, "limit-mail", "3/1h", "activation mails per bank email")
 	ratelimit.PolicyVar(fs, &c.LimitMailAddr, "limit-mail-addr", "10/1h", "activation mails per client address")
@@ -104,7 +106,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("-public-url %q must be an absolute http(s) URL", c.PublicURL))
 	}
 	for name, p := range map[string]ratelimit.Policy{"-limit-bank-token": c.LimitBankToken, "-limit-activation-code": c.LimitActivationCode,
-		"-limit-addr": c.LimitAddr, "-limit-mail": c.LimitMail, "-limit-mail-addr": c.LimitMailAddr} {
+		"-limit-addr": c.LimitAddr, "-limit-mail": c.LimitMail, "-limit-mail-addr": c.LimitMailAddr, "-limit-account-ceiling": c.LimitCeiling} {
 		if err := p.Validate(name); err != nil {
 			errs = append(errs, err)
 		}
@@ -135,13 +137,14 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	reg := prometheus.NewRegistry()
 	limits := ratelimit.New(db, reg, log)
+	auditLog.LimitRefusals(limits.AllowLog)
 	svc := service.New(service.Config{
 		Name: cfg.Name, Registration: cfg.Registration, ActivationTTL: cfg.ActivationTTL,
 		MaxReplyBytes: cfg.MaxReplyBytes, MaxExposeBytes: cfg.MaxExposeBytes,
 		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, WatchInterval: cfg.WatchInterval, Done: ctx.Done(), PublicURL: cfg.PublicURL, Audit: auditLog,
 		Guards: service.Guards{
-			BankToken:      limits.Guard("bank_token", cfg.LimitBankToken, cfg.LimitAddr),
-			ActivationCode: limits.Guard("activation_code", cfg.LimitActivationCode, cfg.LimitAddr),
+			BankToken:      limits.Guard("bank_token", cfg.LimitBankToken, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
+			ActivationCode: limits.Guard("activation_code", cfg.LimitActivationCode, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
 			ActivationMail: limits.Guard("activation_mail", cfg.LimitMail, cfg.LimitMailAddr),
 		},
 	}, storage.New(db), m, log)

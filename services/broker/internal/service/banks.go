@@ -16,6 +16,7 @@ import (
 
 	"fris.dev/pkg/authheader"
 	"fris.dev/pkg/identity"
+	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcerr"
 	"fris.dev/services/broker/internal/storage"
 )
@@ -130,8 +131,8 @@ func (s *Service) sendCode(ctx context.Context, email string) error {
 }
 
 func (s *Service) checkCode(ctx context.Context, email, code string) error {
-	guard := s.cfg.Guards.ActivationCode
-	if err := guard.Check(ctx, email); err != nil {
+	at, err := s.cfg.Guards.ActivationCode.Begin(ctx, email, false)
+	if err != nil {
 		return err
 	}
 	a, err := s.store.Activation(ctx, email)
@@ -140,17 +141,18 @@ func (s *Service) checkCode(ctx context.Context, email, code string) error {
 		err = storage.ErrNotFound
 	}
 	if errors.Is(err, storage.ErrNotFound) {
-		guard.Failed(ctx, email)
+		at.Failed(ctx)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "no activation is pending for %s (or its code expired): register again without a code", email)
 	}
 	if err != nil {
+		at.Cancel(ctx)
 		return err
 	}
 	if subtle.ConstantTimeCompare([]byte(hashToken(code)), []byte(a.CodeHash)) == 1 {
-		guard.Succeeded(ctx)
+		at.Succeeded(ctx)
 		return nil
 	}
-	guard.Failed(ctx, email)
+	at.Failed(ctx)
 	a.Attempts++
 	if a.Attempts >= s.cfg.MaxActivationAttempts {
 		err = s.store.DeleteActivation(ctx, email)
@@ -175,25 +177,33 @@ func (s *Service) bankForEmail(ctx context.Context, email string) (storage.Bank,
 	if err != nil {
 		return storage.Bank{}, err
 	}
-	// Before the lookup: a refusal is the same for a bank that does not
-	// exist.
-	guard := s.cfg.Guards.BankToken
-	if err := guard.Check(ctx, e); err != nil {
-		return storage.Bank{}, err
+	tok := bankToken(ctx)
+	// The bank's own token, verified a moment ago (the token cache): its
+	// holder is not refused because strangers guess. The bank is read all
+	// the same, for its current status.
+	var at *ratelimit.Attempt
+	if b, ok := s.tokens.get(hashToken(tok), s.now()); tok == "" || !ok || b.Email != e {
+		// Before the lookup: a refusal is the same for a bank that does
+		// not exist.
+		if at, err = s.cfg.Guards.BankToken.Begin(ctx, e, false); err != nil {
+			return storage.Bank{}, err
+		}
 	}
 	b, err := s.store.Bank(ctx, e)
 	if err != nil {
 		if errors.Is(err, storage.ErrNotFound) {
-			guard.Failed(ctx, e)
+			at.Failed(ctx)
+		} else {
+			at.Cancel(ctx)
 		}
 		return storage.Bank{}, notFound(err, "no bank %s", e)
 	}
-	tok := bankToken(ctx)
 	if tok == "" || subtle.ConstantTimeCompare([]byte(hashToken(tok)), []byte(b.TokenHash)) != 1 {
-		guard.Failed(ctx, e)
+		at.Failed(ctx)
 		return b, errMismatch
 	}
-	guard.Succeeded(ctx)
+	at.Succeeded(ctx)
+	s.tokens.put(b.TokenHash, b, s.now())
 	return b, nil
 }
 
@@ -243,23 +253,24 @@ func (s *Service) caller(ctx context.Context) (storage.Bank, error) {
 		return b, nil
 	}
 	// A token alone names no bank: only the address is limited.
-	guard := s.cfg.Guards.BankToken
-	if err := guard.Check(ctx, ""); err != nil {
+	at, err := s.cfg.Guards.BankToken.Begin(ctx, "", false)
+	if err != nil {
 		return storage.Bank{}, err
 	}
 	if len(tok) > 256 {
-		guard.Failed(ctx, "")
+		at.Failed(ctx)
 		return storage.Bank{}, rpcerr.New(rpcerr.ErrUnauthenticated, "unknown bank token")
 	}
 	b, err := s.store.BankByToken(ctx, h)
 	if errors.Is(err, storage.ErrNotFound) {
-		guard.Failed(ctx, "")
+		at.Failed(ctx)
 		return storage.Bank{}, rpcerr.New(rpcerr.ErrUnauthenticated, "unknown bank token")
 	}
 	if err != nil {
+		at.Cancel(ctx)
 		return storage.Bank{}, err
 	}
-	guard.Succeeded(ctx)
+	at.Succeeded(ctx)
 	s.tokens.put(h, b, s.now())
 	return b, nil
 }

@@ -34,7 +34,11 @@ type Config struct {
 	// Registration is ModeApproval or ModeActivationCode.
 	Registration  string
 	ActivationTTL time.Duration
-	// MaxActivationAttempts wrong codes drop the pending activation.
+	// MaxActivationAttempts wrong codes drop the pending activation
+	// (default 100). It bounds the guesses at one code; it is no lower
+	// than the account ceiling's default burst, so strangers cannot drop a
+	// bank's activation with fewer guesses than it takes them to fill that
+	// ceiling (which the abuse limits bound anyway).
 	MaxActivationAttempts int
 	MaxReplyBytes         int
 	MaxExposeBytes        int
@@ -97,7 +101,7 @@ type Service struct {
 // New returns the broker on store.
 func New(cfg Config, store storage.Store, m mailer.Mailer, log *slog.Logger) *Service {
 	if cfg.MaxActivationAttempts <= 0 {
-		cfg.MaxActivationAttempts = 5
+		cfg.MaxActivationAttempts = 100
 	}
 	return &Service{cfg: cfg, store: store, mail: m, log: log, now: time.Now, tokens: newTokenCache(cfg.TokenCacheTTL, 100_000)}
 }

@@ -179,17 +179,18 @@ func TestActivationCodes(t *testing.T) {
 	if c == wrong {
 		wrong = "11111111"
 	}
-	for i := 0; i < 4; i++ {
+	n := s.cfg.MaxActivationAttempts
+	for i := 0; i < n-1; i++ {
 		if _, _, err := s.Register(withAuth("SamplyRegistration "+wrong), email); code(err) != codes.Unauthenticated {
 			t.Fatalf("wrong code %d: %v", i, err)
 		}
 	}
-	// The fifth wrong code drops the activation: the right one no longer works.
+	// The n-th wrong code drops the activation: the right one no longer works.
 	if _, _, err := s.Register(withAuth("SamplyRegistration "+wrong), email); code(err) != codes.Unauthenticated {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Register(withAuth("SamplyRegistration "+c), email); code(err) != codes.Unauthenticated {
-		t.Fatalf("code after 5 wrong tries: %v", err)
+		t.Fatalf("code after %d wrong tries: %v", n, err)
 	}
 	// A new code, which expires.
 	_, _, _ = s.Register(ctx, email)

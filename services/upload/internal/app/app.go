@@ -36,8 +36,9 @@ type Config struct {
 	Argon2Memory     uint
 	// Abuse limits of failed Basic credentials (docs/security.md, "Abuse
 	// limits").
-	LimitBasic ratelimit.Policy
-	LimitAddr  ratelimit.Policy
+	LimitBasic   ratelimit.Policy
+	LimitAddr    ratelimit.Policy
+	LimitCeiling ratelimit.Policy
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -52,7 +53,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxDocumentBytes, "max-document-bytes", 10<<20, "largest patient document")
 	fs.IntVar(&c.MaxDepth, "max-depth", 32, "deepest element nesting of a patient document")
 	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified site password is remembered (0: never)")
-	ratelimit.PolicyVar(fs, &c.LimitBasic, "limit-basic", "10/15m:10s..15m", "failed Basic credentials per username")
+	ratelimit.PolicyVar(fs, &c.LimitBasic, "limit-basic", "10/15m:10s..15m", "failed Basic credentials per username and client address")
+	ratelimit.PolicyVar(fs, &c.LimitCeiling, "limit-account-ceiling", "100/1h", "failed Basic credentials per username from all addresses together; an address the site's connector succeeded from before skips it")
 	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed Basic credentials per client address")
 	fs.UintVar(&c.Argon2Memory, "argon2-memory-kib", uint(password.Default.Memory), "argon2id memory cost of new password hashes, KiB")
 }
@@ -87,7 +89,7 @@ func (c *Config) Validate() error {
 	if c.Argon2Memory < 1024 || c.Argon2Memory > 1<<22 {
 		errs = append(errs, errors.New("-argon2-memory-kib must be between 1024 and 4194304"))
 	}
-	for name, p := range map[string]ratelimit.Policy{"-limit-basic": c.LimitBasic, "-limit-addr": c.LimitAddr} {
+	for name, p := range map[string]ratelimit.Policy{"-limit-basic": c.LimitBasic, "-limit-addr": c.LimitAddr, "-limit-account-ceiling": c.LimitCeiling} {
 		if err := p.Validate(name); err != nil {
 			errs = append(errs, err)
 		}
@@ -156,10 +158,17 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Help: "Write transactions the embedded store committed (each one durable flush, two fdatasyncs), since the file was created.",
 		}, func() float64 { return float64(b.Commits()) }))
 	}
+	limits := ratelimit.New(db, reg, log)
+	auditLog.LimitRefusals(limits.AllowLog)
+	hasher := password.New(params, cfg.SecretCacheTTL)
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "fris_password_hashes_total",
+		Help: "argon2id computations (Basic password checks, burns for unknown usernames, new hashes): what the abuse limits bound.",
+	}, func() float64 { return float64(hasher.Computations()) }))
 	svc := service.New(service.Config{
 		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation,
-		Guard: ratelimit.New(db, reg, log).Guard("basic", cfg.LimitBasic, cfg.LimitAddr),
-	}, storage.New(db), password.New(params, cfg.SecretCacheTTL), checker, newCounters(reg), log)
+		Guard: limits.Guard("basic", cfg.LimitBasic, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
+	}, storage.New(db), hasher, checker, newCounters(reg), log)
 	return server.Run(ctx, cfg.Server, server.Service{
 		Name: "fris.upload.v1.UploadService",
 		Log:  log,

@@ -108,32 +108,35 @@ func (s *Service) authorize(ctx context.Context, t storage.Teiler) error {
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return err
 	}
-	known := err == nil
-	// A credential right a moment ago costs no limiter round trip: a
-	// connector presents it with every upload. Anything else passes the
-	// abuse limit first, the same for a name that does not exist.
-	guarded := !known || c.Disabled || !s.hasher.Remembered(c.Hash, pass)
-	if guarded {
-		if err := s.guard.Check(ctx, user); err != nil {
+	if errors.Is(err, storage.ErrNotFound) {
+		// Spend a check's time so the answer does not tell which usernames
+		// exist, under the same abuse limit as a wrong password.
+		a, err := s.guard.Begin(ctx, user, false)
+		if err != nil {
 			return err
 		}
-	}
-	if !known {
-		// Spend a check's time so the answer does not tell which usernames exist.
 		s.hasher.Burn(ctx, pass)
-		s.guard.Failed(ctx, user)
+		if ctx.Err() != nil {
+			a.Cancel(ctx)
+			return ctx.Err()
+		}
+		a.Failed(ctx)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
 	}
-	if err := s.hasher.Check(ctx, c.Hash, pass); err != nil || c.Disabled {
+	// A credential right a moment ago costs no limiter round trip (a
+	// connector presents it with every upload), concurrent checks of it
+	// share one hash, and its holder skips the per-username ceiling from
+	// an address it succeeded from before: guessing strangers cannot stop
+	// a site's uploads.
+	if err := s.hasher.Verify(ctx, c.Hash, pass, s.guard.Gate(user, false)); err != nil || c.Disabled {
+		if ratelimit.IsThrottled(err) {
+			return err
+		}
 		if ctx.Err() != nil {
 			// Gave up waiting for a hashing slot: not the client's mistake.
 			return ctx.Err()
 		}
-		s.guard.Failed(ctx, user)
 		return rpcerr.New(rpcerr.ErrUnauthenticated, "wrong username or password")
-	}
-	if guarded {
-		s.guard.Succeeded(ctx)
 	}
 	if c.Teiler != t {
 		return rpcerr.New(rpcerr.ErrPermission, "these credentials may not upload for %s", t)
