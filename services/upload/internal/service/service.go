@@ -205,6 +205,22 @@ func mediaType(contentType string, b contenttype.Body) (contenttype.Charset, err
 	return cs, err
 }
 
+// CheckCredentials runs the checks a call with a body of kind b (0: none)
+// runs before it looks at the body: media type, teiler, credentials. The
+// gateway calls it before it reads a body, so that a request without valid
+// credentials never makes it (or this service) hold one.
+func (s *Service) CheckCredentials(ctx context.Context, t storage.Teiler, contentType string, b contenttype.Body) error {
+	if b != 0 {
+		if _, err := mediaType(contentType, b); err != nil {
+			return err
+		}
+	}
+	if err := checkTeiler(t); err != nil {
+		return err
+	}
+	return s.authorize(ctx, t)
+}
+
 // PutPatient parses, optionally validates and stores one document sent as
 // contentType.
 func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, doc []byte, contentType string) (Outcome, []Problem, error) {
