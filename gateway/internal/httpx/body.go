@@ -153,13 +153,11 @@ func (b *budgetBody) Read(p []byte) (int, error) {
 // declared length at the first read, else chunks as the body grows.
 func (b *budgetBody) need(n int) int64 {
 	if b.declared > 0 {
+		// net/http ends a body at its declared length.
 		if b.reserved == 0 {
 			return b.declared
 		}
-		if b.read < b.declared {
-			return 0
-		}
-		// A body longer than declared is net/http's error to report.
+		return 0
 	}
 	if b.read+int64(n) <= b.reserved {
 		return 0
@@ -195,8 +193,17 @@ func (c BodyRate) Limit(next http.Handler) http.Handler {
 			return
 		}
 		rc := http.NewResponseController(w)
-		r.Body = &rateBody{ReadCloser: r.Body, c: c, set: rc.SetReadDeadline, until: time.Now().Add(c.Whole)}
+		b := &rateBody{ReadCloser: r.Body, c: c, set: rc.SetReadDeadline, until: time.Now().Add(c.Whole)}
+		r.Body = b
 		next.ServeHTTP(w, r)
+		if !b.done {
+			// The handler answered without the whole body (a 401 before
+			// it was read): net/http reads up to 256 KiB of the rest
+			// before it sends the answer, so that the connection can
+			// serve the next request. That gets one window, not the
+			// whole -read-timeout: a trickle cannot hold the answer up.
+			_ = b.set(earlier(time.Now().Add(c.Window), b.until))
+		}
 	})
 }
 
@@ -208,7 +215,6 @@ type rateBody struct {
 	started bool
 	done    bool
 	window  int64 // bytes read in the current window
-	expires time.Time
 }
 
 func (b *rateBody) Read(p []byte) (int, error) {
@@ -226,13 +232,15 @@ func (b *rateBody) Read(p []byte) (int, error) {
 	}
 	if err != nil {
 		b.done = true
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The deadline stays past: net/http gives up on the rest at
+			// once and closes the connection after the answer.
+			return n, ErrBodyTooSlow
+		}
 		// The body is over: the connection keeps the whole request's
 		// deadline, as the server set it, so that a background read while
 		// the handler calls a service is not cut off by a window.
 		_ = b.set(b.until)
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return n, ErrBodyTooSlow
-		}
 	}
 	return n, err
 }
@@ -245,9 +253,12 @@ func (c BodyRate) perWindow() int64 {
 // next starts a new window at now.
 func (b *rateBody) next(now time.Time) {
 	b.window = 0
-	b.expires = now.Add(b.c.Window)
-	if b.expires.After(b.until) {
-		b.expires = b.until
+	_ = b.set(earlier(now.Add(b.c.Window), b.until))
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
 	}
-	_ = b.set(b.expires)
+	return b
 }
