@@ -24,6 +24,11 @@ func LimitInFlight(held *addrlimit.Counter, addr func(*http.Request) string, fai
 		key := addrlimit.Key(addr(r))
 		if !held.Acquire(key) {
 			w.Header().Set("Retry-After", InFlightRetry)
+			if r.ContentLength != 0 {
+				// Else net/http would read the unread body before it
+				// answers, at whatever pace the client sends it.
+				w.Header().Set("Connection", "close")
+			}
 			fail(w, r, http.StatusTooManyRequests, "too many requests in flight from your address; try again shortly")
 			return
 		}
