@@ -46,6 +46,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// upload lets concurrent uploads share one commit (one fsync) on both
 	// stores (BENCHMARKS.md, suite upload).
 	c.Store.BatchDelay = 2 * time.Millisecond
+	// A message holds one document (-max-document-bytes) and its framing;
+	// more is nobody's upload, and each message received is held whole.
+	c.Server.MaxRecvBytes = 24 << 20
 	c.Base.RegisterFlags(fs, "127.0.0.1:9103", "127.0.0.1:9203")
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "", "gRPC address of the mdr service, for value validation (empty: validation off)")
 	fs.StringVar(&c.Validation, "validation", "", "values checked against the registry: off, warn (stored, problems logged and counted) or reject (422); default warn with -mdr-addr, else off")
