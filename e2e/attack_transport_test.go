@@ -376,7 +376,8 @@ func TestAttackInFlightPerAddress(t *testing.T) {
 func TestAttackBodyBudget(t *testing.T) {
 	const mib = 1 << 20
 	s := NewStack(t, Options{
-		GatewayArgs: []string{"-max-body", strconv.Itoa(4 * mib), "-body-memory", strconv.Itoa(4 * mib)},
+		// A window long enough that the first body, paused, is not cut off.
+		GatewayArgs: []string{"-max-body", strconv.Itoa(4 * mib), "-body-memory", strconv.Itoa(4 * mib), "-body-rate-window", "1m"},
 		UploadArgs:  []string{"-validation", "off"},
 	})
 	seedSites(t, s)
@@ -426,8 +427,9 @@ func TestAttackBodyBudget(t *testing.T) {
 	if res.StatusCode != http.StatusCreated {
 		t.Fatalf("the first upload = %d, want 201", res.StatusCode)
 	}
-	if code, _ := put(); code != http.StatusCreated {
-		t.Fatalf("the second upload once the first is done = %d, want 201", code)
+	// 200: a try before the first body was reserved may have stored it.
+	if code, _ := put(); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("the second upload once the first is done = %d, want 201 or 200", code)
 	}
 }
 
