@@ -137,3 +137,31 @@ func TestListenClosesConnectionsBeyondTheCap(t *testing.T) {
 		t.Fatalf("%d more refused", len(refused))
 	}
 }
+
+// Key reads addresses a client influences (behind trusted proxies, from
+// X-Forwarded-For): any string gives a key, an address's key is an
+// address or a /64, and a key is its own key.
+func FuzzKey(f *testing.F) {
+	for _, s := range []string{"192.0.2.7:4711", "[2001:db8::1]:443", "::ffff:10.0.0.1", "fe80::1%eth0", "", "x:y:z", "[::]:0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k := Key(s)
+		if Key(k) != k {
+			t.Fatalf("Key(%q) = %q, whose key is %q", s, k, Key(k))
+		}
+		if _, ok := parse(s); !ok {
+			if k != s {
+				t.Fatalf("Key(%q) = %q, want it unchanged", s, k)
+			}
+			return
+		}
+		if p, err := netip.ParsePrefix(k); err == nil {
+			if p.Bits() != 64 || p.Masked() != p {
+				t.Fatalf("Key(%q) = %q, not a /64", s, k)
+			}
+		} else if a, err := netip.ParseAddr(k); err != nil || !a.Is4() {
+			t.Fatalf("Key(%q) = %q, neither an IPv4 address nor a /64", s, k)
+		}
+	})
+}
