@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -21,115 +20,6 @@ import (
 // held open, requests kept in flight, bodies beyond the memory budget.
 // Attackers connect from their own loopback source addresses (127.0.x.y),
 // as distinct hosts would; the gateway trusts no proxy, so it sees them.
-
-// src is a loopback source address 127.0.a.b.
-func src(a, b byte) net.IP { return net.IPv4(127, 0, a, b) }
-
-// clientFrom is an HTTP client whose connections come from ip.
-func clientFrom(ip net.IP, timeout time.Duration) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 10 * time.Second}
-	return &http.Client{Timeout: timeout, Transport: &http.Transport{Proxy: nil, DialContext: d.DialContext}}
-}
-
-// dialFrom opens a TCP connection from ip to the gateway.
-func dialFrom(s *Stack, ip net.IP) (net.Conn, error) {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 10 * time.Second}
-	return d.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-}
-
-// rawPut sends a PUT with a declared body of size bytes from ip, the body
-// written in the background (so an answer before the body's end is read,
-// as a client that does not wait would miss it), and returns the answer's
-// status and headers, or the error that ended the exchange.
-func rawPut(s *Stack, ip net.IP, path string, size int, headers ...string) (int, http.Header, error) {
-	c, err := dialFrom(s, ip)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer c.Close()
-	var h strings.Builder
-	fmt.Fprintf(&h, "PUT %s HTTP/1.1\r\nHost: fris.test\r\nContent-Length: %d\r\n", path, size)
-	for i := 0; i+1 < len(headers); i += 2 {
-		fmt.Fprintf(&h, "%s: %s\r\n", headers[i], headers[i+1])
-	}
-	h.WriteString("\r\n")
-	if _, err := io.WriteString(c, h.String()); err != nil {
-		return 0, nil, err
-	}
-	go func() {
-		chunk := []byte(strings.Repeat("x", 64<<10))
-		for sent := 0; sent < size; sent += len(chunk) {
-			if _, err := c.Write(chunk[:min(len(chunk), size-sent)]); err != nil {
-				return
-			}
-		}
-	}()
-	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	res, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	res.Body.Close()
-	return res.StatusCode, res.Header, nil
-}
-
-// rssMiB is a started process's resident set size.
-func rssMiB(t *testing.T, p *proc) float64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		t.Skipf("no /proc to read the RSS of %s: %v", p.name, err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kib, err := strconv.ParseFloat(f[1], 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kib / 1024
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/%d/status", p.cmd.Process.Pid)
-	return 0
-}
-
-// legitUpload stores one patient with the connector's credentials from its
-// own address and fails the test unless it is stored.
-func legitUpload(t *testing.T, s *Stack, ip net.IP, id string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, s.URL+charite.spec()+"/pats/"+id, strings.NewReader(patientDoc(id, "Patient", "")))
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	req.Header.Set("Authorization", basic(charite.user, charite.pass))
-	req.Header.Set("Content-Type", "application/xml")
-	res, err := clientFrom(ip, 30*time.Second).Do(req)
-	if err != nil {
-		t.Errorf("the connector's upload %s: %v", id, err)
-		return
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusCreated && res.StatusCode != http.StatusOK {
-		t.Errorf("the connector's upload %s = %d %s, want 201 or 200", id, res.StatusCode, b)
-	}
-}
-
-// legitRead reads the registry from ip and fails the test unless it is
-// answered.
-func legitRead(t *testing.T, s *Stack, ip net.IP) {
-	t.Helper()
-	res, err := clientFrom(ip, 30*time.Second).Get(s.URL + mdr + "/namespaces")
-	if err != nil {
-		t.Errorf("another host's read: %v", err)
-		return
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Errorf("another host's read = %d, want 200", res.StatusCode)
-	}
-}
 
 // Anonymous 8 MiB bodies, 30 at once from six addresses, three rounds:
 // each is refused (401) once the upload service has refused the missing
@@ -184,26 +74,6 @@ func TestAttackAnonymousBodies(t *testing.T) {
 		t.Errorf("anonymous bodies grew the gateway to %.0f MiB (from %.0f) and upload to %.0f MiB (from %.0f): want within 100 MiB", gw, baseGW, up, baseUp)
 	}
 	legitUpload(t, s, src(1, 100), "AFTER-1")
-}
-
-// raiseNoFile lifts the test process's open-file limit to n where the hard
-// limit allows, and skips the test where it does not.
-func raiseNoFile(t *testing.T, n uint64) {
-	t.Helper()
-	var l syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		t.Skipf("getrlimit: %v", err)
-	}
-	if l.Cur >= n {
-		return
-	}
-	if l.Max < n {
-		t.Skipf("the open-file limit %d is below %d", l.Max, n)
-	}
-	l.Cur = n
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		t.Skipf("setrlimit: %v", err)
-	}
 }
 
 // One host opens 3,000 connections, more than the gateway's whole
@@ -433,20 +303,40 @@ func TestAttackBodyBudget(t *testing.T) {
 	}
 }
 
-// rawPut2 is rawPut with the body given.
-func rawPut2(s *Stack, ip net.IP, path, body string, headers ...string) (int, http.Header, error) {
-	req, err := http.NewRequest(http.MethodPut, s.URL+path, strings.NewReader(body))
-	if err != nil {
-		return 0, nil, err
+
+// A site's own connector, or whoever holds its credentials, sends a dozen
+// 8 MiB documents at once: each is stored or, past the gateway's body
+// budget, refused with 503 and Retry-After; once they are done the
+// gateway hands the memory back (it stays within 100 MiB of where it
+// started), and the upload service parses a bounded share at a time
+// (-max-parse-bytes) instead of all of them.
+func TestAttackCredentialedBodiesMemoryReturns(t *testing.T) {
+	s := NewStack(t, Options{UploadArgs: []string{"-validation", "off"}})
+	seedSites(t, s)
+	legitUpload(t, s, src(5, 100), "WARM-1")
+	baseGW := rssMiB(t, s.Gateway)
+	pad := strings.Repeat(`<c:Case id="pad"/>`, 8<<20/len(`<c:Case id="pad"/>`))
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			id := fmt.Sprintf("BIG-%d", i)
+			code, h, err := rawPut2(s, src(5, byte(1+i%6)), charite.spec()+"/pats/"+id, patientDoc(id, "Patient", pad), charite.xml()...)
+			switch {
+			case err != nil:
+				t.Errorf("%s: %v", id, err)
+			case code == http.StatusServiceUnavailable && h.Get("Retry-After") != "":
+			case code != http.StatusCreated:
+				t.Errorf("%s = %d, want 201, or 503 with Retry-After", id, code)
+			}
+		})
 	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := clientFrom(ip, 30*time.Second).Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	_, _ = io.Copy(io.Discard, res.Body)
-	return res.StatusCode, res.Header, nil
+	wg.Wait()
+	t.Logf("gateway RSS %.0f MiB before, %.0f MiB after the uploads", baseGW, rssMiB(t, s.Gateway))
+	within(t, 30*time.Second, "the gateway's memory handed back", func() string {
+		if gw := rssMiB(t, s.Gateway); gw > baseGW+100 {
+			return fmt.Sprintf("RSS %.0f MiB, started at %.0f", gw, baseGW)
+		}
+		return ""
+	})
+	legitUpload(t, s, src(5, 100), "AFTER-1")
 }

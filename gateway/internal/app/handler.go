@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -216,7 +215,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		return httpx.Under(p, cfg.UploadPrefix) ||
 			httpx.Under(p, cfg.BrokerPrefix) && !httpx.Under(p, routes.ResearcherPath(cfg.BrokerPrefix))
 	}
-	bodies := httpx.NewBodyMemory(cfg.BodyMemory, 2*time.Second, debug.FreeOSMemory)
+	bodies := httpx.NewBodyMemory(cfg.BodyMemory, 2*time.Second, httpx.FreeMemory)
 	h = bodies.Limit(h)
 	h = httpx.LimitSegments(cfg.MaxPathSegment, textErrors, h)
 	h = httpx.CleanTarget(textErrors, h)

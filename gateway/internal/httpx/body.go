@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +104,15 @@ func (m *BodyMemory) freeIfIdle() {
 	}
 	m.released.Store(0)
 	m.free()
+}
+
+// FreeMemory hands the heap's free memory back to the operating system.
+// The collection first moves buffers pooled in sync.Pools (gRPC keeps its
+// message buffers in them) to the pools' victim caches, so that the one
+// FreeOSMemory runs frees them too.
+func FreeMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // Limit makes every request body of next draw on the budget.

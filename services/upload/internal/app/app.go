@@ -32,6 +32,7 @@ type Config struct {
 	Validation       string
 	MaxDocumentBytes int64
 	MaxDepth         int
+	MaxParseBytes    int64
 	SecretCacheTTL   time.Duration
 	Argon2Memory     uint
 	// Abuse limits of failed Basic credentials (docs/security.md, "Abuse
@@ -54,6 +55,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Validation, "validation", "", "values checked against the registry: off, warn (stored, problems logged and counted) or reject (422); default warn with -mdr-addr, else off")
 	fs.Int64Var(&c.MaxDocumentBytes, "max-document-bytes", 10<<20, "largest patient document")
 	fs.IntVar(&c.MaxDepth, "max-depth", 32, "deepest element nesting of a patient document")
+	fs.Int64Var(&c.MaxParseBytes, "max-parse-bytes", 16<<20, "most bytes of patient documents parsed at once; more wait for their turn within the call's deadline (0: no bound; else at least -max-document-bytes)")
 	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified site password is remembered (0: never)")
 	ratelimit.PolicyVar(fs, &c.LimitBasic, "limit-basic", "10/15m:10s..15m", "failed Basic credentials per username")
 	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed Basic credentials per client address")
@@ -80,6 +82,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxDocumentBytes <= 0 || c.MaxDocumentBytes > int64(c.Server.MaxRecvBytes)/2 {
 		errs = append(errs, errors.New("-max-document-bytes must be positive and at most half of -max-recv-bytes"))
+	}
+	if c.MaxParseBytes < 0 || c.MaxParseBytes > 0 && c.MaxParseBytes < c.MaxDocumentBytes {
+		errs = append(errs, errors.New("-max-parse-bytes must be 0 or at least -max-document-bytes"))
 	}
 	if c.MaxDepth < 4 || c.MaxDepth > 1000 {
 		errs = append(errs, errors.New("-max-depth must be between 4 and 1000"))
@@ -157,7 +162,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		}, func() float64 { return float64(b.Commits()) }))
 	}
 	svc := service.New(service.Config{
-		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation,
+		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation, MaxParseBytes: cfg.MaxParseBytes,
 		Guard: ratelimit.New(db, reg, log).Guard("basic", cfg.LimitBasic, cfg.LimitAddr),
 	}, storage.New(db), password.New(params, cfg.SecretCacheTTL), checker, newCounters(reg), log)
 	return server.Run(ctx, cfg.Server, server.Service{

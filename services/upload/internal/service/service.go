@@ -42,6 +42,9 @@ type Config struct {
 	// Guard limits failed Basic credentials per username and per client
 	// address (docs/security.md, "Abuse limits"); nil limits nothing.
 	Guard *ratelimit.Guard
+	// MaxParseBytes bounds the bytes of documents parsed at once (a
+	// document waits for its share); 0: no bound.
+	MaxParseBytes int64
 }
 
 // Checker validates values against the registry.
@@ -76,6 +79,7 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 	guard   *ratelimit.Guard
+	parsing *parseBudget
 }
 
 // New returns the service. checker may be nil when validation is off.
@@ -86,7 +90,8 @@ func New(cfg Config, store storage.Store, hasher *password.Hasher, checker Check
 	if cfg.Validation == "" {
 		cfg.Validation = ValidateOff
 	}
-	return &Service{cfg: cfg, store: store, hasher: hasher, checker: checker, count: counters, log: log, now: time.Now, guard: cfg.Guard}
+	return &Service{cfg: cfg, store: store, hasher: hasher, checker: checker, count: counters, log: log, now: time.Now, guard: cfg.Guard,
+		parsing: newParseBudget(cfg.MaxParseBytes, 2*time.Second, freeMemory)}
 }
 
 // SetClock replaces the clock (tests).
@@ -239,6 +244,11 @@ func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, d
 	if int64(len(doc)) > s.cfg.MaxDocumentBytes {
 		return 0, nil, rpcerr.New(rpcerr.ErrTooLarge, "the document is larger than %d bytes", s.cfg.MaxDocumentBytes)
 	}
+	release, err := s.parsing.acquire(ctx, int64(len(doc)))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
 	p, err := patient.Parse(bytes.NewReader(doc), patient.Limits{MaxBytes: s.cfg.MaxDocumentBytes, MaxDepth: s.cfg.MaxDepth})
 	var invalid *patient.InvalidError
 	switch {
