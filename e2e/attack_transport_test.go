@@ -303,7 +303,6 @@ func TestAttackBodyBudget(t *testing.T) {
 	}
 }
 
-
 // A site's own connector, or whoever holds its credentials, sends a dozen
 // 8 MiB documents at once: each is stored or, past the gateway's body
 // budget, refused with 503 and Retry-After; once they are done the
