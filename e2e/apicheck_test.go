@@ -168,6 +168,21 @@ func (c *apiCheck) RoundTrip(req *http.Request) (*http.Response, error) {
 	return res, nil
 }
 
+// transportLimit tells the gateway's answers for any path when a client
+// holds too much of it: too many requests in flight from its address
+// (429), a body too slow (408), the body budget spent (503).
+func transportLimit(status int, body []byte) bool {
+	switch status {
+	case http.StatusTooManyRequests:
+		return bytes.Contains(body, []byte("requests in flight from your address"))
+	case http.StatusRequestTimeout:
+		return bytes.Contains(body, []byte("request body arrived too slowly"))
+	case http.StatusServiceUnavailable:
+		return bytes.Contains(body, []byte("receiving too many request bodies"))
+	}
+	return false
+}
+
 // check says how the response differs from the document, or "".
 func (c *apiCheck) check(req *http.Request, res *http.Response, body []byte) string {
 	if c.gateway != "" && req.URL.Host != c.gateway {
@@ -187,6 +202,10 @@ func (c *apiCheck) check(req *http.Request, res *http.Response, body []byte) str
 		return ""
 	case res.StatusCode == http.StatusRequestHeaderFieldsTooLarge:
 		// Written by net/http before any route, for any path.
+		return ""
+	case transportLimit(res.StatusCode, body):
+		// What one address may hold (docs/security.md, "Limits"): the
+		// document's common rules, for any path.
 		return ""
 	case notAPI(req.URL.Path):
 		// Browser pages (the Explorer), which the document leaves out.

@@ -158,6 +158,9 @@ tls() { # tls NAME: the flags of NAME's certificate, into TLS
   TLS=(-tls-cert "$tmp/tls/$1.pem" -tls-key "$tmp/tls/$1-key.pem" -tls-ca "$tmp/tls/ca.pem")
 }
 tls gateway; TLS_GATEWAY=("${TLS[@]}")
+# The load generator is one address standing for many clients: the
+# gateway's per-address caps (docs/security.md, "Limits") would refuse it.
+GW_LOAD=(-max-conns-per-addr 0 -max-inflight-per-addr 0)
 tls admin; TLS_ADMIN=("${TLS[@]}")
 tls auth; TLS_AUTH=("${TLS[@]}")
 tls mdr; TLS_MDR=("${TLS[@]}")
@@ -255,7 +258,7 @@ run_pass() {
   shift 4
   [[ -n "$suites" ]] || return 0
   local gw_pid bench_pid args=()
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" "${GW_LOAD[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" \
     -auth-addr "127.0.0.1:$auth_grpc_port" -jwks-url "http://127.0.0.1:$auth_ops_port/jwks" -issuer "$issuer" \
     -log-level warn "$@" 2>>"$tmp/gateway.log" &
   gw_pid=$!
@@ -326,7 +329,7 @@ run_broker() {
   b_pid=$!
   pids+=("$b_pid")
   wait_ready "http://127.0.0.1:$b_ops/readyz" "$b_pid" broker
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -broker-addr "127.0.0.1:$b_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" "${GW_LOAD[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -broker-addr "127.0.0.1:$b_grpc" \
     -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
@@ -379,7 +382,7 @@ run_upload() {
   "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site bench -teiler teiler1 \
     -password "$FRIS_BENCH_SITE_PASSWORD" bench-teiler1 >"$tmp/upload-seed.log" 2>&1 ||
     { failed=1; echo "bench: creating the upload credential failed" >&2; cat "$tmp/upload-seed.log" >&2; exit 1; }
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -upload-addr "127.0.0.1:$u_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" "${GW_LOAD[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -upload-addr "127.0.0.1:$u_grpc" \
     -jwks-url "" -log-level warn 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
@@ -496,7 +499,7 @@ start_stack() {
         -password "$FRIS_BENCH_SITE_PASSWORD" "bench-teiler1-$i" || exit 1
     done
   ) >"$tmp/seed-$name.log" 2>&1 || { failed=1; echo "bench: seeding the $name stack failed" >&2; cat "$tmp/seed-$name.log" >&2; exit 1; }
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" "${GW_LOAD[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
     -upload-addr "127.0.0.1:$u_grpc" -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://127.0.0.1:$gw_port" \
     -log-level warn 2>>"$tmp/gateway-$name.log" &
   gw_pid=$!
@@ -630,7 +633,7 @@ run_guess() {
       "$BIN/auth" create-user "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
         -name "Bench User" -email-verified
   } >"$tmp/guess-seed.log" 2>&1 || { failed=1; echo "bench: seeding the guess suite's auth service failed" >&2; cat "$tmp/guess-seed.log" >&2; exit 1; }
-  "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
+  "$BIN/gateway" "${TLS_GATEWAY[@]}" "${GW_LOAD[@]}" -addr "127.0.0.1:$gw_port" -ops-addr "" -mdr-addr "127.0.0.1:$grpc_port" -auth-addr "127.0.0.1:$a_grpc" \
     -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://127.0.0.1:$gw_port" -log-level error 2>>"$tmp/gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -101,12 +102,13 @@ const (
 )
 
 // RegisterFlags adds -grpc-addr, -ops-addr and -shutdown-timeout with the
-// given defaults.
+// given defaults. A MaxRecvBytes set before is the service's default of
+// -max-recv-bytes (else 64 MiB).
 func (c *Config) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", grpcAddr, "gRPC listen address")
 	fs.StringVar(&c.OpsAddr, "ops-addr", opsAddr, "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on shutdown")
-	fs.IntVar(&c.MaxRecvBytes, "max-recv-bytes", 64<<20, "largest gRPC request message accepted")
+	fs.IntVar(&c.MaxRecvBytes, "max-recv-bytes", cmp.Or(c.MaxRecvBytes, 64<<20), "largest gRPC request message accepted")
 	fs.IntVar(&c.GCPercent, "gogc", DefaultGCPercent, "garbage collector target percentage, as GOGC (an explicit GOGC environment variable wins)")
 	fs.IntVar(&c.StreamWorkers, "stream-workers", 32, "goroutines kept to serve RPCs (0: one new goroutine per RPC)")
 	fs.IntVar(&c.MaxConns, "max-conns", 1024, "most concurrent gRPC connections (0: no cap)")

@@ -21,7 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
+	"fris.dev/gateway/internal/addrlimit"
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/gateway/internal/clientaddr"
 	"fris.dev/pkg/server"
 	"fris.dev/pkg/telemetry"
 )
@@ -59,7 +61,17 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
-	lis = server.Limit(lis, cfg.MaxConns)
+	// The per-address cap wraps the global one: a connection it refuses
+	// is closed at once and gives its global slot back.
+	proxies, _ := clientaddr.Parse(cfg.TrustedProxies) // checked by Validate
+	refused := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "fris_gateway_conns_refused_total",
+		Help: "Connections closed at once because their address held -max-conns-per-addr.",
+	})
+	reg.MustRegister(refused)
+	lis = addrlimit.Listen(server.Limit(lis, cfg.MaxConns), addrlimit.ListenConfig{
+		Max: cfg.MaxConnsPerAddr, Exempt: proxies.Trusts, Refused: refused.Inc,
+	})
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,

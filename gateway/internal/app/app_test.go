@@ -422,6 +422,16 @@ func TestConfigValidate(t *testing.T) {
 		{[]string{"-read-header-timeout", "10m"}, false},
 		{[]string{"-write-timeout", "1m"}, false},
 		{[]string{"-read-timeout", "30s", "-write-timeout", "1m"}, true},
+		{[]string{"-max-conns-per-addr", "0", "-max-inflight-per-addr", "0", "-min-body-rate", "0", "-body-memory", "0"}, true},
+		{[]string{"-max-conns-per-addr", "-1"}, false},
+		{[]string{"-max-inflight-per-addr", "-1"}, false},
+		{[]string{"-min-body-rate", "-1"}, false},
+		{[]string{"-body-rate-window", "500ms"}, false},
+		{[]string{"-body-rate-window", "6m"}, false},
+		{[]string{"-min-body-rate", "0", "-body-rate-window", "0s"}, true},
+		{[]string{"-body-memory", "1048576"}, false},
+		{[]string{"-body-memory", "-1"}, false},
+		{[]string{"-body-memory", "1048576", "-max-body", "1048576"}, true},
 		// The cases above run with -insecure-plaintext; TLS is secure by default.
 		{[]string{"-insecure-plaintext=false"}, false},
 		{[]string{"-insecure-plaintext=false", "-tls-cert", "g.pem", "-tls-key", "g-key.pem", "-tls-ca", "ca.pem"}, true},
@@ -434,6 +444,12 @@ func TestConfigValidate(t *testing.T) {
 	cfg := defaultConfig(t)
 	if cfg.MaxConns != 4096 || cfg.IdleTimeout != 30*time.Second || cfg.WriteTimeout < cfg.ReadTimeout+cfg.UpstreamTimeout {
 		t.Fatalf("connection defaults %+v", cfg)
+	}
+	// The slowest link FRIS serves (-max-body within -read-timeout, ~35 KB/s)
+	// keeps the minimum body pace with room to spare.
+	if slowest := cfg.MaxBody / int64(cfg.ReadTimeout/time.Second); cfg.MinBodyRate <= 0 || cfg.MinBodyRate*4 > slowest ||
+		cfg.MaxConnsPerAddr <= 0 || cfg.MaxInFlightPerAddr <= 0 || cfg.BodyMemory < 16*cfg.MaxBody || cfg.ReadHeaderTimeout > 5*time.Second {
+		t.Fatalf("per-address and body defaults %+v", cfg)
 	}
 	if cfg.AuthAddr != "" || cfg.AuthPrefix != "/oauth2" || cfg.JWKSURL != "http://127.0.0.1:9201/jwks" || cfg.Issuer != "http://127.0.0.1:8080" {
 		t.Fatalf("defaults %+v", cfg)

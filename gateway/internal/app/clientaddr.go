@@ -31,6 +31,12 @@ func withClientAddr(proxies clientaddr.Proxies, next http.Handler) http.Handler 
 	})
 }
 
+// clientAddrOf is the address withClientAddr remembered for r.
+func clientAddrOf(r *http.Request) string {
+	addr, _ := r.Context().Value(clientAddrKey{}).(string)
+	return addr
+}
+
 // clientAddrMetadata puts the remembered client address into a call's
 // outgoing metadata, replacing any value, so every call to every service
 // carries it whichever handler (grpc-gateway, the hand-written ones, the

@@ -60,6 +60,14 @@ type Config struct {
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
+	// Per-address caps and the pace a body must keep (docs/security.md,
+	// "Limits"): what one host may hold of the gateway.
+	MaxConnsPerAddr    int
+	MaxInFlightPerAddr int
+	MinBodyRate        int64
+	BodyRateWindow     time.Duration
+	// BodyMemory bounds the bytes of request bodies held at once.
+	BodyMemory int64
 
 	// The Explorer's OAuth client (docs/decisions.md, "Explorer"): without
 	// an id and secret its sign-in says it is not configured.
@@ -113,7 +121,16 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MDRCacheSize, "mdr-cache-size", 4096, "most registry responses kept in the cache")
 	fs.IntVar(&c.GCPercent, "gogc", server.DefaultGCPercent, "garbage collector target percentage, as GOGC (an explicit GOGC environment variable wins)")
 	fs.IntVar(&c.MaxConns, "max-conns", 4096, "most concurrent client connections; more wait in the kernel's accept queue (0: no cap)")
-	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
+	// Headers are a few hundred bytes: 5s is ample on the slowest link,
+	// and what a connection sending them byte by byte can hold.
+	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send a request's headers")
+	fs.IntVar(&c.MaxConnsPerAddr, "max-conns-per-addr", 64, "most open connections from one client address (IPv6: one /64); more are closed at once (0: no cap; connections from -trusted-proxies are not counted: the proxy must limit its clients)")
+	fs.IntVar(&c.MaxInFlightPerAddr, "max-inflight-per-addr", 32, "most requests in flight from one client address (IPv6: one /64; behind -trusted-proxies the client's); more are 429 with Retry-After (0: no cap)")
+	// 4 KiB/s is a fraction of the slowest site link FRIS serves (10 MiB
+	// in 5 minutes, ~35 KB/s) and far above a trickle.
+	fs.Int64Var(&c.MinBodyRate, "min-body-rate", 4096, "least bytes per second a request body must bring, measured over -body-rate-window; slower is cut off with 408 (0: no minimum, only -read-timeout)")
+	fs.DurationVar(&c.BodyRateWindow, "body-rate-window", 10*time.Second, "the window -min-body-rate is measured over: the longest a body may stall")
+	fs.Int64Var(&c.BodyMemory, "body-memory", 256<<20, "most bytes of request bodies the gateway holds at once; past it a body is refused with 503 and Retry-After (0: no budget; else at least -max-body)")
 	// A whole request, body included: the largest body (-max-body, 10 MiB)
 	// needs 5 min at ~280 kbit/s, a slow site link.
 	fs.DurationVar(&c.ReadTimeout, "read-timeout", 5*time.Minute, "how long a client may take to send a whole request, body included")
@@ -216,6 +233,15 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
 		errs = append(errs, errors.New("-read-header-timeout, -read-timeout, -write-timeout and -idle-timeout must be positive"))
+	}
+	if c.MaxConnsPerAddr < 0 || c.MaxInFlightPerAddr < 0 || c.MinBodyRate < 0 || c.BodyMemory < 0 {
+		errs = append(errs, errors.New("-max-conns-per-addr, -max-inflight-per-addr, -min-body-rate and -body-memory must not be negative (0: off)"))
+	}
+	if c.MinBodyRate > 0 && (c.BodyRateWindow < time.Second || c.BodyRateWindow > c.ReadTimeout) {
+		errs = append(errs, errors.New("-body-rate-window must be between 1s and -read-timeout"))
+	}
+	if c.BodyMemory > 0 && c.BodyMemory < c.MaxBody {
+		errs = append(errs, errors.New("-body-memory must be at least -max-body (or 0: no budget)"))
 	}
 	if c.ReadHeaderTimeout > c.ReadTimeout {
 		errs = append(errs, errors.New("-read-header-timeout must not exceed -read-timeout"))

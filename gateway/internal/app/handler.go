@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"fris.dev/gateway/internal/addrlimit"
 	"fris.dev/gateway/internal/apidoc"
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
@@ -220,6 +221,8 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		return httpx.Under(p, cfg.UploadPrefix) ||
 			httpx.Under(p, cfg.BrokerPrefix) && !httpx.Under(p, routes.ResearcherPath(cfg.BrokerPrefix))
 	}
+	bodies := httpx.NewBodyMemory(cfg.BodyMemory, 2*time.Second, httpx.FreeMemory)
+	h = bodies.Limit(h)
 	h = httpx.LimitSegments(cfg.MaxPathSegment, textErrors, h)
 	h = httpx.CleanTarget(textErrors, h)
 	// The connector encodes patient ids in ISO-8859-1 (docs/decisions.md).
@@ -236,6 +239,18 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	proxies, err := clientaddr.Parse(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
+	}
+	// Outside the layers that wrap the ResponseWriter: the body's pace is
+	// kept with the connection's read deadline.
+	h = httpx.BodyRate{MinRate: cfg.MinBodyRate, Window: cfg.BodyRateWindow, Whole: cfg.ReadTimeout}.Limit(h)
+	if cfg.MaxInFlightPerAddr > 0 {
+		h = httpx.LimitInFlight(addrlimit.NewCounter(cfg.MaxInFlightPerAddr), clientAddrOf, func(w http.ResponseWriter, r *http.Request, code int, msg string) {
+			if textErrors(r.URL.Path) {
+				apierr.WriteText(w, code, msg)
+				return
+			}
+			apierr.WriteJSON(w, code, msg)
+		}, h)
 	}
 	h = withClientAddr(proxies, h)
 	h = httpx.Recover(log, h)

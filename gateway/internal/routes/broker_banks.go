@@ -135,7 +135,23 @@ func (h *bankHandlers) sendDoc(w http.ResponseWriter, r *http.Request, get func(
 	writeDoc(w, d)
 }
 
+// admitted asks the broker to check the request's bank token (the bank
+// of email, when set) before the body is read, as the upload's routes do
+// (uploadHandlers.admitted); false when it has answered.
+func (h *bankHandlers) admitted(w http.ResponseWriter, r *http.Request, email string) bool {
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	if _, err := h.client.CheckBankToken(ctx, &brokerv1.CheckBankTokenRequest{BankEmail: email}); err != nil {
+		writeError(w, err)
+		return false
+	}
+	return true
+}
+
 func (h *bankHandlers) reply(w http.ResponseWriter, r *http.Request) {
+	if !h.admitted(w, r, r.PathValue("email")) {
+		return
+	}
 	body, ok := readBody(w, r, apierr.WriteText)
 	if !ok {
 		return

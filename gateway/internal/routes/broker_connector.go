@@ -108,6 +108,9 @@ func (h *bankHandlers) queryDoc(w http.ResponseWriter, r *http.Request, get func
 }
 
 func (h *bankHandlers) monitoring(w http.ResponseWriter, r *http.Request) {
+	if !h.admitted(w, r, "") {
+		return
+	}
 	body, ok := readBody(w, r, apierr.WriteText)
 	if !ok {
 		return

@@ -28,6 +28,10 @@ func (b *replyBroker) GetName(context.Context, *brokerv1.GetNameRequest) (*broke
 	return &brokerv1.GetNameResponse{Name: "Test Broker"}, nil
 }
 
+func (b *replyBroker) CheckBankToken(context.Context, *brokerv1.CheckBankTokenRequest) (*brokerv1.CheckBankTokenResponse, error) {
+	return &brokerv1.CheckBankTokenResponse{}, nil
+}
+
 func (b *replyBroker) PutReply(_ context.Context, r *brokerv1.PutReplyRequest) (*brokerv1.PutReplyResponse, error) {
 	b.got <- r
 	return &brokerv1.PutReplyResponse{Message: "stored"}, nil

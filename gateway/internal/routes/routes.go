@@ -110,19 +110,53 @@ type errorWriter func(w http.ResponseWriter, httpStatus int, description string)
 
 // readBody reads a request body whole, within the gateway's limit
 // (httpx.LimitBody), so that an oversized body is 413 and a broken one
-// 400, answered with fail; ok is false when it has answered.
+// 400, answered with fail; ok is false when it has answered. A body the
+// gateway has no memory for now (httpx.BodyMemory) is 503 with
+// Retry-After, one that arrives too slowly (httpx.BodyRate) 408. Routes
+// whose callers have credentials call it only once those have been
+// checked (docs/security.md, "Limits").
 func readBody(w http.ResponseWriter, r *http.Request, fail errorWriter) (body []byte, ok bool) {
-	body, err := io.ReadAll(r.Body)
+	body, err := readAll(r.Body, r.ContentLength)
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
 			fail(w, http.StatusRequestEntityTooLarge, "request body larger than "+strconv.FormatInt(tooBig.Limit, 10)+" bytes")
-			return nil, false
+		case errors.Is(err, httpx.ErrBodyMemory):
+			w.Header().Set("Retry-After", httpx.BodyMemoryRetry)
+			fail(w, http.StatusServiceUnavailable, httpx.ErrBodyMemory.Error())
+		case errors.Is(err, httpx.ErrBodyTooSlow):
+			w.Header().Set("Connection", "close")
+			fail(w, http.StatusRequestTimeout, httpx.ErrBodyTooSlow.Error())
+		default:
+			fail(w, http.StatusBadRequest, "reading the request body failed")
 		}
-		fail(w, http.StatusBadRequest, "reading the request body failed")
 		return nil, false
 	}
 	return body, true
+}
+
+// readAll reads r whole. With a declared length it reads into one slice
+// of that size, where io.ReadAll would grow and copy its buffer up to
+// twice the body's size.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, declared)
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	// net/http ends a body at its Content-Length; whatever else a reader
+	// says (an error past the limit) is appended or reported.
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, rest...), nil
 }
 
 // limitBody caps a route's body below the gateway's -max-body (group A's

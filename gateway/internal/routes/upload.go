@@ -145,8 +145,30 @@ func uploadError(w http.ResponseWriter, err error) {
 	apierr.WriteText(w, code, msg)
 }
 
+// admitted asks the service to check the request's credentials (and the
+// media type of the body it carries) before the body is read: a body
+// costs the gateway memory and a connection for as long as it takes to
+// arrive, which nobody without valid credentials may make it spend
+// (docs/security.md, "Limits"). The service checks them again with the
+// body; a credential verified here is remembered there, so that costs no
+// second hash. False when it has answered.
+func (h *uploadHandlers) admitted(w http.ResponseWriter, r *http.Request, p UploadPath, body uploadv1.CheckCredentialsRequest_Body) bool {
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	if _, err := h.client.CheckCredentials(ctx, &uploadv1.CheckCredentialsRequest{
+		Teiler: p.teiler(), ContentType: headerString(r, "Content-Type"), Body: body,
+	}); err != nil {
+		uploadError(w, err)
+		return false
+	}
+	return true
+}
+
 func (h *uploadHandlers) putPatient(p UploadPath) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if !h.admitted(w, r, p, uploadv1.CheckCredentialsRequest_PATIENT) {
+			return
+		}
 		body, ok := readBody(w, r, apierr.WriteText)
 		if !ok {
 			return
@@ -245,6 +267,9 @@ func (h *uploadHandlers) getStats(p UploadPath) http.HandlerFunc {
 
 func (h *uploadHandlers) putStats(p UploadPath) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if !h.admitted(w, r, p, uploadv1.CheckCredentialsRequest_UPLOAD_STATS) {
+			return
+		}
 		body, ok := readBody(w, r, apierr.WriteText)
 		if !ok {
 			return

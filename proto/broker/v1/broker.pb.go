@@ -1312,6 +1312,88 @@ func (x *SetBankSiteNameResponse) GetMessage() string {
 	return ""
 }
 
+type CheckBankTokenRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// bank_email, when set, is the bank the request's path names: the token
+	// must be that bank's (a reply's .../replies/{email}). Empty: any bank's.
+	BankEmail     string `protobuf:"bytes,1,opt,name=bank_email,json=bankEmail,proto3" json:"bank_email,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckBankTokenRequest) Reset() {
+	*x = CheckBankTokenRequest{}
+	mi := &file_broker_v1_broker_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckBankTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckBankTokenRequest) ProtoMessage() {}
+
+func (x *CheckBankTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckBankTokenRequest.ProtoReflect.Descriptor instead.
+func (*CheckBankTokenRequest) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CheckBankTokenRequest) GetBankEmail() string {
+	if x != nil {
+		return x.BankEmail
+	}
+	return ""
+}
+
+type CheckBankTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckBankTokenResponse) Reset() {
+	*x = CheckBankTokenResponse{}
+	mi := &file_broker_v1_broker_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckBankTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckBankTokenResponse) ProtoMessage() {}
+
+func (x *CheckBankTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckBankTokenResponse.ProtoReflect.Descriptor instead.
+func (*CheckBankTokenResponse) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{24}
+}
+
 type Contact struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Title         string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
@@ -1326,7 +1408,7 @@ type Contact struct {
 
 func (x *Contact) Reset() {
 	*x = Contact{}
-	mi := &file_broker_v1_broker_proto_msgTypes[23]
+	mi := &file_broker_v1_broker_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1338,7 +1420,7 @@ func (x *Contact) String() string {
 func (*Contact) ProtoMessage() {}
 
 func (x *Contact) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[23]
+	mi := &file_broker_v1_broker_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1351,7 +1433,7 @@ func (x *Contact) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Contact.ProtoReflect.Descriptor instead.
 func (*Contact) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{23}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Contact) GetTitle() string {
@@ -1407,7 +1489,7 @@ type ExposeInfo struct {
 
 func (x *ExposeInfo) Reset() {
 	*x = ExposeInfo{}
-	mi := &file_broker_v1_broker_proto_msgTypes[24]
+	mi := &file_broker_v1_broker_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1501,7 @@ func (x *ExposeInfo) String() string {
 func (*ExposeInfo) ProtoMessage() {}
 
 func (x *ExposeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[24]
+	mi := &file_broker_v1_broker_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1514,7 @@ func (x *ExposeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposeInfo.ProtoReflect.Descriptor instead.
 func (*ExposeInfo) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{24}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ExposeInfo) GetId() string {
@@ -1482,7 +1564,7 @@ type Inquiry struct {
 
 func (x *Inquiry) Reset() {
 	*x = Inquiry{}
-	mi := &file_broker_v1_broker_proto_msgTypes[25]
+	mi := &file_broker_v1_broker_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1576,7 @@ func (x *Inquiry) String() string {
 func (*Inquiry) ProtoMessage() {}
 
 func (x *Inquiry) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[25]
+	mi := &file_broker_v1_broker_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1589,7 @@ func (x *Inquiry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inquiry.ProtoReflect.Descriptor instead.
 func (*Inquiry) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{25}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Inquiry) GetId() string {
@@ -1630,7 +1712,7 @@ type InquiryContent struct {
 
 func (x *InquiryContent) Reset() {
 	*x = InquiryContent{}
-	mi := &file_broker_v1_broker_proto_msgTypes[26]
+	mi := &file_broker_v1_broker_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1724,7 @@ func (x *InquiryContent) String() string {
 func (*InquiryContent) ProtoMessage() {}
 
 func (x *InquiryContent) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[26]
+	mi := &file_broker_v1_broker_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1737,7 @@ func (x *InquiryContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InquiryContent.ProtoReflect.Descriptor instead.
 func (*InquiryContent) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{26}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *InquiryContent) GetLabel() string {
@@ -1733,7 +1815,7 @@ type CreateInquiryRequest struct {
 
 func (x *CreateInquiryRequest) Reset() {
 	*x = CreateInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[27]
+	mi := &file_broker_v1_broker_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1745,7 +1827,7 @@ func (x *CreateInquiryRequest) String() string {
 func (*CreateInquiryRequest) ProtoMessage() {}
 
 func (x *CreateInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[27]
+	mi := &file_broker_v1_broker_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1758,7 +1840,7 @@ func (x *CreateInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateInquiryRequest.ProtoReflect.Descriptor instead.
 func (*CreateInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{27}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateInquiryRequest) GetContent() *InquiryContent {
@@ -1784,7 +1866,7 @@ type GetInquiryRequest struct {
 
 func (x *GetInquiryRequest) Reset() {
 	*x = GetInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[28]
+	mi := &file_broker_v1_broker_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +1878,7 @@ func (x *GetInquiryRequest) String() string {
 func (*GetInquiryRequest) ProtoMessage() {}
 
 func (x *GetInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[28]
+	mi := &file_broker_v1_broker_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +1891,7 @@ func (x *GetInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetInquiryRequest.ProtoReflect.Descriptor instead.
 func (*GetInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{28}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetInquiryRequest) GetId() string {
@@ -1829,7 +1911,7 @@ type ListInquiriesOfAuthorRequest struct {
 
 func (x *ListInquiriesOfAuthorRequest) Reset() {
 	*x = ListInquiriesOfAuthorRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[29]
+	mi := &file_broker_v1_broker_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1923,7 @@ func (x *ListInquiriesOfAuthorRequest) String() string {
 func (*ListInquiriesOfAuthorRequest) ProtoMessage() {}
 
 func (x *ListInquiriesOfAuthorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[29]
+	mi := &file_broker_v1_broker_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +1936,7 @@ func (x *ListInquiriesOfAuthorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInquiriesOfAuthorRequest.ProtoReflect.Descriptor instead.
 func (*ListInquiriesOfAuthorRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{29}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListInquiriesOfAuthorRequest) GetStatus() InquiryStatus {
@@ -1873,7 +1955,7 @@ type InquiryList struct {
 
 func (x *InquiryList) Reset() {
 	*x = InquiryList{}
-	mi := &file_broker_v1_broker_proto_msgTypes[30]
+	mi := &file_broker_v1_broker_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1885,7 +1967,7 @@ func (x *InquiryList) String() string {
 func (*InquiryList) ProtoMessage() {}
 
 func (x *InquiryList) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[30]
+	mi := &file_broker_v1_broker_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1898,7 +1980,7 @@ func (x *InquiryList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InquiryList.ProtoReflect.Descriptor instead.
 func (*InquiryList) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{30}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *InquiryList) GetInquiries() []*Inquiry {
@@ -1918,7 +2000,7 @@ type UpdateInquiryRequest struct {
 
 func (x *UpdateInquiryRequest) Reset() {
 	*x = UpdateInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[31]
+	mi := &file_broker_v1_broker_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +2012,7 @@ func (x *UpdateInquiryRequest) String() string {
 func (*UpdateInquiryRequest) ProtoMessage() {}
 
 func (x *UpdateInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[31]
+	mi := &file_broker_v1_broker_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +2025,7 @@ func (x *UpdateInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateInquiryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{31}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UpdateInquiryRequest) GetId() string {
@@ -1969,7 +2051,7 @@ type ReleaseInquiryRequest struct {
 
 func (x *ReleaseInquiryRequest) Reset() {
 	*x = ReleaseInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[32]
+	mi := &file_broker_v1_broker_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2063,7 @@ func (x *ReleaseInquiryRequest) String() string {
 func (*ReleaseInquiryRequest) ProtoMessage() {}
 
 func (x *ReleaseInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[32]
+	mi := &file_broker_v1_broker_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2076,7 @@ func (x *ReleaseInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseInquiryRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{32}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReleaseInquiryRequest) GetId() string {
@@ -2013,7 +2095,7 @@ type CloseInquiryRequest struct {
 
 func (x *CloseInquiryRequest) Reset() {
 	*x = CloseInquiryRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[33]
+	mi := &file_broker_v1_broker_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2107,7 @@ func (x *CloseInquiryRequest) String() string {
 func (*CloseInquiryRequest) ProtoMessage() {}
 
 func (x *CloseInquiryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[33]
+	mi := &file_broker_v1_broker_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2120,7 @@ func (x *CloseInquiryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseInquiryRequest.ProtoReflect.Descriptor instead.
 func (*CloseInquiryRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{33}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CloseInquiryRequest) GetId() string {
@@ -2057,7 +2139,7 @@ type ListRepliesRequest struct {
 
 func (x *ListRepliesRequest) Reset() {
 	*x = ListRepliesRequest{}
-	mi := &file_broker_v1_broker_proto_msgTypes[34]
+	mi := &file_broker_v1_broker_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2069,7 +2151,7 @@ func (x *ListRepliesRequest) String() string {
 func (*ListRepliesRequest) ProtoMessage() {}
 
 func (x *ListRepliesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[34]
+	mi := &file_broker_v1_broker_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2082,7 +2164,7 @@ func (x *ListRepliesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRepliesRequest.ProtoReflect.Descriptor instead.
 func (*ListRepliesRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{34}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListRepliesRequest) GetId() string {
@@ -2109,7 +2191,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_broker_v1_broker_proto_msgTypes[35]
+	mi := &file_broker_v1_broker_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2121,7 +2203,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[35]
+	mi := &file_broker_v1_broker_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2134,7 +2216,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{35}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Reply) GetBankEmail() string {
@@ -2190,7 +2272,7 @@ type SiteCount struct {
 
 func (x *SiteCount) Reset() {
 	*x = SiteCount{}
-	mi := &file_broker_v1_broker_proto_msgTypes[36]
+	mi := &file_broker_v1_broker_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2202,7 +2284,7 @@ func (x *SiteCount) String() string {
 func (*SiteCount) ProtoMessage() {}
 
 func (x *SiteCount) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[36]
+	mi := &file_broker_v1_broker_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2215,7 +2297,7 @@ func (x *SiteCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SiteCount.ProtoReflect.Descriptor instead.
 func (*SiteCount) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{36}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SiteCount) GetSiteId() string {
@@ -2252,7 +2334,7 @@ type ListRepliesResponse struct {
 
 func (x *ListRepliesResponse) Reset() {
 	*x = ListRepliesResponse{}
-	mi := &file_broker_v1_broker_proto_msgTypes[37]
+	mi := &file_broker_v1_broker_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2346,7 @@ func (x *ListRepliesResponse) String() string {
 func (*ListRepliesResponse) ProtoMessage() {}
 
 func (x *ListRepliesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[37]
+	mi := &file_broker_v1_broker_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2359,7 @@ func (x *ListRepliesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRepliesResponse.ProtoReflect.Descriptor instead.
 func (*ListRepliesResponse) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{37}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListRepliesResponse) GetInquiryId() string {
@@ -2367,7 +2449,11 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1b\n" +
 	"\tsite_name\x18\x02 \x01(\tR\bsiteName\"3\n" +
 	"\x17SetBankSiteNameResponse\x12\x18\n" +
-	"\amessage\x18\x01 \x01(\tR\amessage\"\xa9\x01\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\"6\n" +
+	"\x15CheckBankTokenRequest\x12\x1d\n" +
+	"\n" +
+	"bank_email\x18\x01 \x01(\tR\tbankEmail\"\x18\n" +
+	"\x16CheckBankTokenResponse\"\xa9\x01\n" +
 	"\aContact\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x1c\n" +
 	"\tfirstname\x18\x02 \x01(\tR\tfirstname\x12\x1a\n" +
@@ -2475,7 +2561,8 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\x05DRAFT\x10\x01\x12\f\n" +
 	"\bRELEASED\x10\x02\x12\n" +
 	"\n" +
-	"\x06CLOSED\x10\x032\xb6\t\n" +
+	"\x06CLOSED\x10\x032\x97\n" +
+	"\n" +
 	"\rBrokerService\x12J\n" +
 	"\aGetName\x12\x1e.fris.broker.v1.GetNameRequest\x1a\x1f.fris.broker.v1.GetNameResponse\x12Y\n" +
 	"\fRegisterBank\x12#.fris.broker.v1.RegisterBankRequest\x1a$.fris.broker.v1.RegisterBankResponse\x12S\n" +
@@ -2491,7 +2578,8 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\x11GetReferenceQuery\x12(.fris.broker.v1.GetReferenceQueryRequest\x1a\x18.fris.broker.v1.Document\x12\\\n" +
 	"\rPutMonitoring\x12$.fris.broker.v1.PutMonitoringRequest\x1a%.fris.broker.v1.PutMonitoringResponse\x12O\n" +
 	"\rListSiteNames\x12$.fris.broker.v1.ListSiteNamesRequest\x1a\x18.fris.broker.v1.Document\x12b\n" +
-	"\x0fSetBankSiteName\x12&.fris.broker.v1.SetBankSiteNameRequest\x1a'.fris.broker.v1.SetBankSiteNameResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
+	"\x0fSetBankSiteName\x12&.fris.broker.v1.SetBankSiteNameRequest\x1a'.fris.broker.v1.SetBankSiteNameResponse\x12_\n" +
+	"\x0eCheckBankToken\x12%.fris.broker.v1.CheckBankTokenRequest\x1a&.fris.broker.v1.CheckBankTokenResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
 
 var (
 	file_broker_v1_broker_proto_rawDescOnce sync.Once
@@ -2506,7 +2594,7 @@ func file_broker_v1_broker_proto_rawDescGZIP() []byte {
 }
 
 var file_broker_v1_broker_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_broker_v1_broker_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_broker_v1_broker_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_broker_v1_broker_proto_goTypes = []any{
 	(BankStatus)(0),                      // 0: fris.broker.v1.BankStatus
 	(InquiryPart)(0),                     // 1: fris.broker.v1.InquiryPart
@@ -2535,22 +2623,24 @@ var file_broker_v1_broker_proto_goTypes = []any{
 	(*ListSiteNamesRequest)(nil),         // 24: fris.broker.v1.ListSiteNamesRequest
 	(*SetBankSiteNameRequest)(nil),       // 25: fris.broker.v1.SetBankSiteNameRequest
 	(*SetBankSiteNameResponse)(nil),      // 26: fris.broker.v1.SetBankSiteNameResponse
-	(*Contact)(nil),                      // 27: fris.broker.v1.Contact
-	(*ExposeInfo)(nil),                   // 28: fris.broker.v1.ExposeInfo
-	(*Inquiry)(nil),                      // 29: fris.broker.v1.Inquiry
-	(*InquiryContent)(nil),               // 30: fris.broker.v1.InquiryContent
-	(*CreateInquiryRequest)(nil),         // 31: fris.broker.v1.CreateInquiryRequest
-	(*GetInquiryRequest)(nil),            // 32: fris.broker.v1.GetInquiryRequest
-	(*ListInquiriesOfAuthorRequest)(nil), // 33: fris.broker.v1.ListInquiriesOfAuthorRequest
-	(*InquiryList)(nil),                  // 34: fris.broker.v1.InquiryList
-	(*UpdateInquiryRequest)(nil),         // 35: fris.broker.v1.UpdateInquiryRequest
-	(*ReleaseInquiryRequest)(nil),        // 36: fris.broker.v1.ReleaseInquiryRequest
-	(*CloseInquiryRequest)(nil),          // 37: fris.broker.v1.CloseInquiryRequest
-	(*ListRepliesRequest)(nil),           // 38: fris.broker.v1.ListRepliesRequest
-	(*Reply)(nil),                        // 39: fris.broker.v1.Reply
-	(*SiteCount)(nil),                    // 40: fris.broker.v1.SiteCount
-	(*ListRepliesResponse)(nil),          // 41: fris.broker.v1.ListRepliesResponse
-	(*timestamppb.Timestamp)(nil),        // 42: google.protobuf.Timestamp
+	(*CheckBankTokenRequest)(nil),        // 27: fris.broker.v1.CheckBankTokenRequest
+	(*CheckBankTokenResponse)(nil),       // 28: fris.broker.v1.CheckBankTokenResponse
+	(*Contact)(nil),                      // 29: fris.broker.v1.Contact
+	(*ExposeInfo)(nil),                   // 30: fris.broker.v1.ExposeInfo
+	(*Inquiry)(nil),                      // 31: fris.broker.v1.Inquiry
+	(*InquiryContent)(nil),               // 32: fris.broker.v1.InquiryContent
+	(*CreateInquiryRequest)(nil),         // 33: fris.broker.v1.CreateInquiryRequest
+	(*GetInquiryRequest)(nil),            // 34: fris.broker.v1.GetInquiryRequest
+	(*ListInquiriesOfAuthorRequest)(nil), // 35: fris.broker.v1.ListInquiriesOfAuthorRequest
+	(*InquiryList)(nil),                  // 36: fris.broker.v1.InquiryList
+	(*UpdateInquiryRequest)(nil),         // 37: fris.broker.v1.UpdateInquiryRequest
+	(*ReleaseInquiryRequest)(nil),        // 38: fris.broker.v1.ReleaseInquiryRequest
+	(*CloseInquiryRequest)(nil),          // 39: fris.broker.v1.CloseInquiryRequest
+	(*ListRepliesRequest)(nil),           // 40: fris.broker.v1.ListRepliesRequest
+	(*Reply)(nil),                        // 41: fris.broker.v1.Reply
+	(*SiteCount)(nil),                    // 42: fris.broker.v1.SiteCount
+	(*ListRepliesResponse)(nil),          // 43: fris.broker.v1.ListRepliesResponse
+	(*timestamppb.Timestamp)(nil),        // 44: google.protobuf.Timestamp
 }
 var file_broker_v1_broker_proto_depIdxs = []int32{
 	0,  // 0: fris.broker.v1.GetBankStatusResponse.status:type_name -> fris.broker.v1.BankStatus
@@ -2558,20 +2648,20 @@ var file_broker_v1_broker_proto_depIdxs = []int32{
 	2,  // 2: fris.broker.v1.GetTestInquiryRequest.language:type_name -> fris.broker.v1.QueryLanguage
 	2,  // 3: fris.broker.v1.GetReferenceQueryRequest.language:type_name -> fris.broker.v1.QueryLanguage
 	3,  // 4: fris.broker.v1.Inquiry.status:type_name -> fris.broker.v1.InquiryStatus
-	27, // 5: fris.broker.v1.Inquiry.contact:type_name -> fris.broker.v1.Contact
-	42, // 6: fris.broker.v1.Inquiry.expires_at:type_name -> google.protobuf.Timestamp
-	42, // 7: fris.broker.v1.Inquiry.created_at:type_name -> google.protobuf.Timestamp
-	42, // 8: fris.broker.v1.Inquiry.released_at:type_name -> google.protobuf.Timestamp
-	28, // 9: fris.broker.v1.Inquiry.expose:type_name -> fris.broker.v1.ExposeInfo
-	27, // 10: fris.broker.v1.InquiryContent.contact:type_name -> fris.broker.v1.Contact
-	42, // 11: fris.broker.v1.InquiryContent.expires_at:type_name -> google.protobuf.Timestamp
-	30, // 12: fris.broker.v1.CreateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
+	29, // 5: fris.broker.v1.Inquiry.contact:type_name -> fris.broker.v1.Contact
+	44, // 6: fris.broker.v1.Inquiry.expires_at:type_name -> google.protobuf.Timestamp
+	44, // 7: fris.broker.v1.Inquiry.created_at:type_name -> google.protobuf.Timestamp
+	44, // 8: fris.broker.v1.Inquiry.released_at:type_name -> google.protobuf.Timestamp
+	30, // 9: fris.broker.v1.Inquiry.expose:type_name -> fris.broker.v1.ExposeInfo
+	29, // 10: fris.broker.v1.InquiryContent.contact:type_name -> fris.broker.v1.Contact
+	44, // 11: fris.broker.v1.InquiryContent.expires_at:type_name -> google.protobuf.Timestamp
+	32, // 12: fris.broker.v1.CreateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
 	3,  // 13: fris.broker.v1.ListInquiriesOfAuthorRequest.status:type_name -> fris.broker.v1.InquiryStatus
-	29, // 14: fris.broker.v1.InquiryList.inquiries:type_name -> fris.broker.v1.Inquiry
-	30, // 15: fris.broker.v1.UpdateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
-	42, // 16: fris.broker.v1.Reply.received_at:type_name -> google.protobuf.Timestamp
-	39, // 17: fris.broker.v1.ListRepliesResponse.replies:type_name -> fris.broker.v1.Reply
-	40, // 18: fris.broker.v1.ListRepliesResponse.sites:type_name -> fris.broker.v1.SiteCount
+	31, // 14: fris.broker.v1.InquiryList.inquiries:type_name -> fris.broker.v1.Inquiry
+	32, // 15: fris.broker.v1.UpdateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
+	44, // 16: fris.broker.v1.Reply.received_at:type_name -> google.protobuf.Timestamp
+	41, // 17: fris.broker.v1.ListRepliesResponse.replies:type_name -> fris.broker.v1.Reply
+	42, // 18: fris.broker.v1.ListRepliesResponse.sites:type_name -> fris.broker.v1.SiteCount
 	5,  // 19: fris.broker.v1.BrokerService.GetName:input_type -> fris.broker.v1.GetNameRequest
 	7,  // 20: fris.broker.v1.BrokerService.RegisterBank:input_type -> fris.broker.v1.RegisterBankRequest
 	9,  // 21: fris.broker.v1.BrokerService.DeleteBank:input_type -> fris.broker.v1.DeleteBankRequest
@@ -2586,22 +2676,24 @@ var file_broker_v1_broker_proto_depIdxs = []int32{
 	22, // 30: fris.broker.v1.BrokerService.PutMonitoring:input_type -> fris.broker.v1.PutMonitoringRequest
 	24, // 31: fris.broker.v1.BrokerService.ListSiteNames:input_type -> fris.broker.v1.ListSiteNamesRequest
 	25, // 32: fris.broker.v1.BrokerService.SetBankSiteName:input_type -> fris.broker.v1.SetBankSiteNameRequest
-	6,  // 33: fris.broker.v1.BrokerService.GetName:output_type -> fris.broker.v1.GetNameResponse
-	8,  // 34: fris.broker.v1.BrokerService.RegisterBank:output_type -> fris.broker.v1.RegisterBankResponse
-	10, // 35: fris.broker.v1.BrokerService.DeleteBank:output_type -> fris.broker.v1.DeleteBankResponse
-	12, // 36: fris.broker.v1.BrokerService.GetBankStatus:output_type -> fris.broker.v1.GetBankStatusResponse
-	4,  // 37: fris.broker.v1.BrokerService.ListInquiries:output_type -> fris.broker.v1.Document
-	4,  // 38: fris.broker.v1.BrokerService.GetInquiryPart:output_type -> fris.broker.v1.Document
-	4,  // 39: fris.broker.v1.BrokerService.GetExpose:output_type -> fris.broker.v1.Document
-	17, // 40: fris.broker.v1.BrokerService.PutReply:output_type -> fris.broker.v1.PutReplyResponse
-	19, // 41: fris.broker.v1.BrokerService.HasExpose:output_type -> fris.broker.v1.HasExposeResponse
-	4,  // 42: fris.broker.v1.BrokerService.GetTestInquiry:output_type -> fris.broker.v1.Document
-	4,  // 43: fris.broker.v1.BrokerService.GetReferenceQuery:output_type -> fris.broker.v1.Document
-	23, // 44: fris.broker.v1.BrokerService.PutMonitoring:output_type -> fris.broker.v1.PutMonitoringResponse
-	4,  // 45: fris.broker.v1.BrokerService.ListSiteNames:output_type -> fris.broker.v1.Document
-	26, // 46: fris.broker.v1.BrokerService.SetBankSiteName:output_type -> fris.broker.v1.SetBankSiteNameResponse
-	33, // [33:47] is the sub-list for method output_type
-	19, // [19:33] is the sub-list for method input_type
+	27, // 33: fris.broker.v1.BrokerService.CheckBankToken:input_type -> fris.broker.v1.CheckBankTokenRequest
+	6,  // 34: fris.broker.v1.BrokerService.GetName:output_type -> fris.broker.v1.GetNameResponse
+	8,  // 35: fris.broker.v1.BrokerService.RegisterBank:output_type -> fris.broker.v1.RegisterBankResponse
+	10, // 36: fris.broker.v1.BrokerService.DeleteBank:output_type -> fris.broker.v1.DeleteBankResponse
+	12, // 37: fris.broker.v1.BrokerService.GetBankStatus:output_type -> fris.broker.v1.GetBankStatusResponse
+	4,  // 38: fris.broker.v1.BrokerService.ListInquiries:output_type -> fris.broker.v1.Document
+	4,  // 39: fris.broker.v1.BrokerService.GetInquiryPart:output_type -> fris.broker.v1.Document
+	4,  // 40: fris.broker.v1.BrokerService.GetExpose:output_type -> fris.broker.v1.Document
+	17, // 41: fris.broker.v1.BrokerService.PutReply:output_type -> fris.broker.v1.PutReplyResponse
+	19, // 42: fris.broker.v1.BrokerService.HasExpose:output_type -> fris.broker.v1.HasExposeResponse
+	4,  // 43: fris.broker.v1.BrokerService.GetTestInquiry:output_type -> fris.broker.v1.Document
+	4,  // 44: fris.broker.v1.BrokerService.GetReferenceQuery:output_type -> fris.broker.v1.Document
+	23, // 45: fris.broker.v1.BrokerService.PutMonitoring:output_type -> fris.broker.v1.PutMonitoringResponse
+	4,  // 46: fris.broker.v1.BrokerService.ListSiteNames:output_type -> fris.broker.v1.Document
+	26, // 47: fris.broker.v1.BrokerService.SetBankSiteName:output_type -> fris.broker.v1.SetBankSiteNameResponse
+	28, // 48: fris.broker.v1.BrokerService.CheckBankToken:output_type -> fris.broker.v1.CheckBankTokenResponse
+	34, // [34:49] is the sub-list for method output_type
+	19, // [19:34] is the sub-list for method input_type
 	19, // [19:19] is the sub-list for extension type_name
 	19, // [19:19] is the sub-list for extension extendee
 	0,  // [0:19] is the sub-list for field type_name
@@ -2612,14 +2704,14 @@ func file_broker_v1_broker_proto_init() {
 	if File_broker_v1_broker_proto != nil {
 		return
 	}
-	file_broker_v1_broker_proto_msgTypes[35].OneofWrappers = []any{}
+	file_broker_v1_broker_proto_msgTypes[37].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_broker_v1_broker_proto_rawDesc), len(file_broker_v1_broker_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

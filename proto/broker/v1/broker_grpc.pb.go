@@ -43,6 +43,7 @@ const (
 	BrokerService_PutMonitoring_FullMethodName     = "/fris.broker.v1.BrokerService/PutMonitoring"
 	BrokerService_ListSiteNames_FullMethodName     = "/fris.broker.v1.BrokerService/ListSiteNames"
 	BrokerService_SetBankSiteName_FullMethodName   = "/fris.broker.v1.BrokerService/SetBankSiteName"
+	BrokerService_CheckBankToken_FullMethodName    = "/fris.broker.v1.BrokerService/CheckBankToken"
 )
 
 // BrokerServiceClient is the client API for BrokerService service.
@@ -80,6 +81,13 @@ type BrokerServiceClient interface {
 	// SetBankSiteName records the site name a bank reports for itself
 	// (PUT .../banks/{email}/site/{name}).
 	SetBankSiteName(ctx context.Context, in *SetBankSiteNameRequest, opts ...grpc.CallOption) (*SetBankSiteNameResponse, error)
+	// CheckBankToken checks the call's bank token, as PutReply and
+	// PutMonitoring do, without a body: the gateway asks before it reads a
+	// request's body, so that nobody without a token makes it hold one
+	// (docs/security.md, "Limits"). Unauthenticated when the token is
+	// missing, unknown or (bank_email) another bank's; ResourceExhausted past
+	// the abuse limits. Internal: no HTTP path of its own.
+	CheckBankToken(ctx context.Context, in *CheckBankTokenRequest, opts ...grpc.CallOption) (*CheckBankTokenResponse, error)
 }
 
 type brokerServiceClient struct {
@@ -230,6 +238,16 @@ func (c *brokerServiceClient) SetBankSiteName(ctx context.Context, in *SetBankSi
 	return out, nil
 }
 
+func (c *brokerServiceClient) CheckBankToken(ctx context.Context, in *CheckBankTokenRequest, opts ...grpc.CallOption) (*CheckBankTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckBankTokenResponse)
+	err := c.cc.Invoke(ctx, BrokerService_CheckBankToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BrokerServiceServer is the server API for BrokerService service.
 // All implementations must embed UnimplementedBrokerServiceServer
 // for forward compatibility.
@@ -265,6 +283,13 @@ type BrokerServiceServer interface {
 	// SetBankSiteName records the site name a bank reports for itself
 	// (PUT .../banks/{email}/site/{name}).
 	SetBankSiteName(context.Context, *SetBankSiteNameRequest) (*SetBankSiteNameResponse, error)
+	// CheckBankToken checks the call's bank token, as PutReply and
+	// PutMonitoring do, without a body: the gateway asks before it reads a
+	// request's body, so that nobody without a token makes it hold one
+	// (docs/security.md, "Limits"). Unauthenticated when the token is
+	// missing, unknown or (bank_email) another bank's; ResourceExhausted past
+	// the abuse limits. Internal: no HTTP path of its own.
+	CheckBankToken(context.Context, *CheckBankTokenRequest) (*CheckBankTokenResponse, error)
 	mustEmbedUnimplementedBrokerServiceServer()
 }
 
@@ -316,6 +341,9 @@ func (UnimplementedBrokerServiceServer) ListSiteNames(context.Context, *ListSite
 }
 func (UnimplementedBrokerServiceServer) SetBankSiteName(context.Context, *SetBankSiteNameRequest) (*SetBankSiteNameResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetBankSiteName not implemented")
+}
+func (UnimplementedBrokerServiceServer) CheckBankToken(context.Context, *CheckBankTokenRequest) (*CheckBankTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckBankToken not implemented")
 }
 func (UnimplementedBrokerServiceServer) mustEmbedUnimplementedBrokerServiceServer() {}
 func (UnimplementedBrokerServiceServer) testEmbeddedByValue()                       {}
@@ -590,6 +618,24 @@ func _BrokerService_SetBankSiteName_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BrokerService_CheckBankToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckBankTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerServiceServer).CheckBankToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerService_CheckBankToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerServiceServer).CheckBankToken(ctx, req.(*CheckBankTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BrokerService_ServiceDesc is the grpc.ServiceDesc for BrokerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -652,6 +698,10 @@ var BrokerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetBankSiteName",
 			Handler:    _BrokerService_SetBankSiteName_Handler,
+		},
+		{
+			MethodName: "CheckBankToken",
+			Handler:    _BrokerService_CheckBankToken_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -95,6 +95,55 @@ func (PutPatientResponse_Outcome) EnumDescriptor() ([]byte, []int) {
 	return file_upload_v1_upload_proto_rawDescGZIP(), []int{2, 0}
 }
 
+type CheckCredentialsRequest_Body int32
+
+const (
+	CheckCredentialsRequest_BODY_UNSPECIFIED CheckCredentialsRequest_Body = 0
+	CheckCredentialsRequest_PATIENT          CheckCredentialsRequest_Body = 1
+	CheckCredentialsRequest_UPLOAD_STATS     CheckCredentialsRequest_Body = 2
+)
+
+// Enum value maps for CheckCredentialsRequest_Body.
+var (
+	CheckCredentialsRequest_Body_name = map[int32]string{
+		0: "BODY_UNSPECIFIED",
+		1: "PATIENT",
+		2: "UPLOAD_STATS",
+	}
+	CheckCredentialsRequest_Body_value = map[string]int32{
+		"BODY_UNSPECIFIED": 0,
+		"PATIENT":          1,
+		"UPLOAD_STATS":     2,
+	}
+)
+
+func (x CheckCredentialsRequest_Body) Enum() *CheckCredentialsRequest_Body {
+	p := new(CheckCredentialsRequest_Body)
+	*p = x
+	return p
+}
+
+func (x CheckCredentialsRequest_Body) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CheckCredentialsRequest_Body) Descriptor() protoreflect.EnumDescriptor {
+	return file_upload_v1_upload_proto_enumTypes[1].Descriptor()
+}
+
+func (CheckCredentialsRequest_Body) Type() protoreflect.EnumType {
+	return &file_upload_v1_upload_proto_enumTypes[1]
+}
+
+func (x CheckCredentialsRequest_Body) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CheckCredentialsRequest_Body.Descriptor instead.
+func (CheckCredentialsRequest_Body) EnumDescriptor() ([]byte, []int) {
+	return file_upload_v1_upload_proto_rawDescGZIP(), []int{12, 0}
+}
+
 // Teiler names the sharing component of a site, as in the request path.
 type Teiler struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -746,6 +795,105 @@ func (x *PutUploadStatsResponse) GetFromDocument() bool {
 	return false
 }
 
+type CheckCredentialsRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Teiler *Teiler                `protobuf:"bytes,1,opt,name=teiler,proto3" json:"teiler,omitempty"`
+	// content_type and body, when body is set, are the request's
+	// Content-Type and what its body should hold: a media type the service
+	// does not read is refused first, as the call with the body would.
+	ContentType   string                       `protobuf:"bytes,2,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	Body          CheckCredentialsRequest_Body `protobuf:"varint,3,opt,name=body,proto3,enum=fris.upload.v1.CheckCredentialsRequest_Body" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckCredentialsRequest) Reset() {
+	*x = CheckCredentialsRequest{}
+	mi := &file_upload_v1_upload_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckCredentialsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckCredentialsRequest) ProtoMessage() {}
+
+func (x *CheckCredentialsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_upload_v1_upload_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckCredentialsRequest.ProtoReflect.Descriptor instead.
+func (*CheckCredentialsRequest) Descriptor() ([]byte, []int) {
+	return file_upload_v1_upload_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CheckCredentialsRequest) GetTeiler() *Teiler {
+	if x != nil {
+		return x.Teiler
+	}
+	return nil
+}
+
+func (x *CheckCredentialsRequest) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
+}
+
+func (x *CheckCredentialsRequest) GetBody() CheckCredentialsRequest_Body {
+	if x != nil {
+		return x.Body
+	}
+	return CheckCredentialsRequest_BODY_UNSPECIFIED
+}
+
+type CheckCredentialsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckCredentialsResponse) Reset() {
+	*x = CheckCredentialsResponse{}
+	mi := &file_upload_v1_upload_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckCredentialsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckCredentialsResponse) ProtoMessage() {}
+
+func (x *CheckCredentialsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_upload_v1_upload_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckCredentialsResponse.ProtoReflect.Descriptor instead.
+func (*CheckCredentialsResponse) Descriptor() ([]byte, []int) {
+	return file_upload_v1_upload_proto_rawDescGZIP(), []int{13}
+}
+
 var File_upload_v1_upload_proto protoreflect.FileDescriptor
 
 const file_upload_v1_upload_proto_rawDesc = "" +
@@ -794,14 +942,24 @@ const file_upload_v1_upload_proto_rawDesc = "" +
 	"\fcontent_type\x18\x03 \x01(\tR\vcontentType\"q\n" +
 	"\x16PutUploadStatsResponse\x122\n" +
 	"\x06stored\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x06stored\x12#\n" +
-	"\rfrom_document\x18\x02 \x01(\bR\ffromDocument2\xfd\x03\n" +
+	"\rfrom_document\x18\x02 \x01(\bR\ffromDocument\"\xeb\x01\n" +
+	"\x17CheckCredentialsRequest\x12.\n" +
+	"\x06teiler\x18\x01 \x01(\v2\x16.fris.upload.v1.TeilerR\x06teiler\x12!\n" +
+	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12@\n" +
+	"\x04body\x18\x03 \x01(\x0e2,.fris.upload.v1.CheckCredentialsRequest.BodyR\x04body\";\n" +
+	"\x04Body\x12\x14\n" +
+	"\x10BODY_UNSPECIFIED\x10\x00\x12\v\n" +
+	"\aPATIENT\x10\x01\x12\x10\n" +
+	"\fUPLOAD_STATS\x10\x02\"\x1a\n" +
+	"\x18CheckCredentialsResponse2\xe4\x04\n" +
 	"\rUploadService\x12S\n" +
 	"\n" +
 	"PutPatient\x12!.fris.upload.v1.PutPatientRequest\x1a\".fris.upload.v1.PutPatientResponse\x12\\\n" +
 	"\rDeletePatient\x12$.fris.upload.v1.DeletePatientRequest\x1a%.fris.upload.v1.DeletePatientResponse\x12w\n" +
 	"\x16DeletePatientsByPrefix\x12-.fris.upload.v1.DeletePatientsByPrefixRequest\x1a..fris.upload.v1.DeletePatientsByPrefixResponse\x12_\n" +
 	"\x0eGetUploadStats\x12%.fris.upload.v1.GetUploadStatsRequest\x1a&.fris.upload.v1.GetUploadStatsResponse\x12_\n" +
-	"\x0ePutUploadStats\x12%.fris.upload.v1.PutUploadStatsRequest\x1a&.fris.upload.v1.PutUploadStatsResponseB#Z!fris.dev/proto/upload/v1;uploadv1b\x06proto3"
+	"\x0ePutUploadStats\x12%.fris.upload.v1.PutUploadStatsRequest\x1a&.fris.upload.v1.PutUploadStatsResponse\x12e\n" +
+	"\x10CheckCredentials\x12'.fris.upload.v1.CheckCredentialsRequest\x1a(.fris.upload.v1.CheckCredentialsResponseB#Z!fris.dev/proto/upload/v1;uploadv1b\x06proto3"
 
 var (
 	file_upload_v1_upload_proto_rawDescOnce sync.Once
@@ -815,48 +973,55 @@ func file_upload_v1_upload_proto_rawDescGZIP() []byte {
 	return file_upload_v1_upload_proto_rawDescData
 }
 
-var file_upload_v1_upload_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_upload_v1_upload_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_upload_v1_upload_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_upload_v1_upload_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_upload_v1_upload_proto_goTypes = []any{
 	(PutPatientResponse_Outcome)(0),        // 0: fris.upload.v1.PutPatientResponse.Outcome
-	(*Teiler)(nil),                         // 1: fris.upload.v1.Teiler
-	(*PutPatientRequest)(nil),              // 2: fris.upload.v1.PutPatientRequest
-	(*PutPatientResponse)(nil),             // 3: fris.upload.v1.PutPatientResponse
-	(*ValueProblem)(nil),                   // 4: fris.upload.v1.ValueProblem
-	(*DeletePatientRequest)(nil),           // 5: fris.upload.v1.DeletePatientRequest
-	(*DeletePatientResponse)(nil),          // 6: fris.upload.v1.DeletePatientResponse
-	(*DeletePatientsByPrefixRequest)(nil),  // 7: fris.upload.v1.DeletePatientsByPrefixRequest
-	(*DeletePatientsByPrefixResponse)(nil), // 8: fris.upload.v1.DeletePatientsByPrefixResponse
-	(*GetUploadStatsRequest)(nil),          // 9: fris.upload.v1.GetUploadStatsRequest
-	(*GetUploadStatsResponse)(nil),         // 10: fris.upload.v1.GetUploadStatsResponse
-	(*PutUploadStatsRequest)(nil),          // 11: fris.upload.v1.PutUploadStatsRequest
-	(*PutUploadStatsResponse)(nil),         // 12: fris.upload.v1.PutUploadStatsResponse
-	(*timestamppb.Timestamp)(nil),          // 13: google.protobuf.Timestamp
+	(CheckCredentialsRequest_Body)(0),      // 1: fris.upload.v1.CheckCredentialsRequest.Body
+	(*Teiler)(nil),                         // 2: fris.upload.v1.Teiler
+	(*PutPatientRequest)(nil),              // 3: fris.upload.v1.PutPatientRequest
+	(*PutPatientResponse)(nil),             // 4: fris.upload.v1.PutPatientResponse
+	(*ValueProblem)(nil),                   // 5: fris.upload.v1.ValueProblem
+	(*DeletePatientRequest)(nil),           // 6: fris.upload.v1.DeletePatientRequest
+	(*DeletePatientResponse)(nil),          // 7: fris.upload.v1.DeletePatientResponse
+	(*DeletePatientsByPrefixRequest)(nil),  // 8: fris.upload.v1.DeletePatientsByPrefixRequest
+	(*DeletePatientsByPrefixResponse)(nil), // 9: fris.upload.v1.DeletePatientsByPrefixResponse
+	(*GetUploadStatsRequest)(nil),          // 10: fris.upload.v1.GetUploadStatsRequest
+	(*GetUploadStatsResponse)(nil),         // 11: fris.upload.v1.GetUploadStatsResponse
+	(*PutUploadStatsRequest)(nil),          // 12: fris.upload.v1.PutUploadStatsRequest
+	(*PutUploadStatsResponse)(nil),         // 13: fris.upload.v1.PutUploadStatsResponse
+	(*CheckCredentialsRequest)(nil),        // 14: fris.upload.v1.CheckCredentialsRequest
+	(*CheckCredentialsResponse)(nil),       // 15: fris.upload.v1.CheckCredentialsResponse
+	(*timestamppb.Timestamp)(nil),          // 16: google.protobuf.Timestamp
 }
 var file_upload_v1_upload_proto_depIdxs = []int32{
-	1,  // 0: fris.upload.v1.PutPatientRequest.teiler:type_name -> fris.upload.v1.Teiler
+	2,  // 0: fris.upload.v1.PutPatientRequest.teiler:type_name -> fris.upload.v1.Teiler
 	0,  // 1: fris.upload.v1.PutPatientResponse.outcome:type_name -> fris.upload.v1.PutPatientResponse.Outcome
-	4,  // 2: fris.upload.v1.PutPatientResponse.problems:type_name -> fris.upload.v1.ValueProblem
-	1,  // 3: fris.upload.v1.DeletePatientRequest.teiler:type_name -> fris.upload.v1.Teiler
-	1,  // 4: fris.upload.v1.DeletePatientsByPrefixRequest.teiler:type_name -> fris.upload.v1.Teiler
-	1,  // 5: fris.upload.v1.GetUploadStatsRequest.teiler:type_name -> fris.upload.v1.Teiler
-	1,  // 6: fris.upload.v1.PutUploadStatsRequest.teiler:type_name -> fris.upload.v1.Teiler
-	13, // 7: fris.upload.v1.PutUploadStatsResponse.stored:type_name -> google.protobuf.Timestamp
-	2,  // 8: fris.upload.v1.UploadService.PutPatient:input_type -> fris.upload.v1.PutPatientRequest
-	5,  // 9: fris.upload.v1.UploadService.DeletePatient:input_type -> fris.upload.v1.DeletePatientRequest
-	7,  // 10: fris.upload.v1.UploadService.DeletePatientsByPrefix:input_type -> fris.upload.v1.DeletePatientsByPrefixRequest
-	9,  // 11: fris.upload.v1.UploadService.GetUploadStats:input_type -> fris.upload.v1.GetUploadStatsRequest
-	11, // 12: fris.upload.v1.UploadService.PutUploadStats:input_type -> fris.upload.v1.PutUploadStatsRequest
-	3,  // 13: fris.upload.v1.UploadService.PutPatient:output_type -> fris.upload.v1.PutPatientResponse
-	6,  // 14: fris.upload.v1.UploadService.DeletePatient:output_type -> fris.upload.v1.DeletePatientResponse
-	8,  // 15: fris.upload.v1.UploadService.DeletePatientsByPrefix:output_type -> fris.upload.v1.DeletePatientsByPrefixResponse
-	10, // 16: fris.upload.v1.UploadService.GetUploadStats:output_type -> fris.upload.v1.GetUploadStatsResponse
-	12, // 17: fris.upload.v1.UploadService.PutUploadStats:output_type -> fris.upload.v1.PutUploadStatsResponse
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	5,  // 2: fris.upload.v1.PutPatientResponse.problems:type_name -> fris.upload.v1.ValueProblem
+	2,  // 3: fris.upload.v1.DeletePatientRequest.teiler:type_name -> fris.upload.v1.Teiler
+	2,  // 4: fris.upload.v1.DeletePatientsByPrefixRequest.teiler:type_name -> fris.upload.v1.Teiler
+	2,  // 5: fris.upload.v1.GetUploadStatsRequest.teiler:type_name -> fris.upload.v1.Teiler
+	2,  // 6: fris.upload.v1.PutUploadStatsRequest.teiler:type_name -> fris.upload.v1.Teiler
+	16, // 7: fris.upload.v1.PutUploadStatsResponse.stored:type_name -> google.protobuf.Timestamp
+	2,  // 8: fris.upload.v1.CheckCredentialsRequest.teiler:type_name -> fris.upload.v1.Teiler
+	1,  // 9: fris.upload.v1.CheckCredentialsRequest.body:type_name -> fris.upload.v1.CheckCredentialsRequest.Body
+	3,  // 10: fris.upload.v1.UploadService.PutPatient:input_type -> fris.upload.v1.PutPatientRequest
+	6,  // 11: fris.upload.v1.UploadService.DeletePatient:input_type -> fris.upload.v1.DeletePatientRequest
+	8,  // 12: fris.upload.v1.UploadService.DeletePatientsByPrefix:input_type -> fris.upload.v1.DeletePatientsByPrefixRequest
+	10, // 13: fris.upload.v1.UploadService.GetUploadStats:input_type -> fris.upload.v1.GetUploadStatsRequest
+	12, // 14: fris.upload.v1.UploadService.PutUploadStats:input_type -> fris.upload.v1.PutUploadStatsRequest
+	14, // 15: fris.upload.v1.UploadService.CheckCredentials:input_type -> fris.upload.v1.CheckCredentialsRequest
+	4,  // 16: fris.upload.v1.UploadService.PutPatient:output_type -> fris.upload.v1.PutPatientResponse
+	7,  // 17: fris.upload.v1.UploadService.DeletePatient:output_type -> fris.upload.v1.DeletePatientResponse
+	9,  // 18: fris.upload.v1.UploadService.DeletePatientsByPrefix:output_type -> fris.upload.v1.DeletePatientsByPrefixResponse
+	11, // 19: fris.upload.v1.UploadService.GetUploadStats:output_type -> fris.upload.v1.GetUploadStatsResponse
+	13, // 20: fris.upload.v1.UploadService.PutUploadStats:output_type -> fris.upload.v1.PutUploadStatsResponse
+	15, // 21: fris.upload.v1.UploadService.CheckCredentials:output_type -> fris.upload.v1.CheckCredentialsResponse
+	16, // [16:22] is the sub-list for method output_type
+	10, // [10:16] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_upload_v1_upload_proto_init() }
@@ -869,8 +1034,8 @@ func file_upload_v1_upload_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_upload_v1_upload_proto_rawDesc), len(file_upload_v1_upload_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   12,
+			NumEnums:      2,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

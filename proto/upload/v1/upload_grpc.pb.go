@@ -40,6 +40,7 @@ const (
 	UploadService_DeletePatientsByPrefix_FullMethodName = "/fris.upload.v1.UploadService/DeletePatientsByPrefix"
 	UploadService_GetUploadStats_FullMethodName         = "/fris.upload.v1.UploadService/GetUploadStats"
 	UploadService_PutUploadStats_FullMethodName         = "/fris.upload.v1.UploadService/PutUploadStats"
+	UploadService_CheckCredentials_FullMethodName       = "/fris.upload.v1.UploadService/CheckCredentials"
 )
 
 // UploadServiceClient is the client API for UploadService service.
@@ -59,6 +60,14 @@ type UploadServiceClient interface {
 	DeletePatientsByPrefix(ctx context.Context, in *DeletePatientsByPrefixRequest, opts ...grpc.CallOption) (*DeletePatientsByPrefixResponse, error)
 	GetUploadStats(ctx context.Context, in *GetUploadStatsRequest, opts ...grpc.CallOption) (*GetUploadStatsResponse, error)
 	PutUploadStats(ctx context.Context, in *PutUploadStatsRequest, opts ...grpc.CallOption) (*PutUploadStatsResponse, error)
+	// CheckCredentials checks the call's Basic credentials against teiler as
+	// every other call does (errors as theirs), without a body: the gateway
+	// asks before it reads a request's body, so that nobody without
+	// credentials makes it hold one (docs/security.md, "Limits"). A
+	// credential verified here is remembered (-secret-cache-ttl): the call
+	// with the body that follows costs no second hash. Internal: no HTTP
+	// path of its own.
+	CheckCredentials(ctx context.Context, in *CheckCredentialsRequest, opts ...grpc.CallOption) (*CheckCredentialsResponse, error)
 }
 
 type uploadServiceClient struct {
@@ -119,6 +128,16 @@ func (c *uploadServiceClient) PutUploadStats(ctx context.Context, in *PutUploadS
 	return out, nil
 }
 
+func (c *uploadServiceClient) CheckCredentials(ctx context.Context, in *CheckCredentialsRequest, opts ...grpc.CallOption) (*CheckCredentialsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckCredentialsResponse)
+	err := c.cc.Invoke(ctx, UploadService_CheckCredentials_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UploadServiceServer is the server API for UploadService service.
 // All implementations must embed UnimplementedUploadServiceServer
 // for forward compatibility.
@@ -136,6 +155,14 @@ type UploadServiceServer interface {
 	DeletePatientsByPrefix(context.Context, *DeletePatientsByPrefixRequest) (*DeletePatientsByPrefixResponse, error)
 	GetUploadStats(context.Context, *GetUploadStatsRequest) (*GetUploadStatsResponse, error)
 	PutUploadStats(context.Context, *PutUploadStatsRequest) (*PutUploadStatsResponse, error)
+	// CheckCredentials checks the call's Basic credentials against teiler as
+	// every other call does (errors as theirs), without a body: the gateway
+	// asks before it reads a request's body, so that nobody without
+	// credentials makes it hold one (docs/security.md, "Limits"). A
+	// credential verified here is remembered (-secret-cache-ttl): the call
+	// with the body that follows costs no second hash. Internal: no HTTP
+	// path of its own.
+	CheckCredentials(context.Context, *CheckCredentialsRequest) (*CheckCredentialsResponse, error)
 	mustEmbedUnimplementedUploadServiceServer()
 }
 
@@ -160,6 +187,9 @@ func (UnimplementedUploadServiceServer) GetUploadStats(context.Context, *GetUplo
 }
 func (UnimplementedUploadServiceServer) PutUploadStats(context.Context, *PutUploadStatsRequest) (*PutUploadStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PutUploadStats not implemented")
+}
+func (UnimplementedUploadServiceServer) CheckCredentials(context.Context, *CheckCredentialsRequest) (*CheckCredentialsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckCredentials not implemented")
 }
 func (UnimplementedUploadServiceServer) mustEmbedUnimplementedUploadServiceServer() {}
 func (UnimplementedUploadServiceServer) testEmbeddedByValue()                       {}
@@ -272,6 +302,24 @@ func _UploadService_PutUploadStats_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _UploadService_CheckCredentials_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckCredentialsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UploadServiceServer).CheckCredentials(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UploadService_CheckCredentials_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UploadServiceServer).CheckCredentials(ctx, req.(*CheckCredentialsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // UploadService_ServiceDesc is the grpc.ServiceDesc for UploadService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -298,6 +346,10 @@ var UploadService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PutUploadStats",
 			Handler:    _UploadService_PutUploadStats_Handler,
+		},
+		{
+			MethodName: "CheckCredentials",
+			Handler:    _UploadService_CheckCredentials_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -410,3 +410,10 @@ func (a Admin) ListMonitoring(ctx context.Context, r *brokerv1.ListMonitoringReq
 	}
 	return &brokerv1.ListMonitoringResponse{Reports: rs}, nil
 }
+
+func (p Public) CheckBankToken(ctx context.Context, r *brokerv1.CheckBankTokenRequest) (*brokerv1.CheckBankTokenResponse, error) {
+	if err := p.CheckToken(ctx, r.GetBankEmail()); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &brokerv1.CheckBankTokenResponse{}, nil
+}

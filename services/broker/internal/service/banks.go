@@ -275,6 +275,21 @@ func (s *Service) caller(ctx context.Context) (storage.Bank, error) {
 	return b, nil
 }
 
+// CheckToken checks the call's bank token as Reply and Monitoring do
+// before they look at a body (email, when set, must be the token's bank).
+// The gateway calls it before it reads a body; a token found is cached, so
+// the call with the body costs no second lookup.
+func (s *Service) CheckToken(ctx context.Context, email string) error {
+	b, err := s.caller(ctx)
+	if err != nil {
+		return err
+	}
+	if email != "" && !strings.EqualFold(strings.TrimSpace(email), b.Email) {
+		return rpcerr.New(rpcerr.ErrUnauthenticated, "the token does not belong to %s", email)
+	}
+	return nil
+}
+
 // tokenCache remembers banks by token hash for a short time, so a poll
 // costs no store read. Unknown tokens are not remembered: a bank
 // registered through another replica works at once.

@@ -32,6 +32,7 @@ type Config struct {
 	Validation       string
 	MaxDocumentBytes int64
 	MaxDepth         int
+	MaxParseBytes    int64
 	SecretCacheTTL   time.Duration
 	Argon2Memory     uint
 	// Abuse limits of failed Basic credentials (docs/security.md, "Abuse
@@ -47,11 +48,15 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// upload lets concurrent uploads share one commit (one fsync) on both
 	// stores (BENCHMARKS.md, suite upload).
 	c.Store.BatchDelay = 2 * time.Millisecond
+	// A message holds one document (-max-document-bytes) and its framing;
+	// more is nobody's upload, and each message received is held whole.
+	c.Server.MaxRecvBytes = 24 << 20
 	c.Base.RegisterFlags(fs, "127.0.0.1:9103", "127.0.0.1:9203")
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "", "gRPC address of the mdr service, for value validation (empty: validation off)")
 	fs.StringVar(&c.Validation, "validation", "", "values checked against the registry: off, warn (stored, problems logged and counted) or reject (422); default warn with -mdr-addr, else off")
 	fs.Int64Var(&c.MaxDocumentBytes, "max-document-bytes", 10<<20, "largest patient document")
 	fs.IntVar(&c.MaxDepth, "max-depth", 32, "deepest element nesting of a patient document")
+	fs.Int64Var(&c.MaxParseBytes, "max-parse-bytes", 16<<20, "most bytes of patient documents parsed at once; more wait for their turn within the call's deadline (0: no bound; else at least -max-document-bytes)")
 	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified site password is remembered (0: never)")
 	ratelimit.PolicyVar(fs, &c.LimitBasic, "limit-basic", "10/15m:10s..15m", "failed Basic credentials per username and client address")
 	ratelimit.PolicyVar(fs, &c.LimitCeiling, "limit-account-ceiling", "100/1h", "failed Basic credentials per username from all addresses together; an address the site's connector succeeded from before skips it")
@@ -79,6 +84,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxDocumentBytes <= 0 || c.MaxDocumentBytes > int64(c.Server.MaxRecvBytes)/2 {
 		errs = append(errs, errors.New("-max-document-bytes must be positive and at most half of -max-recv-bytes"))
+	}
+	if c.MaxParseBytes < 0 || c.MaxParseBytes > 0 && c.MaxParseBytes < c.MaxDocumentBytes {
+		errs = append(errs, errors.New("-max-parse-bytes must be 0 or at least -max-document-bytes"))
 	}
 	if c.MaxDepth < 4 || c.MaxDepth > 1000 {
 		errs = append(errs, errors.New("-max-depth must be between 4 and 1000"))
@@ -166,7 +174,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Help: "argon2id computations (Basic password checks, burns for unknown usernames, new hashes): what the abuse limits bound.",
 	}, func() float64 { return float64(hasher.Computations()) }))
 	svc := service.New(service.Config{
-		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation,
+		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation, MaxParseBytes: cfg.MaxParseBytes,
 		Guard: limits.Guard("basic", cfg.LimitBasic, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
 	}, storage.New(db), hasher, checker, newCounters(reg), log)
 	return server.Run(ctx, cfg.Server, server.Service{

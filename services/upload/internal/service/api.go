@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	uploadv1 "fris.dev/proto/upload/v1"
+	"fris.dev/services/upload/internal/contenttype"
 	"fris.dev/services/upload/internal/stats"
 	"fris.dev/services/upload/internal/storage"
 )
@@ -208,4 +209,18 @@ func (a Admin) GetPatient(ctx context.Context, r *uploadv1.GetPatientRequest) (*
 		return nil, a.err(ctx, err)
 	}
 	return &uploadv1.GetPatientResponse{Summary: pbSummary(sum), Document: doc}, nil
+}
+
+func (p Public) CheckCredentials(ctx context.Context, r *uploadv1.CheckCredentialsRequest) (*uploadv1.CheckCredentialsResponse, error) {
+	var body contenttype.Body
+	switch r.GetBody() {
+	case uploadv1.CheckCredentialsRequest_PATIENT:
+		body = contenttype.Patient
+	case uploadv1.CheckCredentialsRequest_UPLOAD_STATS:
+		body = contenttype.Stats
+	}
+	if err := p.Service.CheckCredentials(ctx, teiler(r.GetTeiler()), r.GetContentType(), body); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	return &uploadv1.CheckCredentialsResponse{}, nil
 }

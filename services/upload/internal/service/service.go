@@ -42,6 +42,9 @@ type Config struct {
 	// Guard limits failed Basic credentials per username and per client
 	// address (docs/security.md, "Abuse limits"); nil limits nothing.
 	Guard *ratelimit.Guard
+	// MaxParseBytes bounds the bytes of documents parsed at once (a
+	// document waits for its share); 0: no bound.
+	MaxParseBytes int64
 }
 
 // Checker validates values against the registry.
@@ -76,6 +79,7 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 	guard   *ratelimit.Guard
+	parsing *parseBudget
 }
 
 // New returns the service. checker may be nil when validation is off.
@@ -86,7 +90,8 @@ func New(cfg Config, store storage.Store, hasher *password.Hasher, checker Check
 	if cfg.Validation == "" {
 		cfg.Validation = ValidateOff
 	}
-	return &Service{cfg: cfg, store: store, hasher: hasher, checker: checker, count: counters, log: log, now: time.Now, guard: cfg.Guard}
+	return &Service{cfg: cfg, store: store, hasher: hasher, checker: checker, count: counters, log: log, now: time.Now, guard: cfg.Guard,
+		parsing: newParseBudget(cfg.MaxParseBytes, 2*time.Second, freeMemory)}
 }
 
 // SetClock replaces the clock (tests).
@@ -208,6 +213,22 @@ func mediaType(contentType string, b contenttype.Body) (contenttype.Charset, err
 	return cs, err
 }
 
+// CheckCredentials runs the checks a call with a body of kind b (0: none)
+// runs before it looks at the body: media type, teiler, credentials. The
+// gateway calls it before it reads a body, so that a request without valid
+// credentials never makes it (or this service) hold one.
+func (s *Service) CheckCredentials(ctx context.Context, t storage.Teiler, contentType string, b contenttype.Body) error {
+	if b != 0 {
+		if _, err := mediaType(contentType, b); err != nil {
+			return err
+		}
+	}
+	if err := checkTeiler(t); err != nil {
+		return err
+	}
+	return s.authorize(ctx, t)
+}
+
 // PutPatient parses, optionally validates and stores one document sent as
 // contentType.
 func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, doc []byte, contentType string) (Outcome, []Problem, error) {
@@ -226,6 +247,11 @@ func (s *Service) PutPatient(ctx context.Context, t storage.Teiler, id string, d
 	if int64(len(doc)) > s.cfg.MaxDocumentBytes {
 		return 0, nil, rpcerr.New(rpcerr.ErrTooLarge, "the document is larger than %d bytes", s.cfg.MaxDocumentBytes)
 	}
+	release, err := s.parsing.acquire(ctx, int64(len(doc)))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
 	p, err := patient.Parse(bytes.NewReader(doc), patient.Limits{MaxBytes: s.cfg.MaxDocumentBytes, MaxDepth: s.cfg.MaxDepth})
 	var invalid *patient.InvalidError
 	switch {
