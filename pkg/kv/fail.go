@@ -47,8 +47,10 @@ func redisFailure(ctx context.Context, err error) error {
 			return fmt.Errorf("%w: %w", ErrNoSpace, err)
 		case strings.HasPrefix(msg, "LOADING "), strings.HasPrefix(msg, "MASTERDOWN "),
 			strings.HasPrefix(msg, "CLUSTERDOWN "), strings.HasPrefix(msg, "TRYAGAIN "),
-			strings.HasPrefix(msg, "READONLY "):
+			strings.HasPrefix(msg, "READONLY "), strings.HasPrefix(msg, "EXECABORT "):
 			// Restarting, failing over or resharding: it answers again soon.
+			// EXECABORT is a MULTI whose queued commands met one of these
+			// (a replica promoted mid-transaction): nothing was written.
 			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		return err

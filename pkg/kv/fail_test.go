@@ -33,6 +33,7 @@ func TestRedisFailure(t *testing.T) {
 		{"pool timeout", context.Background(), redis.ErrPoolTimeout, ErrUnavailable},
 		{"dial timeout", context.Background(), context.DeadlineExceeded, ErrUnavailable},
 		{"loading", context.Background(), fakeRedisError("LOADING Redis is loading the dataset in memory"), ErrUnavailable},
+		{"execabort", context.Background(), fakeRedisError("EXECABORT Transaction discarded because of previous errors."), ErrUnavailable},
 		{"oom", context.Background(), fakeRedisError("OOM command not allowed when used memory > 'maxmemory'."), ErrNoSpace},
 		{"wrongtype", context.Background(), fakeRedisError("WRONGTYPE Operation against a key"), nil},
 		{"caller left", canceled, &net.OpError{Op: "read", Err: context.Canceled}, nil},
