@@ -117,6 +117,12 @@ func overlongSweep(t *testing.T, o Options) {
 			}
 			if text(name) {
 				c.want = 0
+				// Group C reads an id that is not UTF-8 as ISO-8859-1, the
+				// connector's charset (docs/decisions.md): a prefix that
+				// matches nothing is then deleted, 204.
+				if name != "NUL" && strings.Contains(c.path, "/patsPrefix/") {
+					c.want = http.StatusNoContent
+				}
 			}
 			switch {
 			case c.want != 0 && res.StatusCode != c.want:

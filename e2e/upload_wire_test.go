@@ -100,7 +100,7 @@ func TestUploadWire(t *testing.T) {
 			text(415, "Content-Type application/xml;; is not supported: "+patsWant)},
 		{"patient ISO-8859-1", "PUT", charite.spec() + "/pats/W-1", doc, append(charite.auth(), "Content-Type", "application/xml; charset=ISO-8859-1"),
 			text(415, `charset "iso-8859-1" is not supported: send UTF-8`+"\n")},
-		{"patient bad id before type", "PUT", charite.spec() + "/pats/%FF", doc, append(charite.auth(), "Content-Type", "application/json"), text(400, "the path is not valid UTF-8\n")},
+		{"patient bad id before type", "PUT", charite.spec() + "/pats/a%00b", doc, append(charite.auth(), "Content-Type", "application/json"), text(400, "the path holds a NUL byte\n")},
 		{"patient US-ASCII", "PUT", charite.spec() + "/pats/W-1", doc, append(charite.auth(), "Content-Type", "application/xml; charset=us-ascii"), empty(201)},
 		{"patient +xml", "PUT", charite.spec() + "/pats/W-1", doc, append(charite.auth(), "Content-Type", "application/samply+xml"), empty(200)},
 		{"patient text/xml", "POST", charite.spec() + "/pats/W-1", doc, append(charite.auth(), "Content-Type", "text/xml; charset=UTF-8"), empty(200)},

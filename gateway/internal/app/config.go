@@ -124,8 +124,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	// Headers are a few hundred bytes: 5s is ample on the slowest link,
 	// and what a connection sending them byte by byte can hold.
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send a request's headers")
-	fs.IntVar(&c.MaxConnsPerAddr, "max-conns-per-addr", 64, "most open connections from one client address (IPv6: one /64); more are closed at once (0: no cap; connections from -trusted-proxies are not counted: the proxy must limit its clients)")
-	fs.IntVar(&c.MaxInFlightPerAddr, "max-inflight-per-addr", 32, "most requests in flight from one client address (IPv6: one /64; behind -trusted-proxies the client's); more are 429 with Retry-After (0: no cap)")
+	fs.IntVar(&c.MaxConnsPerAddr, "max-conns-per-addr", 128, "most open connections from one client address (IPv6: one /64); more are closed at once (0: no cap; connections from -trusted-proxies are not counted: the proxy must limit its clients)")
+	fs.IntVar(&c.MaxInFlightPerAddr, "max-inflight-per-addr", 128, "most requests in flight from one client address (IPv6: one /64; behind -trusted-proxies the client's); more are 429 with Retry-After (0: no cap)")
 	// 4 KiB/s is a fraction of the slowest site link FRIS serves (10 MiB
 	// in 5 minutes, ~35 KB/s) and far above a trickle.
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", 4096, "least bytes per second a request body must bring, measured over -body-rate-window; slower is cut off with 408 (0: no minimum, only -read-timeout)")
