@@ -150,7 +150,7 @@ func TestExplorerInquiry(t *testing.T) {
 	p.colorScheme("light")
 	// The CSV, as the browser downloads it with the session.
 	csv, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
-	if err != nil || !strings.HasPrefix(csv, "site,answered,count,replies,last_reply_utc\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
+	if err != nil || !strings.HasPrefix(csv, "site,answered,count,replies,last_reply_utc,unreadable,samples\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
 		t.Fatalf("CSV (%v):\n%s", err, csv)
 	}
 
@@ -204,41 +204,7 @@ func TestExplorerInquiryNeedsRole(t *testing.T) {
 func TestExplorerInquiryPagesFast(t *testing.T) {
 	s, bankA, bankB := inquiryStack(t)
 	c := signInHTTP(t, s)
-	_, form := getPage(t, c, s.URL+"/explorer/inquiries/new")
-	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(form)
-	if m == nil {
-		t.Fatal("no CSRF token on the form")
-	}
-	fields := url.Values{"csrf_token": {m[1]}, "label": {"Speed"}, "lastname": {"Lovelace"}, "site": {"charite", "dresden"},
-		"qb.group": {"g"}, "qb.cond": {"g.a", "g.b"}, "qb.c.a.urn": {"urn:mdr16:dataelement:14:1"}, "qb.c.a.from": {"18"},
-		"qb.c.b.urn": {"urn:mdr16:dataelement:23:1"}, "qb.c.b.v": {"female"}}
-	var body bytes.Buffer
-	w := multipart.NewWriter(&body)
-	for k, vs := range fields {
-		for _, v := range vs {
-			_ = w.WriteField(k, v)
-		}
-	}
-	fw, _ := w.CreateFormFile("expose", "expose.pdf")
-	_, _ = fw.Write([]byte(tinyPDF))
-	_ = w.Close()
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries", &body)
-	req.Header.Set("Content-Type", w.FormDataContentType())
-	req.Header.Set("Origin", s.URL)
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := readAll(t, res)
-	id := strings.TrimPrefix(res.Request.URL.Path, "/explorer/inquiries/")
-	if res.StatusCode != 200 || id == "" || strings.Contains(id, "/") {
-		t.Fatalf("create: %d at %s\n%s", res.StatusCode, res.Request.URL, page)
-	}
-	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if res, err := c.Do(req); err != nil || res.StatusCode != 200 {
-		t.Fatalf("release: %v %v", res, err)
-	}
+	id := releaseInquiryHTTP(t, s, c, "Speed")
 	for b, n := range map[bank]string{bankA: "10", bankB: "5"} {
 		if res, body := s.Do(t, http.MethodPut, sb+"/inquiries/"+id+"/replies/"+b.email, strings.NewReader(n), append(b.auth(), "Content-Type", "text/plain")...); res.StatusCode != 200 {
 			t.Fatalf("reply: %d %s", res.StatusCode, body)
@@ -277,4 +243,47 @@ func TestExplorerInquiryPagesFast(t *testing.T) {
 			}
 		}
 	}
+}
+
+// releaseInquiryHTTP creates an inquiry for charite and dresden through the
+// Explorer's form with the signed-in client c, releases it, and returns its
+// id.
+func releaseInquiryHTTP(t *testing.T, s *Stack, c *http.Client, label string) string {
+	t.Helper()
+	_, form := getPage(t, c, s.URL+"/explorer/inquiries/new")
+	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(form)
+	if m == nil {
+		t.Fatal("no CSRF token on the form")
+	}
+	fields := url.Values{"csrf_token": {m[1]}, "label": {label}, "lastname": {"Lovelace"}, "site": {"charite", "dresden"},
+		"qb.group": {"g"}, "qb.cond": {"g.a", "g.b"}, "qb.c.a.urn": {"urn:mdr16:dataelement:14:1"}, "qb.c.a.from": {"18"},
+		"qb.c.b.urn": {"urn:mdr16:dataelement:23:1"}, "qb.c.b.v": {"female"}}
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	for k, vs := range fields {
+		for _, v := range vs {
+			_ = w.WriteField(k, v)
+		}
+	}
+	fw, _ := w.CreateFormFile("expose", "expose.pdf")
+	_, _ = fw.Write([]byte(tinyPDF))
+	_ = w.Close()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries", &body)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	req.Header.Set("Origin", s.URL)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAll(t, res)
+	id := strings.TrimPrefix(res.Request.URL.Path, "/explorer/inquiries/")
+	if res.StatusCode != 200 || id == "" || strings.Contains(id, "/") {
+		t.Fatalf("create: %d at %s\n%s", res.StatusCode, res.Request.URL, page)
+	}
+	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if res, err := c.Do(req); err != nil || res.StatusCode != 200 {
+		t.Fatalf("release: %v %v", res, err)
+	}
+	return id
 }
