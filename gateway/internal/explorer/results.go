@@ -22,7 +22,7 @@ import (
 // or not, with its count and a bar for the chart. A reply FRIS cannot read
 // has no count: it is shown as unreadable, never as 0.
 type results struct {
-	Total    int32
+	Total int32
 	// TotalText is Total, or "unreadable" when every reply was, with the
 	// number of unreadable replies.
 	TotalText  string
