@@ -61,7 +61,7 @@ func (s *Service) Reply(ctx context.Context, id, email string, body []byte, cont
 
 func countAttr(c *int32) string {
 	if c == nil {
-		return "none"
+		return "unreadable"
 	}
 	return strconv.Itoa(int(*c))
 }
