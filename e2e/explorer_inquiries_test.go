@@ -154,9 +154,23 @@ func TestExplorerInquiry(t *testing.T) {
 		t.Fatalf("CSV (%v):\n%s", err, csv)
 	}
 
-	// A phone-sized screen, in German.
-	p.do("in German", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=de"), chromedp.WaitVisible(chromedp.ID("results-total")))
-	p.wantText("main", "Freigegeben", "Alle Zielstandorte haben geantwortet.", "Antworten je Standort")
+	// The connector's Reply document (ISO-8859-1) replaces charite's count,
+	// and dresden sends something that is no count: it shows as
+	// unreadable, live, never as 0.
+	if res, body := s.Do(t, http.MethodPut, sb+"/inquiries/"+id+"/replies/"+bankA.email,
+		bytes.NewReader(latin1(`{"donor":{"label":"Spender","count":12,"stratifications":[{"title":"Geschlecht","strata":[{"label":"männlich","count":5},{"label":"weiblich","count":7}]}]},"sample":{"label":"Proben","count":30,"stratifications":[]}}`)),
+		append(bankA.auth(), "Content-Type", "text/plain; charset=ISO-8859-1")...); res.StatusCode != 200 {
+		t.Fatalf("reply: %d %s", res.StatusCode, body)
+	}
+	reply(bankB, "lots <b> "+strings.Repeat("x", 200))
+	p.do("the unreadable reply arrives", chromedp.Poll[chromedp.Void](`document.getElementById("results-total").textContent === "12 (1 unreadable)"`, chromedp.WithPollingTimeout(10*time.Second)))
+	p.wantText("main", "unreadable", "Samples", "1 of the replies were not a count FRIS can read")
+
+	// A phone-sized screen, in German, the breakdowns and the unreadable
+	// body open.
+	p.do("in German", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=de"), chromedp.WaitVisible(chromedp.ID("results-total")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#results details").forEach(d => d.open = true)`))
+	p.wantText("main", "Freigegeben", "Alle Zielstandorte haben geantwortet.", "Antworten je Standort", "nicht lesbar", "männlich", "lots <b>")
 	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
 	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 	if err != nil || width > 360 {
