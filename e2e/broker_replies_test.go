@@ -115,7 +115,7 @@ func TestBrokerUnreadableReplies(t *testing.T) {
 	}
 	_, page := getPage(t, c, s.URL+"/explorer/inquiries/"+id)
 	for _, want := range []string{`<strong id="results-total">12 (1 unreadable)</strong>`, `<strong id="results-samples">30</strong>`,
-		`<td class="num">unreadable</td>`, "1 of the replies were not a count FRIS can read", `<caption>charite: Geschlecht</caption>`,
+		`<td class="num">unreadable</td>`, "Unreadable replies, not in the total: 1", `<caption>charite: Geschlecht</caption>`,
 		`<th scope="row">männlich</th><td class="num">5</td>`, `<code>lots &lt;b&gt;</code>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

@@ -164,7 +164,7 @@ func TestExplorerInquiry(t *testing.T) {
 	}
 	reply(bankB, "lots <b> "+strings.Repeat("x", 200))
 	p.do("the unreadable reply arrives", chromedp.Poll[chromedp.Void](`document.getElementById("results-total").textContent === "12 (1 unreadable)"`, chromedp.WithPollingTimeout(10*time.Second)))
-	p.wantText("main", "unreadable", "Samples", "1 of the replies were not a count FRIS can read")
+	p.wantText("main", "unreadable", "Samples", "Unreadable replies, not in the total: 1")
 
 	// A phone-sized screen, in German, the breakdowns and the unreadable
 	// body open.

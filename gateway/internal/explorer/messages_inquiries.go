@@ -116,7 +116,7 @@ var inquiryMessages = i18n.Catalogue{
 	"res.summary":          {i18n.English: "Results updated: total %s, %d of %d sites answered.", i18n.German: "Ergebnisse aktualisiert: gesamt %s, %d von %d Standorten haben geantwortet."},
 	"res.unreadable":       {i18n.English: "unreadable", i18n.German: "nicht lesbar"},
 	"res.count.partial":    {i18n.English: "%d (%d unreadable)", i18n.German: "%d (%d nicht lesbar)"},
-	"res.unreadable.total": {i18n.English: "%d of the replies were not a count FRIS can read; they are not in the total.", i18n.German: "%d der Antworten waren keine Anzahl, die FRIS lesen kann; sie sind nicht in der Summe."},
+	"res.unreadable.total": {i18n.English: "Unreadable replies, not in the total: %d (not a count FRIS can read).", i18n.German: "Nicht lesbare Antworten, nicht in der Summe: %d (keine Anzahl, die FRIS lesen kann)."},
 	"res.samples":          {i18n.English: "Samples", i18n.German: "Proben"},
 	"res.docs":             {i18n.English: "Breakdowns the sites sent", i18n.German: "Aufschlüsselungen der Standorte"},
 	"res.unread":           {i18n.English: "Replies FRIS cannot read, as sent", i18n.German: "Antworten, die FRIS nicht lesen kann, wie gesendet"},

@@ -41,7 +41,7 @@ func TestResultsUnreadable(t *testing.T) {
 	for _, want := range []string{
 		`<strong id="results-total">16 (3 unreadable)</strong>`,
 		`<strong id="results-samples">30</strong>`,
-		"3 of the replies were not a count FRIS can read",
+		"Unreadable replies, not in the total: 3",
 		`<tr data-site="berlin"><th scope="row">berlin</th><td class="num">4 (1 unreadable)</td><td class="num"></td><td class="num">2</td>`,
 		`<tr data-site="dresden"><th scope="row">dresden</th><td class="num">12</td><td class="num">30</td><td class="num">1</td>`,
 		`<tr data-site="köln"><th scope="row">köln</th><td class="num">unreadable</td><td class="num"></td><td class="num">2</td>`,
