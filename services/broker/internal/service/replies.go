@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -80,11 +81,15 @@ func (s *Service) Replies(ctx context.Context, id, author string) (*brokerv1.Lis
 	for _, r := range rs {
 		// Read from the body, not the stored count: records written before
 		// the broker knew unreadable replies read the same way.
-		p := reply.Parse(r.Body)
+		p := s.parsed.parse(r)
 		out := &brokerv1.Reply{
-			BankEmail: r.BankEmail, SiteId: r.SiteID, Count: p.Count, Body: r.Body, ContentType: r.ContentType,
+			BankEmail: r.BankEmail, SiteId: r.SiteID, Body: r.Body, ContentType: r.ContentType,
 			ReceivedAt: timestamppb.New(unixNano(r.ReceivedAt)),
 			Unreadable: !p.Readable(), Donor: entityOf(p.Donor), Sample: entityOf(p.Sample),
+		}
+		if p.Readable() {
+			// A copy: the memo's result is shared.
+			out.Count = proto.Int32(*p.Count)
 		}
 		res.Replies = append(res.Replies, out)
 		sc := sites[r.SiteID]
@@ -133,4 +138,48 @@ func entityOf(e *reply.Entity) *brokerv1.ReplyEntity {
 		out.Stratifications = append(out.Stratifications, ps)
 	}
 	return out
+}
+
+// maxParsed and maxParsedBytes (of the bodies parsed) bound the parse
+// memo; past either it starts again. A parsed document takes a few times
+// its body's size.
+const (
+	maxParsed      = 4096
+	maxParsedBytes = 32 << 20
+)
+
+// parseMemo keeps reply.Parse's result for a stored reply. A stored reply
+// never changes: a new PUT writes a new one with a new time, so the key
+// needs no body. Reading a 1 MiB Reply document takes tens of
+// milliseconds, and every open watch re-reads its inquiry's replies every
+// WatchInterval.
+type parseMemo struct {
+	mu    sync.Mutex
+	m     map[parseKey]reply.Result
+	bytes int
+}
+
+type parseKey struct {
+	inquiry, bank string
+	at            int64
+	size          int
+}
+
+func (p *parseMemo) parse(r storage.Reply) reply.Result {
+	k := parseKey{r.InquiryID, r.BankEmail, r.ReceivedAt, len(r.Body)}
+	p.mu.Lock()
+	res, ok := p.m[k]
+	p.mu.Unlock()
+	if ok {
+		return res
+	}
+	res = reply.Parse(r.Body)
+	p.mu.Lock()
+	if p.m == nil || len(p.m) >= maxParsed || p.bytes+len(r.Body) > maxParsedBytes {
+		p.m, p.bytes = make(map[parseKey]reply.Result), 0
+	}
+	p.m[k] = res
+	p.bytes += len(r.Body)
+	p.mu.Unlock()
+	return res
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -104,5 +105,32 @@ func TestAddCountSaturates(t *testing.T) {
 	}
 	if got := addCount(3, 4); got != 7 {
 		t.Fatalf("addCount = %d", got)
+	}
+}
+
+// TestParseMemo: a stored reply is parsed once; a new reply of the same
+// bank (a new time) is parsed anew; the memo stays bounded.
+func TestParseMemo(t *testing.T) {
+	var m parseMemo
+	r := storage.Reply{InquiryID: "1", BankEmail: "a@x.org", Body: "7", ReceivedAt: 1}
+	if got := m.parse(r); got.Count == nil || *got.Count != 7 {
+		t.Fatalf("parse = %+v", got)
+	}
+	r.Body, r.ReceivedAt = "lots <b>", 2
+	if got := m.parse(r); got.Readable() {
+		t.Fatalf("a new reply read from the memo: %+v", got)
+	}
+	for i := range maxParsed + 10 {
+		m.parse(storage.Reply{InquiryID: "1", BankEmail: "a@x.org", Body: "1", ReceivedAt: int64(i + 10)})
+	}
+	if n := len(m.m); n > maxParsed {
+		t.Fatalf("memo holds %d", n)
+	}
+	big := strings.Repeat("x", 1<<20)
+	for i := range 40 {
+		m.parse(storage.Reply{InquiryID: "2", BankEmail: "a@x.org", Body: big, ReceivedAt: int64(i)})
+	}
+	if m.bytes > maxParsedBytes {
+		t.Fatalf("memo holds %d bytes of bodies", m.bytes)
 	}
 }
