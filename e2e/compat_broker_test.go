@@ -412,7 +412,26 @@ func compatBrokerFlow(t *testing.T, o Options) {
 	if res.StatusCode != 200 || field(t, v, "total") != float64(10) || !strings.Contains(field(t, v, "replies", 0, "body").(string), `"label":"männlich"`) {
 		t.Fatalf("replies = %d %s", res.StatusCode, body)
 	}
+	if field(t, v, "replies", 0, "unreadable") != false || field(t, v, "replies", 0, "donor", "stratifications", 0, "strata", 0, "label") != "männlich" ||
+		field(t, v, "replies", 0, "sample", "count") != float64(20) || field(t, v, "samples") != float64(20) || field(t, v, "unreadable") != float64(0) {
+		t.Fatalf("the Reply document's entities: %s", body)
+	}
 	wantContains(t, s.BrokerCLI(t, 0, "replies", strconv.Itoa(bare)), "total: 7")
+	// A reply that is no count is stored (200) and shown as unreadable,
+	// never as 0.
+	if st := c.reply(bare, "lots <b>"); st != http.StatusOK {
+		t.Fatalf("reply(lots <b>) = %d", st)
+	}
+	res, body = s.Do(t, http.MethodGet, fmt.Sprintf("%s/researcher/inquiries/%d/replies", sb, bare), nil, bearer(access)...)
+	v = JSON(t, body)
+	if res.StatusCode != 200 || field(t, v, "replies", 0, "unreadable") != true || field(t, v, "replies", 0, "body") != "lots <b>" ||
+		field(t, v, "unreadable") != float64(1) || field(t, v, "sites", 0, "unreadable") != float64(1) || strings.Contains(string(body), `"samples"`) {
+		t.Fatalf("unreadable reply = %d %s", res.StatusCode, body)
+	}
+	if _, has := v.(map[string]any)["replies"].([]any)[0].(map[string]any)["count"]; has {
+		t.Fatalf("an unreadable reply has a count: %s", body)
+	}
+	wantContains(t, s.BrokerCLI(t, 0, "replies", strconv.Itoa(bare)), "total: unreadable")
 
 	// Monitoring: the reference query (Samply query language, and CQL for
 	// CQL sites), then the status report, as ReportToMonitoringJob sends it.

@@ -150,13 +150,27 @@ func TestExplorerInquiry(t *testing.T) {
 	p.colorScheme("light")
 	// The CSV, as the browser downloads it with the session.
 	csv, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
-	if err != nil || !strings.HasPrefix(csv, "site,answered,count,replies,last_reply_utc\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
+	if err != nil || !strings.HasPrefix(csv, "site,answered,count,replies,last_reply_utc,unreadable,samples\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
 		t.Fatalf("CSV (%v):\n%s", err, csv)
 	}
 
-	// A phone-sized screen, in German.
-	p.do("in German", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=de"), chromedp.WaitVisible(chromedp.ID("results-total")))
-	p.wantText("main", "Freigegeben", "Alle Zielstandorte haben geantwortet.", "Antworten je Standort")
+	// The connector's Reply document (ISO-8859-1) replaces charite's count,
+	// and dresden sends something that is no count: it shows as
+	// unreadable, live, never as 0.
+	if res, body := s.Do(t, http.MethodPut, sb+"/inquiries/"+id+"/replies/"+bankA.email,
+		bytes.NewReader(latin1(`{"donor":{"label":"Spender","count":12,"stratifications":[{"title":"Geschlecht","strata":[{"label":"männlich","count":5},{"label":"weiblich","count":7}]}]},"sample":{"label":"Proben","count":30,"stratifications":[]}}`)),
+		append(bankA.auth(), "Content-Type", "text/plain; charset=ISO-8859-1")...); res.StatusCode != 200 {
+		t.Fatalf("reply: %d %s", res.StatusCode, body)
+	}
+	reply(bankB, "lots <b> "+strings.Repeat("x", 200))
+	p.do("the unreadable reply arrives", chromedp.Poll[chromedp.Void](`document.getElementById("results-total").textContent === "12 (1 unreadable)"`, chromedp.WithPollingTimeout(10*time.Second)))
+	p.wantText("main", "unreadable", "Samples", "Unreadable replies, not in the total: 1")
+
+	// A phone-sized screen, in German, the breakdowns and the unreadable
+	// body open.
+	p.do("in German", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=de"), chromedp.WaitVisible(chromedp.ID("results-total")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#results details").forEach(d => d.open = true)`))
+	p.wantText("main", "Freigegeben", "Alle Zielstandorte haben geantwortet.", "Antworten je Standort", "nicht lesbar", "männlich", "lots <b>")
 	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
 	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 	if err != nil || width > 360 {
@@ -204,41 +218,7 @@ func TestExplorerInquiryNeedsRole(t *testing.T) {
 func TestExplorerInquiryPagesFast(t *testing.T) {
 	s, bankA, bankB := inquiryStack(t)
 	c := signInHTTP(t, s)
-	_, form := getPage(t, c, s.URL+"/explorer/inquiries/new")
-	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(form)
-	if m == nil {
-		t.Fatal("no CSRF token on the form")
-	}
-	fields := url.Values{"csrf_token": {m[1]}, "label": {"Speed"}, "lastname": {"Lovelace"}, "site": {"charite", "dresden"},
-		"qb.group": {"g"}, "qb.cond": {"g.a", "g.b"}, "qb.c.a.urn": {"urn:mdr16:dataelement:14:1"}, "qb.c.a.from": {"18"},
-		"qb.c.b.urn": {"urn:mdr16:dataelement:23:1"}, "qb.c.b.v": {"female"}}
-	var body bytes.Buffer
-	w := multipart.NewWriter(&body)
-	for k, vs := range fields {
-		for _, v := range vs {
-			_ = w.WriteField(k, v)
-		}
-	}
-	fw, _ := w.CreateFormFile("expose", "expose.pdf")
-	_, _ = fw.Write([]byte(tinyPDF))
-	_ = w.Close()
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries", &body)
-	req.Header.Set("Content-Type", w.FormDataContentType())
-	req.Header.Set("Origin", s.URL)
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := readAll(t, res)
-	id := strings.TrimPrefix(res.Request.URL.Path, "/explorer/inquiries/")
-	if res.StatusCode != 200 || id == "" || strings.Contains(id, "/") {
-		t.Fatalf("create: %d at %s\n%s", res.StatusCode, res.Request.URL, page)
-	}
-	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if res, err := c.Do(req); err != nil || res.StatusCode != 200 {
-		t.Fatalf("release: %v %v", res, err)
-	}
+	id := releaseInquiryHTTP(t, s, c, "Speed")
 	for b, n := range map[bank]string{bankA: "10", bankB: "5"} {
 		if res, body := s.Do(t, http.MethodPut, sb+"/inquiries/"+id+"/replies/"+b.email, strings.NewReader(n), append(b.auth(), "Content-Type", "text/plain")...); res.StatusCode != 200 {
 			t.Fatalf("reply: %d %s", res.StatusCode, body)
@@ -277,4 +257,47 @@ func TestExplorerInquiryPagesFast(t *testing.T) {
 			}
 		}
 	}
+}
+
+// releaseInquiryHTTP creates an inquiry for charite and dresden through the
+// Explorer's form with the signed-in client c, releases it, and returns its
+// id.
+func releaseInquiryHTTP(t *testing.T, s *Stack, c *http.Client, label string) string {
+	t.Helper()
+	_, form := getPage(t, c, s.URL+"/explorer/inquiries/new")
+	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(form)
+	if m == nil {
+		t.Fatal("no CSRF token on the form")
+	}
+	fields := url.Values{"csrf_token": {m[1]}, "label": {label}, "lastname": {"Lovelace"}, "site": {"charite", "dresden"},
+		"qb.group": {"g"}, "qb.cond": {"g.a", "g.b"}, "qb.c.a.urn": {"urn:mdr16:dataelement:14:1"}, "qb.c.a.from": {"18"},
+		"qb.c.b.urn": {"urn:mdr16:dataelement:23:1"}, "qb.c.b.v": {"female"}}
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	for k, vs := range fields {
+		for _, v := range vs {
+			_ = w.WriteField(k, v)
+		}
+	}
+	fw, _ := w.CreateFormFile("expose", "expose.pdf")
+	_, _ = fw.Write([]byte(tinyPDF))
+	_ = w.Close()
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries", &body)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	req.Header.Set("Origin", s.URL)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAll(t, res)
+	id := strings.TrimPrefix(res.Request.URL.Path, "/explorer/inquiries/")
+	if res.StatusCode != 200 || id == "" || strings.Contains(id, "/") {
+		t.Fatalf("create: %d at %s\n%s", res.StatusCode, res.Request.URL, page)
+	}
+	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if res, err := c.Do(req); err != nil || res.StatusCode != 200 {
+		t.Fatalf("release: %v %v", res, err)
+	}
+	return id
 }

@@ -19,13 +19,25 @@ import (
 )
 
 // results are an inquiry's replies by site: every target site, answered
-// or not, with its count and a bar for the chart.
+// or not, with its count and a bar for the chart. A reply FRIS cannot read
+// has no count: it is shown as unreadable, never as 0.
 type results struct {
-	Total    int32
+	Total int32
+	// TotalText is Total, or "unreadable" when every reply was, with the
+	// number of unreadable replies.
+	TotalText  string
+	Unreadable int32
+	// Samples is the sum of the sample counts of Reply documents; nil
+	// when none carries one, and then the table has no sample column.
+	Samples  *int32
 	Answered int
 	Targets  int
 	Rows     []siteRow
 	Pending  []string
+	// Docs are the Reply documents with breakdowns; Unread the bodies
+	// that are not counts, as sent.
+	Docs   []replyDoc
+	Unread []unreadReply
 	// Summary is the sentence a screen reader hears on each update.
 	Summary string
 	Chart   chart
@@ -33,15 +45,31 @@ type results struct {
 }
 
 type siteRow struct {
-	Site     string
-	Answered bool
-	Target   bool
-	Count    int32
-	Replies  int32
-	Last     string
+	Site       string
+	Answered   bool
+	Target     bool
+	Count      int32
+	CountText  string
+	Unreadable int32
+	Samples    *int32
+	Replies    int32
+	Last       string
 	// Y and W place the row's bar in the chart.
 	Y, BarY, W, TextY, NumX int
 }
+
+// replyDoc is a Reply document's entities that have breakdowns.
+type replyDoc struct {
+	Site     string
+	Entities []*brokerv1.ReplyEntity
+}
+
+type unreadReply struct {
+	Site, Body string
+}
+
+// maxShownBody bounds an unreadable body on the page; the API has it whole.
+const maxShownBody = 300
 
 // chart is the geometry of the bar chart, server-drawn SVG: it needs no
 // script, takes the page's colours in dark mode, and screen readers read
@@ -69,13 +97,32 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 			rows[sc.GetSiteId()] = row
 		}
 		row.Answered, row.Count, row.Replies = true, sc.GetCount(), sc.GetReplies()
+		row.Unreadable, row.Samples = sc.GetUnreadable(), sc.Samples
+		row.CountText = countText(v, row.Count, row.Replies, row.Unreadable)
 	}
+	r.Unreadable, r.Samples = res.GetUnreadable(), res.Samples
+	r.TotalText = countText(v, r.Total, int32(len(res.GetReplies())), r.Unreadable)
 	last := map[string]*timestamppb.Timestamp{}
 	for _, rp := range res.GetReplies() {
 		if t := last[rp.GetSiteId()]; t == nil || rp.GetReceivedAt().AsTime().After(t.AsTime()) {
 			last[rp.GetSiteId()] = rp.GetReceivedAt()
 		}
+		if rp.GetUnreadable() {
+			r.Unread = append(r.Unread, unreadReply{Site: rp.GetSiteId(), Body: abbreviate(rp.GetBody(), maxShownBody)})
+			continue
+		}
+		doc := replyDoc{Site: rp.GetSiteId()}
+		for _, e := range []*brokerv1.ReplyEntity{rp.GetDonor(), rp.GetSample()} {
+			if len(e.GetStratifications()) > 0 {
+				doc.Entities = append(doc.Entities, e)
+			}
+		}
+		if len(doc.Entities) > 0 {
+			r.Docs = append(r.Docs, doc)
+		}
 	}
+	sort.SliceStable(r.Docs, func(i, j int) bool { return r.Docs[i].Site < r.Docs[j].Site })
+	sort.SliceStable(r.Unread, func(i, j int) bool { return r.Unread[i].Site < r.Unread[j].Site })
 	var max int32
 	for _, row := range rows {
 		row.Last = minute(last[row.Site])
@@ -107,8 +154,30 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 		row.NumX = barLabel + row.W + 8
 	}
 	r.Chart = chart{Height: len(r.Rows)*barRow + 4, LabelW: barLabel, LabelX: barLabel - 8, BarW: barMax, Width: barLabel + barMax + 90}
-	r.Summary = v.T("res.summary", r.Total, r.Answered, r.Targets)
+	r.Summary = v.T("res.summary", r.TotalText, r.Answered, r.Targets)
 	return r
+}
+
+// countText is a summed count as the page shows it: "unreadable" when
+// every reply summed was, else the count with how many were.
+func countText(v *view, count, replies, unreadable int32) string {
+	switch {
+	case unreadable == 0:
+		return strconv.Itoa(int(count))
+	case unreadable >= replies:
+		return v.T("res.unreadable")
+	default:
+		return v.T("res.count.partial", count, unreadable)
+	}
+}
+
+// abbreviate cuts s to at most n runes, marking the cut.
+func abbreviate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // streamLife bounds one event stream: the browser reconnects, and the
@@ -274,13 +343,24 @@ func (a *App) repliesCSV(q *req) error {
 	r := resultsOf(a.view(q, "res.title"), in, res)
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write([]string{"site", "answered", "count", "replies", "last_reply_utc"})
+	// count is empty for a site that has not answered and "unreadable"
+	// when none of its replies carried a count; unreadable says how many
+	// did not, samples is empty when no Reply document gave one.
+	_ = w.Write([]string{"site", "answered", "count", "replies", "last_reply_utc", "unreadable", "samples"})
 	for _, row := range r.Rows {
-		count := ""
-		if row.Answered {
+		count, samples := "", ""
+		switch {
+		case !row.Answered:
+		case row.Unreadable >= row.Replies:
+			count = "unreadable"
+		default:
 			count = strconv.Itoa(int(row.Count))
 		}
-		_ = w.Write([]string{csvSafe(row.Site), strconv.FormatBool(row.Answered), count, strconv.Itoa(int(row.Replies)), row.Last})
+		if row.Samples != nil {
+			samples = strconv.Itoa(int(*row.Samples))
+		}
+		_ = w.Write([]string{csvSafe(row.Site), strconv.FormatBool(row.Answered), count, strconv.Itoa(int(row.Replies)), row.Last,
+			strconv.Itoa(int(row.Unreadable)), samples})
 	}
 	w.Flush()
 	h := q.w.Header()

@@ -2182,9 +2182,16 @@ type Reply struct {
 	// count of the JSON result document); absent otherwise.
 	Count *int32 `protobuf:"varint,3,opt,name=count,proto3,oneof" json:"count,omitempty"`
 	// body is the reply as received.
-	Body          string                 `protobuf:"bytes,4,opt,name=body,proto3" json:"body,omitempty"`
-	ContentType   string                 `protobuf:"bytes,5,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
-	ReceivedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=received_at,json=receivedAt,proto3" json:"received_at,omitempty"`
+	Body        string                 `protobuf:"bytes,4,opt,name=body,proto3" json:"body,omitempty"`
+	ContentType string                 `protobuf:"bytes,5,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	ReceivedAt  *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=received_at,json=receivedAt,proto3" json:"received_at,omitempty"`
+	// unreadable: the body is neither a count nor a result document FRIS
+	// reads; it has no count, which is not a count of 0.
+	Unreadable bool `protobuf:"varint,7,opt,name=unreadable,proto3" json:"unreadable,omitempty"`
+	// donor and sample are the entities of a Samply Reply document
+	// (share-dto); count is then the donor count.
+	Donor         *ReplyEntity `protobuf:"bytes,8,opt,name=donor,proto3" json:"donor,omitempty"`
+	Sample        *ReplyEntity `protobuf:"bytes,9,opt,name=sample,proto3" json:"sample,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2261,18 +2268,210 @@ func (x *Reply) GetReceivedAt() *timestamppb.Timestamp {
 	return nil
 }
 
-type SiteCount struct {
+func (x *Reply) GetUnreadable() bool {
+	if x != nil {
+		return x.Unreadable
+	}
+	return false
+}
+
+func (x *Reply) GetDonor() *ReplyEntity {
+	if x != nil {
+		return x.Donor
+	}
+	return nil
+}
+
+func (x *Reply) GetSample() *ReplyEntity {
+	if x != nil {
+		return x.Sample
+	}
+	return nil
+}
+
+// ReplyEntity is share-dto's ReplyEntity: a count and its breakdowns.
+type ReplyEntity struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Label           string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	Count           int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	Stratifications []*Stratification      `protobuf:"bytes,3,rep,name=stratifications,proto3" json:"stratifications,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ReplyEntity) Reset() {
+	*x = ReplyEntity{}
+	mi := &file_broker_v1_broker_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplyEntity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplyEntity) ProtoMessage() {}
+
+func (x *ReplyEntity) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplyEntity.ProtoReflect.Descriptor instead.
+func (*ReplyEntity) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ReplyEntity) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *ReplyEntity) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *ReplyEntity) GetStratifications() []*Stratification {
+	if x != nil {
+		return x.Stratifications
+	}
+	return nil
+}
+
+type Stratification struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	SiteId        string                 `protobuf:"bytes,1,opt,name=site_id,json=siteId,proto3" json:"site_id,omitempty"`
+	Title         string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	Strata        []*Stratum             `protobuf:"bytes,2,rep,name=strata,proto3" json:"strata,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Stratification) Reset() {
+	*x = Stratification{}
+	mi := &file_broker_v1_broker_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Stratification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Stratification) ProtoMessage() {}
+
+func (x *Stratification) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Stratification.ProtoReflect.Descriptor instead.
+func (*Stratification) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *Stratification) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Stratification) GetStrata() []*Stratum {
+	if x != nil {
+		return x.Strata
+	}
+	return nil
+}
+
+type Stratum struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Label         string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
 	Count         int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
-	Replies       int32                  `protobuf:"varint,3,opt,name=replies,proto3" json:"replies,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Stratum) Reset() {
+	*x = Stratum{}
+	mi := &file_broker_v1_broker_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Stratum) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Stratum) ProtoMessage() {}
+
+func (x *Stratum) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Stratum.ProtoReflect.Descriptor instead.
+func (*Stratum) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *Stratum) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *Stratum) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type SiteCount struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	SiteId string                 `protobuf:"bytes,1,opt,name=site_id,json=siteId,proto3" json:"site_id,omitempty"`
+	// count is the sum of the site's readable replies' counts.
+	Count   int32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	Replies int32 `protobuf:"varint,3,opt,name=replies,proto3" json:"replies,omitempty"`
+	// unreadable is how many of the site's replies carry no count.
+	Unreadable int32 `protobuf:"varint,4,opt,name=unreadable,proto3" json:"unreadable,omitempty"`
+	// samples is the sum of the sample counts of the site's Reply
+	// documents; absent when none carries one.
+	Samples       *int32 `protobuf:"varint,5,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SiteCount) Reset() {
 	*x = SiteCount{}
-	mi := &file_broker_v1_broker_proto_msgTypes[38]
+	mi := &file_broker_v1_broker_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2483,7 @@ func (x *SiteCount) String() string {
 func (*SiteCount) ProtoMessage() {}
 
 func (x *SiteCount) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[38]
+	mi := &file_broker_v1_broker_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2496,7 @@ func (x *SiteCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SiteCount.ProtoReflect.Descriptor instead.
 func (*SiteCount) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{38}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SiteCount) GetSiteId() string {
@@ -2321,20 +2520,38 @@ func (x *SiteCount) GetReplies() int32 {
 	return 0
 }
 
+func (x *SiteCount) GetUnreadable() int32 {
+	if x != nil {
+		return x.Unreadable
+	}
+	return 0
+}
+
+func (x *SiteCount) GetSamples() int32 {
+	if x != nil && x.Samples != nil {
+		return *x.Samples
+	}
+	return 0
+}
+
 type ListRepliesResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	InquiryId string                 `protobuf:"bytes,1,opt,name=inquiry_id,json=inquiryId,proto3" json:"inquiry_id,omitempty"`
 	Replies   []*Reply               `protobuf:"bytes,2,rep,name=replies,proto3" json:"replies,omitempty"`
 	Sites     []*SiteCount           `protobuf:"bytes,3,rep,name=sites,proto3" json:"sites,omitempty"`
-	// total is the sum of all counts.
-	Total         int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	// total is the sum of all readable replies' counts.
+	Total int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	// unreadable is how many replies carry no count.
+	Unreadable int32 `protobuf:"varint,5,opt,name=unreadable,proto3" json:"unreadable,omitempty"`
+	// samples is the sum of all sample counts; absent when no reply has one.
+	Samples       *int32 `protobuf:"varint,6,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListRepliesResponse) Reset() {
 	*x = ListRepliesResponse{}
-	mi := &file_broker_v1_broker_proto_msgTypes[39]
+	mi := &file_broker_v1_broker_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2563,7 @@ func (x *ListRepliesResponse) String() string {
 func (*ListRepliesResponse) ProtoMessage() {}
 
 func (x *ListRepliesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[39]
+	mi := &file_broker_v1_broker_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2576,7 @@ func (x *ListRepliesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRepliesResponse.ProtoReflect.Descriptor instead.
 func (*ListRepliesResponse) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{39}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListRepliesResponse) GetInquiryId() string {
@@ -2386,6 +2603,20 @@ func (x *ListRepliesResponse) GetSites() []*SiteCount {
 func (x *ListRepliesResponse) GetTotal() int32 {
 	if x != nil {
 		return x.Total
+	}
+	return 0
+}
+
+func (x *ListRepliesResponse) GetUnreadable() int32 {
+	if x != nil {
+		return x.Unreadable
+	}
+	return 0
+}
+
+func (x *ListRepliesResponse) GetSamples() int32 {
+	if x != nil && x.Samples != nil {
+		return *x.Samples
 	}
 	return 0
 }
@@ -2517,7 +2748,7 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\x13CloseInquiryRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"$\n" +
 	"\x12ListRepliesRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xd8\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xe0\x02\n" +
 	"\x05Reply\x12\x1d\n" +
 	"\n" +
 	"bank_email\x18\x01 \x01(\tR\tbankEmail\x12\x17\n" +
@@ -2526,18 +2757,45 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\x04body\x18\x04 \x01(\tR\x04body\x12!\n" +
 	"\fcontent_type\x18\x05 \x01(\tR\vcontentType\x12;\n" +
 	"\vreceived_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"receivedAtB\b\n" +
-	"\x06_count\"T\n" +
+	"receivedAt\x12\x1e\n" +
+	"\n" +
+	"unreadable\x18\a \x01(\bR\n" +
+	"unreadable\x121\n" +
+	"\x05donor\x18\b \x01(\v2\x1b.fris.broker.v1.ReplyEntityR\x05donor\x123\n" +
+	"\x06sample\x18\t \x01(\v2\x1b.fris.broker.v1.ReplyEntityR\x06sampleB\b\n" +
+	"\x06_count\"\x83\x01\n" +
+	"\vReplyEntity\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12H\n" +
+	"\x0fstratifications\x18\x03 \x03(\v2\x1e.fris.broker.v1.StratificationR\x0fstratifications\"W\n" +
+	"\x0eStratification\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12/\n" +
+	"\x06strata\x18\x02 \x03(\v2\x17.fris.broker.v1.StratumR\x06strata\"5\n" +
+	"\aStratum\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\"\x9f\x01\n" +
 	"\tSiteCount\x12\x17\n" +
 	"\asite_id\x18\x01 \x01(\tR\x06siteId\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x18\n" +
-	"\areplies\x18\x03 \x01(\x05R\areplies\"\xac\x01\n" +
+	"\areplies\x18\x03 \x01(\x05R\areplies\x12\x1e\n" +
+	"\n" +
+	"unreadable\x18\x04 \x01(\x05R\n" +
+	"unreadable\x12\x1d\n" +
+	"\asamples\x18\x05 \x01(\x05H\x00R\asamples\x88\x01\x01B\n" +
+	"\n" +
+	"\b_samples\"\xf7\x01\n" +
 	"\x13ListRepliesResponse\x12\x1d\n" +
 	"\n" +
 	"inquiry_id\x18\x01 \x01(\tR\tinquiryId\x12/\n" +
 	"\areplies\x18\x02 \x03(\v2\x15.fris.broker.v1.ReplyR\areplies\x12/\n" +
 	"\x05sites\x18\x03 \x03(\v2\x19.fris.broker.v1.SiteCountR\x05sites\x12\x14\n" +
-	"\x05total\x18\x04 \x01(\x05R\x05total*B\n" +
+	"\x05total\x18\x04 \x01(\x05R\x05total\x12\x1e\n" +
+	"\n" +
+	"unreadable\x18\x05 \x01(\x05R\n" +
+	"unreadable\x12\x1d\n" +
+	"\asamples\x18\x06 \x01(\x05H\x00R\asamples\x88\x01\x01B\n" +
+	"\n" +
+	"\b_samples*B\n" +
 	"\n" +
 	"BankStatus\x12\x1b\n" +
 	"\x17BANK_STATUS_UNSPECIFIED\x10\x00\x12\v\n" +
@@ -2594,7 +2852,7 @@ func file_broker_v1_broker_proto_rawDescGZIP() []byte {
 }
 
 var file_broker_v1_broker_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_broker_v1_broker_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_broker_v1_broker_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_broker_v1_broker_proto_goTypes = []any{
 	(BankStatus)(0),                      // 0: fris.broker.v1.BankStatus
 	(InquiryPart)(0),                     // 1: fris.broker.v1.InquiryPart
@@ -2638,9 +2896,12 @@ var file_broker_v1_broker_proto_goTypes = []any{
 	(*CloseInquiryRequest)(nil),          // 39: fris.broker.v1.CloseInquiryRequest
 	(*ListRepliesRequest)(nil),           // 40: fris.broker.v1.ListRepliesRequest
 	(*Reply)(nil),                        // 41: fris.broker.v1.Reply
-	(*SiteCount)(nil),                    // 42: fris.broker.v1.SiteCount
-	(*ListRepliesResponse)(nil),          // 43: fris.broker.v1.ListRepliesResponse
-	(*timestamppb.Timestamp)(nil),        // 44: google.protobuf.Timestamp
+	(*ReplyEntity)(nil),                  // 42: fris.broker.v1.ReplyEntity
+	(*Stratification)(nil),               // 43: fris.broker.v1.Stratification
+	(*Stratum)(nil),                      // 44: fris.broker.v1.Stratum
+	(*SiteCount)(nil),                    // 45: fris.broker.v1.SiteCount
+	(*ListRepliesResponse)(nil),          // 46: fris.broker.v1.ListRepliesResponse
+	(*timestamppb.Timestamp)(nil),        // 47: google.protobuf.Timestamp
 }
 var file_broker_v1_broker_proto_depIdxs = []int32{
 	0,  // 0: fris.broker.v1.GetBankStatusResponse.status:type_name -> fris.broker.v1.BankStatus
@@ -2649,54 +2910,58 @@ var file_broker_v1_broker_proto_depIdxs = []int32{
 	2,  // 3: fris.broker.v1.GetReferenceQueryRequest.language:type_name -> fris.broker.v1.QueryLanguage
 	3,  // 4: fris.broker.v1.Inquiry.status:type_name -> fris.broker.v1.InquiryStatus
 	29, // 5: fris.broker.v1.Inquiry.contact:type_name -> fris.broker.v1.Contact
-	44, // 6: fris.broker.v1.Inquiry.expires_at:type_name -> google.protobuf.Timestamp
-	44, // 7: fris.broker.v1.Inquiry.created_at:type_name -> google.protobuf.Timestamp
-	44, // 8: fris.broker.v1.Inquiry.released_at:type_name -> google.protobuf.Timestamp
+	47, // 6: fris.broker.v1.Inquiry.expires_at:type_name -> google.protobuf.Timestamp
+	47, // 7: fris.broker.v1.Inquiry.created_at:type_name -> google.protobuf.Timestamp
+	47, // 8: fris.broker.v1.Inquiry.released_at:type_name -> google.protobuf.Timestamp
 	30, // 9: fris.broker.v1.Inquiry.expose:type_name -> fris.broker.v1.ExposeInfo
 	29, // 10: fris.broker.v1.InquiryContent.contact:type_name -> fris.broker.v1.Contact
-	44, // 11: fris.broker.v1.InquiryContent.expires_at:type_name -> google.protobuf.Timestamp
+	47, // 11: fris.broker.v1.InquiryContent.expires_at:type_name -> google.protobuf.Timestamp
 	32, // 12: fris.broker.v1.CreateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
 	3,  // 13: fris.broker.v1.ListInquiriesOfAuthorRequest.status:type_name -> fris.broker.v1.InquiryStatus
 	31, // 14: fris.broker.v1.InquiryList.inquiries:type_name -> fris.broker.v1.Inquiry
 	32, // 15: fris.broker.v1.UpdateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
-	44, // 16: fris.broker.v1.Reply.received_at:type_name -> google.protobuf.Timestamp
-	41, // 17: fris.broker.v1.ListRepliesResponse.replies:type_name -> fris.broker.v1.Reply
-	42, // 18: fris.broker.v1.ListRepliesResponse.sites:type_name -> fris.broker.v1.SiteCount
-	5,  // 19: fris.broker.v1.BrokerService.GetName:input_type -> fris.broker.v1.GetNameRequest
-	7,  // 20: fris.broker.v1.BrokerService.RegisterBank:input_type -> fris.broker.v1.RegisterBankRequest
-	9,  // 21: fris.broker.v1.BrokerService.DeleteBank:input_type -> fris.broker.v1.DeleteBankRequest
-	11, // 22: fris.broker.v1.BrokerService.GetBankStatus:input_type -> fris.broker.v1.GetBankStatusRequest
-	13, // 23: fris.broker.v1.BrokerService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesRequest
-	14, // 24: fris.broker.v1.BrokerService.GetInquiryPart:input_type -> fris.broker.v1.GetInquiryPartRequest
-	15, // 25: fris.broker.v1.BrokerService.GetExpose:input_type -> fris.broker.v1.GetExposeRequest
-	16, // 26: fris.broker.v1.BrokerService.PutReply:input_type -> fris.broker.v1.PutReplyRequest
-	18, // 27: fris.broker.v1.BrokerService.HasExpose:input_type -> fris.broker.v1.HasExposeRequest
-	20, // 28: fris.broker.v1.BrokerService.GetTestInquiry:input_type -> fris.broker.v1.GetTestInquiryRequest
-	21, // 29: fris.broker.v1.BrokerService.GetReferenceQuery:input_type -> fris.broker.v1.GetReferenceQueryRequest
-	22, // 30: fris.broker.v1.BrokerService.PutMonitoring:input_type -> fris.broker.v1.PutMonitoringRequest
-	24, // 31: fris.broker.v1.BrokerService.ListSiteNames:input_type -> fris.broker.v1.ListSiteNamesRequest
-	25, // 32: fris.broker.v1.BrokerService.SetBankSiteName:input_type -> fris.broker.v1.SetBankSiteNameRequest
-	27, // 33: fris.broker.v1.BrokerService.CheckBankToken:input_type -> fris.broker.v1.CheckBankTokenRequest
-	6,  // 34: fris.broker.v1.BrokerService.GetName:output_type -> fris.broker.v1.GetNameResponse
-	8,  // 35: fris.broker.v1.BrokerService.RegisterBank:output_type -> fris.broker.v1.RegisterBankResponse
-	10, // 36: fris.broker.v1.BrokerService.DeleteBank:output_type -> fris.broker.v1.DeleteBankResponse
-	12, // 37: fris.broker.v1.BrokerService.GetBankStatus:output_type -> fris.broker.v1.GetBankStatusResponse
-	4,  // 38: fris.broker.v1.BrokerService.ListInquiries:output_type -> fris.broker.v1.Document
-	4,  // 39: fris.broker.v1.BrokerService.GetInquiryPart:output_type -> fris.broker.v1.Document
-	4,  // 40: fris.broker.v1.BrokerService.GetExpose:output_type -> fris.broker.v1.Document
-	17, // 41: fris.broker.v1.BrokerService.PutReply:output_type -> fris.broker.v1.PutReplyResponse
-	19, // 42: fris.broker.v1.BrokerService.HasExpose:output_type -> fris.broker.v1.HasExposeResponse
-	4,  // 43: fris.broker.v1.BrokerService.GetTestInquiry:output_type -> fris.broker.v1.Document
-	4,  // 44: fris.broker.v1.BrokerService.GetReferenceQuery:output_type -> fris.broker.v1.Document
-	23, // 45: fris.broker.v1.BrokerService.PutMonitoring:output_type -> fris.broker.v1.PutMonitoringResponse
-	4,  // 46: fris.broker.v1.BrokerService.ListSiteNames:output_type -> fris.broker.v1.Document
-	26, // 47: fris.broker.v1.BrokerService.SetBankSiteName:output_type -> fris.broker.v1.SetBankSiteNameResponse
-	28, // 48: fris.broker.v1.BrokerService.CheckBankToken:output_type -> fris.broker.v1.CheckBankTokenResponse
-	34, // [34:49] is the sub-list for method output_type
-	19, // [19:34] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	47, // 16: fris.broker.v1.Reply.received_at:type_name -> google.protobuf.Timestamp
+	42, // 17: fris.broker.v1.Reply.donor:type_name -> fris.broker.v1.ReplyEntity
+	42, // 18: fris.broker.v1.Reply.sample:type_name -> fris.broker.v1.ReplyEntity
+	43, // 19: fris.broker.v1.ReplyEntity.stratifications:type_name -> fris.broker.v1.Stratification
+	44, // 20: fris.broker.v1.Stratification.strata:type_name -> fris.broker.v1.Stratum
+	41, // 21: fris.broker.v1.ListRepliesResponse.replies:type_name -> fris.broker.v1.Reply
+	45, // 22: fris.broker.v1.ListRepliesResponse.sites:type_name -> fris.broker.v1.SiteCount
+	5,  // 23: fris.broker.v1.BrokerService.GetName:input_type -> fris.broker.v1.GetNameRequest
+	7,  // 24: fris.broker.v1.BrokerService.RegisterBank:input_type -> fris.broker.v1.RegisterBankRequest
+	9,  // 25: fris.broker.v1.BrokerService.DeleteBank:input_type -> fris.broker.v1.DeleteBankRequest
+	11, // 26: fris.broker.v1.BrokerService.GetBankStatus:input_type -> fris.broker.v1.GetBankStatusRequest
+	13, // 27: fris.broker.v1.BrokerService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesRequest
+	14, // 28: fris.broker.v1.BrokerService.GetInquiryPart:input_type -> fris.broker.v1.GetInquiryPartRequest
+	15, // 29: fris.broker.v1.BrokerService.GetExpose:input_type -> fris.broker.v1.GetExposeRequest
+	16, // 30: fris.broker.v1.BrokerService.PutReply:input_type -> fris.broker.v1.PutReplyRequest
+	18, // 31: fris.broker.v1.BrokerService.HasExpose:input_type -> fris.broker.v1.HasExposeRequest
+	20, // 32: fris.broker.v1.BrokerService.GetTestInquiry:input_type -> fris.broker.v1.GetTestInquiryRequest
+	21, // 33: fris.broker.v1.BrokerService.GetReferenceQuery:input_type -> fris.broker.v1.GetReferenceQueryRequest
+	22, // 34: fris.broker.v1.BrokerService.PutMonitoring:input_type -> fris.broker.v1.PutMonitoringRequest
+	24, // 35: fris.broker.v1.BrokerService.ListSiteNames:input_type -> fris.broker.v1.ListSiteNamesRequest
+	25, // 36: fris.broker.v1.BrokerService.SetBankSiteName:input_type -> fris.broker.v1.SetBankSiteNameRequest
+	27, // 37: fris.broker.v1.BrokerService.CheckBankToken:input_type -> fris.broker.v1.CheckBankTokenRequest
+	6,  // 38: fris.broker.v1.BrokerService.GetName:output_type -> fris.broker.v1.GetNameResponse
+	8,  // 39: fris.broker.v1.BrokerService.RegisterBank:output_type -> fris.broker.v1.RegisterBankResponse
+	10, // 40: fris.broker.v1.BrokerService.DeleteBank:output_type -> fris.broker.v1.DeleteBankResponse
+	12, // 41: fris.broker.v1.BrokerService.GetBankStatus:output_type -> fris.broker.v1.GetBankStatusResponse
+	4,  // 42: fris.broker.v1.BrokerService.ListInquiries:output_type -> fris.broker.v1.Document
+	4,  // 43: fris.broker.v1.BrokerService.GetInquiryPart:output_type -> fris.broker.v1.Document
+	4,  // 44: fris.broker.v1.BrokerService.GetExpose:output_type -> fris.broker.v1.Document
+	17, // 45: fris.broker.v1.BrokerService.PutReply:output_type -> fris.broker.v1.PutReplyResponse
+	19, // 46: fris.broker.v1.BrokerService.HasExpose:output_type -> fris.broker.v1.HasExposeResponse
+	4,  // 47: fris.broker.v1.BrokerService.GetTestInquiry:output_type -> fris.broker.v1.Document
+	4,  // 48: fris.broker.v1.BrokerService.GetReferenceQuery:output_type -> fris.broker.v1.Document
+	23, // 49: fris.broker.v1.BrokerService.PutMonitoring:output_type -> fris.broker.v1.PutMonitoringResponse
+	4,  // 50: fris.broker.v1.BrokerService.ListSiteNames:output_type -> fris.broker.v1.Document
+	26, // 51: fris.broker.v1.BrokerService.SetBankSiteName:output_type -> fris.broker.v1.SetBankSiteNameResponse
+	28, // 52: fris.broker.v1.BrokerService.CheckBankToken:output_type -> fris.broker.v1.CheckBankTokenResponse
+	38, // [38:53] is the sub-list for method output_type
+	23, // [23:38] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_broker_v1_broker_proto_init() }
@@ -2705,13 +2970,15 @@ func file_broker_v1_broker_proto_init() {
 		return
 	}
 	file_broker_v1_broker_proto_msgTypes[37].OneofWrappers = []any{}
+	file_broker_v1_broker_proto_msgTypes[41].OneofWrappers = []any{}
+	file_broker_v1_broker_proto_msgTypes[42].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_broker_v1_broker_proto_rawDesc), len(file_broker_v1_broker_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   40,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -210,7 +210,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			tw := cmdutil.Table(stdout, "SITE\tBANK\tCOUNT\tRECEIVED\tBODY")
 			for _, r := range res.GetReplies() {
-				count := "-"
+				count := "unreadable"
 				if r.Count != nil {
 					count = fmt.Sprint(r.GetCount())
 				}
@@ -221,9 +221,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			for _, sc := range res.GetSites() {
-				fmt.Fprintf(stdout, "site %s: %d from %d replies\n", orDash(sc.GetSiteId()), sc.GetCount(), sc.GetReplies())
+				fmt.Fprintf(stdout, "site %s: %s from %d replies%s\n", orDash(sc.GetSiteId()),
+					countText(sc.GetCount(), sc.GetReplies(), sc.GetUnreadable()), sc.GetReplies(), samplesText(sc.Samples))
 			}
-			fmt.Fprintf(stdout, "total: %d\n", res.GetTotal())
+			fmt.Fprintf(stdout, "total: %s%s\n", countText(res.GetTotal(), int32(len(res.GetReplies())), res.GetUnreadable()), samplesText(res.Samples))
 			return nil
 		},
 	})
@@ -367,4 +368,24 @@ func abbreviate(s string) string {
 		return s[:57] + "..."
 	}
 	return s
+}
+
+// countText is a summed count that says how many replies had none: a sum
+// of nothing but unreadable replies is not 0.
+func countText(count, replies, unreadable int32) string {
+	switch {
+	case unreadable == 0:
+		return fmt.Sprint(count)
+	case unreadable == replies:
+		return "unreadable"
+	default:
+		return fmt.Sprintf("%d (%d unreadable)", count, unreadable)
+	}
+}
+
+func samplesText(samples *int32) string {
+	if samples == nil {
+		return ""
+	}
+	return fmt.Sprintf(", %d samples", *samples)
 }

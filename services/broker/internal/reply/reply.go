@@ -1,9 +1,10 @@
 // Package reply reads what a bank answers to an inquiry: a text body in any
 // charset that is either a plain count ("42") or a JSON result document.
-// Two JSON shapes carry a count: {"count": N} and the Samply result reply
-// {"donor": {"count": N, ...}, "sample": {...}, ...}, whose donor count is
-// the number of patients/donors found. Anything else is kept without a
-// count.
+// Two JSON shapes carry a count: {"count": N} and share-dto's Reply
+// {"donor": {"label", "count", "stratifications": [{"title", "strata":
+// [{"label", "count"}]}]}, "sample": {...}, "site", "redirectUrl"}, whose
+// donor count is the number of donors found. Anything else is kept as sent
+// and is unreadable: it has no count, which is not a count of 0.
 package reply
 
 import (
@@ -53,32 +54,153 @@ func Decode(body []byte, contentType string) (string, error) {
 	return strings.TrimPrefix(strings.ToValidUTF8(string(out), "\uFFFD"), "\uFEFF"), nil
 }
 
+// Result is what FRIS reads from a reply. A reply without Count is
+// unreadable: it is kept as sent, and no consumer may show it as 0.
+type Result struct {
+	// Count is the plain count, the "count" of {"count": N}, or the donor
+	// count of a Samply Reply document.
+	Count *int32
+	// Donor and Sample are the entities of a Samply Reply document.
+	Donor, Sample *Entity
+}
+
+// Readable reports whether the reply carries a count.
+func (r Result) Readable() bool { return r.Count != nil }
+
+// Entity is one side of a Samply Reply (share-dto's ReplyEntity): a count
+// of donors or samples and its breakdowns.
+type Entity struct {
+	Label           string
+	Count           int32
+	Stratifications []Stratification
+}
+
+// Stratification is a breakdown of an entity's count by one attribute.
+type Stratification struct {
+	Title  string
+	Strata []Stratum
+}
+
+// Stratum is one row of a stratification.
+type Stratum struct {
+	Label string
+	Count int32
+}
+
 // Count returns the count a reply carries, if any.
 func Count(text string) (int32, bool) {
+	r := Parse(text)
+	if r.Count == nil {
+		return 0, false
+	}
+	return *r.Count, true
+}
+
+// Parse reads a reply's text. A Samply Reply document must be well formed
+// throughout (every count a non-negative 32-bit integer, every label a
+// string): a half-read document would show a researcher numbers the bank
+// did not send.
+func Parse(text string) Result {
 	s := strings.TrimSpace(text)
 	s = strings.TrimPrefix(s, "\uFEFF")
 	if s == "" {
-		return 0, false
+		return Result{}
 	}
 	if n, ok := plain(s); ok {
-		return n, true
+		return Result{Count: &n}
 	}
 	if s[0] != '{' {
-		return 0, false
+		return Result{}
 	}
 	var doc map[string]any
 	d := json.NewDecoder(bytes.NewReader([]byte(s)))
 	d.UseNumber()
 	if err := d.Decode(&doc); err != nil || d.More() {
-		return 0, false
+		return Result{}
 	}
 	if c, ok := doc["count"]; ok {
-		return number(c)
+		if n, ok := number(c); ok {
+			return Result{Count: &n}
+		}
+		return Result{}
 	}
-	if donor, ok := doc["donor"].(map[string]any); ok {
-		return number(donor["count"])
+	donor, ok := entity(doc["donor"])
+	if !ok || donor == nil {
+		return Result{}
 	}
-	return 0, false
+	sample, ok := entity(doc["sample"])
+	if !ok {
+		return Result{}
+	}
+	n := donor.Count
+	return Result{Count: &n, Donor: donor, Sample: sample}
+}
+
+// entity reads a ReplyEntity; absent or null is (nil, true). Its count is
+// required: share-dto always writes it.
+func entity(v any) (*Entity, bool) {
+	if v == nil {
+		return nil, true
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	e := &Entity{}
+	if e.Label, ok = text(m["label"]); !ok {
+		return nil, false
+	}
+	if e.Count, ok = number(m["count"]); !ok {
+		return nil, false
+	}
+	if m["stratifications"] == nil {
+		return e, true
+	}
+	list, ok := m["stratifications"].([]any)
+	if !ok {
+		return nil, false
+	}
+	for _, item := range list {
+		sm, ok := item.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		var st Stratification
+		if st.Title, ok = text(sm["title"]); !ok {
+			return nil, false
+		}
+		if sm["strata"] != nil {
+			rows, ok := sm["strata"].([]any)
+			if !ok {
+				return nil, false
+			}
+			for _, row := range rows {
+				rm, ok := row.(map[string]any)
+				if !ok {
+					return nil, false
+				}
+				var r Stratum
+				if r.Label, ok = text(rm["label"]); !ok {
+					return nil, false
+				}
+				if r.Count, ok = number(rm["count"]); !ok {
+					return nil, false
+				}
+				st.Strata = append(st.Strata, r)
+			}
+		}
+		e.Stratifications = append(e.Stratifications, st)
+	}
+	return e, true
+}
+
+// text accepts a JSON string or null (share-dto leaves labels unset).
+func text(v any) (string, bool) {
+	if v == nil {
+		return "", true
+	}
+	s, ok := v.(string)
+	return s, ok
 }
 
 // plain accepts a non-negative decimal integer that fits 32 bits.

@@ -8,8 +8,6 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -20,7 +18,6 @@ import (
 	"fris.dev/pkg/rpcerr"
 	"fris.dev/pkg/samplyquery"
 	brokerv1 "fris.dev/proto/broker/v1"
-	"fris.dev/services/broker/internal/reply"
 	"fris.dev/services/broker/internal/samplyxml"
 	"fris.dev/services/broker/internal/storage"
 )
@@ -288,38 +285,6 @@ func (s *Service) ListInquiries(ctx context.Context, author string, st brokerv1.
 	return out, nil
 }
 
-// Replies returns an inquiry's replies with per-site and summed counts.
-func (s *Service) Replies(ctx context.Context, id, author string) (*brokerv1.ListRepliesResponse, error) {
-	if _, err := s.owned(ctx, id, author); err != nil {
-		return nil, err
-	}
-	rs, err := s.store.Replies(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	res := &brokerv1.ListRepliesResponse{InquiryId: id, Replies: []*brokerv1.Reply{}, Sites: []*brokerv1.SiteCount{}}
-	sites := map[string]*brokerv1.SiteCount{}
-	for _, r := range rs {
-		res.Replies = append(res.Replies, &brokerv1.Reply{
-			BankEmail: r.BankEmail, SiteId: r.SiteID, Count: r.Count, Body: r.Body, ContentType: r.ContentType,
-			ReceivedAt: timestamppb.New(unixNano(r.ReceivedAt)),
-		})
-		sc := sites[r.SiteID]
-		if sc == nil {
-			sc = &brokerv1.SiteCount{SiteId: r.SiteID}
-			sites[r.SiteID] = sc
-			res.Sites = append(res.Sites, sc)
-		}
-		sc.Replies++
-		if r.Count != nil {
-			sc.Count += *r.Count
-			res.Total += *r.Count
-		}
-	}
-	sort.Slice(res.Sites, func(i, j int) bool { return res.Sites[i].SiteId < res.Sites[j].SiteId })
-	return res, nil
-}
-
 // Document is a rendered response for a bank.
 type Document struct {
 	Body        []byte
@@ -415,54 +380,6 @@ func (s *Service) Expose(ctx context.Context, id string) (Document, error) {
 		return Document{}, rpcerr.New(storage.ErrNotFound, "no expose %s", id)
 	}
 	return Document{Body: e.Data, ContentType: "application/pdf", Filename: e.Filename}, nil
-}
-
-// Reply stores the calling bank's reply to an inquiry.
-func (s *Service) Reply(ctx context.Context, id, email string, body []byte, contentType string) error {
-	b, err := s.caller(ctx)
-	if err != nil {
-		return err
-	}
-	if !strings.EqualFold(strings.TrimSpace(email), b.Email) {
-		return rpcerr.New(rpcerr.ErrUnauthenticated, "the token does not belong to %s", email)
-	}
-	if len(body) > s.cfg.MaxReplyBytes {
-		return rpcerr.New(rpcerr.ErrTooLarge, "reply larger than %d bytes", s.cfg.MaxReplyBytes)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return rpcerr.New(rpcerr.ErrInvalid, "the reply is empty")
-	}
-	if err := checkID("inquiry", id); err != nil {
-		return err
-	}
-	text, err := reply.Decode(body, contentType)
-	if err != nil {
-		return rpcerr.New(rpcerr.ErrInvalid, "%v", err)
-	}
-	in, err := s.store.Inquiry(ctx, id)
-	if errors.Is(err, storage.ErrNotFound) || (err == nil && !visibleTo(in, b, s.now())) {
-		return errNoInquiry(id)
-	}
-	if err != nil {
-		return err
-	}
-	r := storage.Reply{InquiryID: id, BankEmail: b.Email, SiteID: b.SiteID, Body: text, ContentType: contentType, ReceivedAt: s.now().UnixNano()}
-	if n, ok := reply.Count(text); ok {
-		r.Count = &n
-	}
-	if err := s.store.PutReply(ctx, r); err != nil {
-		return err
-	}
-	s.watchers.notify(id)
-	s.log.InfoContext(ctx, "reply stored", "inquiry", id, "bank", b.Email, "site", b.SiteID, "count", countAttr(r.Count))
-	return nil
-}
-
-func countAttr(c *int32) string {
-	if c == nil {
-		return "none"
-	}
-	return strconv.Itoa(int(*c))
 }
 
 // maxListed bounds the lists of an inquiry: a network has tens of sites.

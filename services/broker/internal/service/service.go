@@ -90,6 +90,9 @@ type Service struct {
 	tokens *tokenCache
 	// watchers are the open WatchReplies calls, woken by Reply.
 	watchers notifier
+	// parsed remembers what stored replies say: watchers re-read them
+	// every WatchInterval.
+	parsed parseMemo
 
 	// gen counts local inquiry and bank changes; a list snapshot built
 	// before the latest change is stale.
