@@ -175,7 +175,8 @@ func TestSamplySignedCodeWithoutClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := claims(t, res.GetAccessToken())
-	if a.Subject() != e.uid(t, "grace@example.org") || len(a.Audience()) != 0 {
+	// No client: the audience is the issuer (every token has one).
+	if a.Subject() != e.uid(t, "grace@example.org") || len(a.Audience()) != 1 || a.Audience()[0] != issuer {
 		t.Fatalf("sub %q aud %v", a.Subject(), a.Audience())
 	}
 	// Its refresh token works too, still without a client.
