@@ -203,7 +203,11 @@ func (p Public) Introspect(ctx context.Context, r *authv1.IntrospectRequest) (*a
 		out.Scope = proto.String(strings.Join(t.Scope, " "))
 	}
 	if id := t.ClientID(); id != "" {
-		out.ClientId, out.Aud = proto.String(id), proto.String(id)
+		out.ClientId = proto.String(id)
+	}
+	if len(t.Audience) > 0 {
+		// The client, or the issuer for a token issued to no client.
+		out.Aud = proto.String(t.Audience[0])
 	}
 	return out, nil
 }
