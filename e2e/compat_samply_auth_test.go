@@ -80,6 +80,23 @@ func TestCompatSamplyAuthPrivateKeyFlow(t *testing.T) {
 	if !strings.Contains(" "+access.Scope+" ", " openid ") {
 		t.Fatalf("scope = %q", access.Scope)
 	}
+	// Every access token has an audience; this flow has no client, so it
+	// is the issuer.
+	if len(access.Audience) != 1 || access.Audience[0] != Issuer {
+		t.Fatalf("access aud = %v, want [%s]", access.Audience, Issuer)
+	}
+	// OpenIdConnectClient reads UserDto's id (a string): the user's id.
+	_, b = s.Get(t, oauth+"/userinfo", 200, "Authorization", "Bearer "+tr.AccessToken)
+	if id, ok := field(t, JSON(t, b), "id").(string); !ok || id != access.Subject || field(t, JSON(t, b), "sub") != id {
+		t.Fatalf("userinfo = %s, want id %q", b, access.Subject)
+	}
+	// tokeninfo's scope is the token's own.
+	_, b = s.Get(t, oauth+"/tokeninfo", 200, "Authorization", "Bearer "+tr.AccessToken)
+	var info struct{ Scope []string }
+	remarshal(t, JSON(t, b), &info)
+	if strings.Join(info.Scope, " ") != access.Scope {
+		t.Fatalf("tokeninfo scope %q, the token's %q", info.Scope, access.Scope)
+	}
 	// Its refresh, JSON {refresh_token} alone.
 	res, v = postJSON(t, s, oauth+"/access_token", fmt.Sprintf(`{"refresh_token":%q}`, tr.RefreshToken))
 	wantStatus(t, res, v, 200)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"fris.dev/gateway/internal/authshape"
 	"fris.dev/gateway/internal/clientaddr"
 	"fris.dev/gateway/internal/explorer"
 	"fris.dev/gateway/internal/routes"
@@ -42,6 +43,9 @@ type Config struct {
 	// token, the login form...), which are small (docs/security.md,
 	// "Input limits").
 	MaxAuthBody int64
+	// AuthAnswers is group A's answer shape: the names its answers carry
+	// (authshape; docs/decisions.md, "Answer shapes").
+	AuthAnswers authshape.Shape
 	// MaxPathSegment bounds each path segment (400 beyond).
 	MaxPathSegment int
 	// TrustedProxies may tell the client's address in X-Forwarded-For
@@ -96,6 +100,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MDRPrefix, "mdr-prefix", routes.CanonicalMDRPrefix, "path prefix of the metadata registry (group B)")
 	fs.StringVar(&c.AuthAddr, "auth-addr", "", "gRPC address of the auth service, e.g. 127.0.0.1:9101 (empty: group A answers 503)")
 	fs.StringVar(&c.AuthPrefix, "auth-prefix", routes.CanonicalAuthPrefix, "path prefix of the identity provider (group A)")
+	c.AuthAnswers = authshape.Both
+	fs.Func("auth-answers", "names in the identity provider's answers: both (the spec's and the Samply auth client's, default), spec (the spec's only) or samply (auth-dto's only, for Jackson readers that refuse unknown names)", func(s string) error {
+		sh, err := authshape.Parse(s)
+		if err == nil {
+			c.AuthAnswers = sh
+		}
+		return err
+	})
 	fs.StringVar(&c.UploadAddr, "upload-addr", "", "gRPC address of the upload service, e.g. 127.0.0.1:9103 (empty: group C answers 503)")
 	fs.StringVar(&c.UploadPrefix, "upload-prefix", "/dktk", "path prefix of the central upload (group C)")
 	fs.StringVar(&c.BrokerAddr, "broker-addr", "", "gRPC address of the broker service, e.g. 127.0.0.1:9104 (empty: group D answers 503)")

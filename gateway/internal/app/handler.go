@@ -21,6 +21,7 @@ import (
 	"fris.dev/gateway/internal/apidoc"
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/gateway/internal/authshape"
 	"fris.dev/gateway/internal/clientaddr"
 	"fris.dev/gateway/internal/explorer"
 	"fris.dev/gateway/internal/httpx"
@@ -34,13 +35,18 @@ import (
 	uploadv1 "fris.dev/proto/upload/v1"
 )
 
-// newGatewayMux is grpc-gateway's mux as every JSON group uses it.
-func newGatewayMux() *runtime.ServeMux {
+// newGatewayMux is grpc-gateway's mux as every JSON group uses it; reshape,
+// when given, reshapes its answers (group A's, authshape).
+func newGatewayMux(reshape func(runtime.Marshaler) runtime.Marshaler) *runtime.ServeMux {
+	var m runtime.Marshaler = jsonMarshaler{&runtime.JSONPb{
+		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
+	}}
+	if reshape != nil {
+		m = reshape(m)
+	}
 	return runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, jsonMarshaler{&runtime.JSONPb{
-			MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
-			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
-		}}),
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, m),
 		runtime.WithIncomingHeaderMatcher(incomingHeaders),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithMetadata(func(ctx context.Context, r *http.Request) metadata.MD {
@@ -72,7 +78,7 @@ func newGatewayMux() *runtime.ServeMux {
 // It is apart from Handler so that a test can list the table
 // (docs/interface.md names every pattern).
 func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
-	gw := newGatewayMux()
+	gw := newGatewayMux(nil)
 	if err := mdrv1.RegisterMdrServiceHandlerClient(ctx, gw, mdrv1.NewMdrServiceClient(up.MDR)); err != nil {
 		return err
 	}
@@ -83,7 +89,11 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	var authGW, loginPage http.Handler
 	if up.Auth != nil {
 		client := authv1.NewAuthServiceClient(up.Auth)
-		agw := newGatewayMux()
+		// The answers' names as the deployment's clients read them
+		// (-auth-answers).
+		agw := newGatewayMux(func(m runtime.Marshaler) runtime.Marshaler {
+			return authshape.Marshaler{Marshaler: m, Shape: cfg.AuthAnswers}
+		})
 		if err := authv1.RegisterAuthServiceHandlerClient(ctx, agw, client); err != nil {
 			return err
 		}
@@ -104,7 +114,7 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	bc := routes.BrokerConfig{Prefix: cfg.BrokerPrefix, Verifier: verifier, Timeout: cfg.UpstreamTimeout, Log: log}
 	if up.Broker != nil {
 		bc.Client = brokerv1.NewBrokerServiceClient(up.Broker)
-		rgw := newGatewayMux()
+		rgw := newGatewayMux(nil)
 		if err := brokerv1.RegisterResearcherServiceHandlerClient(ctx, rgw, brokerv1.NewResearcherServiceClient(up.Broker)); err != nil {
 			return err
 		}

@@ -408,7 +408,9 @@ func (v *JWT) verify(ctx context.Context, token string) (identity.Identity, veri
 	id := identity.Identity{Subject: tok.Subject(), Scopes: scopes(tok.PrivateClaims()[claimScope])}
 	if azp, _ := tok.PrivateClaims()[claimAZP].(string); azp != "" {
 		id.Client = azp
-	} else if aud := tok.Audience(); len(aud) > 0 {
+	} else if aud := tok.Audience(); len(aud) > 0 && aud[0] != tok.Issuer() {
+		// An aud equal to the issuer is a token issued to no client (the
+		// signed-code flow without client_id), as the auth service reads it.
 		id.Client = aud[0]
 	}
 	if id.Subject == "" {

@@ -271,6 +271,10 @@ func TestVerify(t *testing.T) {
 		{name: "scope as string", token: sign(t, k1, jwa.RS256, with(good, "scope", "openid  mdr:secret")), want: &want},
 		{name: "azp wins over aud", token: sign(t, k1, jwa.RS256, with(good, "azp", "other", "aud", []string{"mdr-ui", "x"})),
 			want: &identity.Identity{Subject: "42", Client: "other", Scopes: want.Scopes}},
+		// The auth service's tokens issued to no client (a signed code
+		// without client_id) name the issuer as their audience.
+		{name: "aud is the issuer: no client", token: sign(t, k1, jwa.RS256, with(good, "aud", []string{testIssuer})),
+			want: &identity.Identity{Subject: "42", Scopes: want.Scopes}},
 		{name: "no scope", token: sign(t, k1, jwa.RS256, with(good, "scope", nil)), want: &identity.Identity{Subject: "42", Client: "mdr-ui"}},
 		{name: "expired within skew", token: sign(t, k1, jwa.RS256, with(good, "exp", now.Add(-10*time.Second).Unix())), want: &want},
 		{name: "nbf within skew", token: sign(t, k1, jwa.RS256, with(good, "nbf", now.Add(10*time.Second).Unix())), want: &want},

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"io"
 	"net/http"
@@ -291,12 +293,32 @@ func (a *App) callback(q *req) error {
 }
 
 // stamp dates the token's expiry by the Explorer's clock (the library uses
-// the wall clock), from expires_in.
+// the wall clock), from expires_in; an answer without it (the spec's answer
+// shape, -auth-answers spec) leaves the access token's own exp, without
+// which every request would refresh.
 func (a *App) stamp(tok *oauth2.Token) *oauth2.Token {
 	if tok.ExpiresIn > 0 {
 		tok.Expiry = a.cfg.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)
+	} else if exp := accessExpiry(tok.AccessToken); exp > 0 {
+		tok.Expiry = time.Unix(exp, 0)
 	}
 	return tok
+}
+
+// accessExpiry is the exp claim of a JWT, unverified (0 when it has none):
+// only a date to refresh by; the token is verified where it is used.
+func accessExpiry(jwt string) int64 {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return 0
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return 0
+	}
+	var c struct{ Exp int64 }
+	_ = json.Unmarshal(b, &c)
+	return c.Exp
 }
 
 // userInfo asks the identity provider who the token's user is.
@@ -324,6 +346,18 @@ func (a *App) userInfo(ctx context.Context, tok *oauth2.Token) (*User, error) {
 	}
 	str := func(k string) string { s, _ := raw[k].(string); return s }
 	ui.Sub, ui.Name, ui.RealName, ui.Email = str("sub"), str("name"), str("real_name"), str("email")
+	// The answer's names follow -auth-answers: sub (both), id (samply,
+	// the same value), or neither (spec): then the token's own subject.
+	if ui.Sub == "" {
+		ui.Sub = str("id")
+	}
+	if ui.Sub == "" {
+		id, err := a.cfg.Verifier.Verify(ctx, tok.AccessToken)
+		if err != nil {
+			return nil, fmt.Errorf("userinfo without a subject, and the token: %w", err)
+		}
+		ui.Sub = id.Subject
+	}
 	u := &User{Subject: ui.Sub, Name: ui.Name, Email: ui.Email}
 	if u.Name == "" {
 		u.Name = ui.RealName

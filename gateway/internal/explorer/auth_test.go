@@ -270,3 +270,48 @@ func FuzzCleanReturn(f *testing.F) {
 		}
 	})
 }
+
+// With -auth-answers spec the token answer has no expires_in and userinfo
+// no sub: the Explorer dates the token by its own exp (else every request
+// would refresh) and takes the subject from the verified token.
+func TestSignInSpecShape(t *testing.T) {
+	e := newEnv(t, true)
+	e.idp.mu.Lock()
+	e.idp.spec, e.idp.exp = true, e.clock.t.Add(5*time.Minute).Unix()
+	e.idp.mu.Unlock()
+	b := e.browser()
+	b.signIn()
+	s, err := e.store.Get(context.Background(), b.cookies[SessionCookie].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.User.Subject != "42" || s.User.Name != "Ada Lovelace" || s.Token.Expiry.Unix() != e.clock.t.Add(5*time.Minute).Unix() {
+		t.Fatalf("session user %+v, token expiry %v", s.User, s.Token.Expiry)
+	}
+	refreshes := func() int {
+		e.idp.mu.Lock()
+		defer e.idp.mu.Unlock()
+		return e.idp.refreshes
+	}
+	for range 3 {
+		if body := b.do("GET", "/explorer/", nil).Body.String(); !strings.Contains(body, "Ada Lovelace") {
+			t.Fatal("signed out")
+		}
+	}
+	if n := refreshes(); n != 0 {
+		t.Fatalf("%d refreshes of a token with minutes left", n)
+	}
+	// Near its exp it is refreshed, once.
+	e.idp.mu.Lock()
+	e.idp.exp = e.clock.t.Add(time.Hour).Unix()
+	e.idp.mu.Unlock()
+	e.clock.t = e.clock.t.Add(4*time.Minute + time.Second)
+	for range 2 {
+		if body := b.do("GET", "/explorer/", nil).Body.String(); !strings.Contains(body, "Ada Lovelace") {
+			t.Fatal("signed out at the refresh")
+		}
+	}
+	if n := refreshes(); n != 1 {
+		t.Fatalf("%d refreshes near the token's exp, want 1", n)
+	}
+}

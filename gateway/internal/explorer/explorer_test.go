@@ -34,6 +34,11 @@ type fakeIdP struct {
 	revoked    []string
 	expiresIn  int
 	serial     int
+	// spec: answers in the spec's shape (-auth-answers spec): no
+	// token_type or expires_in, the access token a JWT expiring at exp,
+	// userinfo without sub or name.
+	spec bool
+	exp  int64
 }
 
 func newIdP() *fakeIdP { return &fakeIdP{challenges: map[string]string{}, expiresIn: 300} }
@@ -84,11 +89,21 @@ func (f *fakeIdP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.serial++
 		w.Header().Set("Content-Type", "application/json")
+		if f.spec {
+			claims := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, `{"sub":"42","exp":%d}`, f.exp))
+			_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprint("at-", f.serial, ".", claims, ".sig"),
+				"refresh_token": fmt.Sprint("rt-", f.serial), "id_token": "it"})
+			return
+		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprint("at-", f.serial), "refresh_token": fmt.Sprint("rt-", f.serial),
 			"token_type": "Bearer", "expires_in": f.expiresIn})
 	case "GET /oauth2/userinfo":
 		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer at-") {
 			http.Error(w, "no", 403)
+			return
+		}
+		if f.spec {
+			_, _ = io.WriteString(w, `{"real_name":"Ada Lovelace","contact_information":"","locality":null,"email":"ada@example.org","email_verified":false}`)
 			return
 		}
 		_, _ = io.WriteString(w, `{"sub":"42","name":"Ada Lovelace","email":"ada@example.org"}`)

@@ -889,8 +889,13 @@ type TokenInfo struct {
 	Nonce          string                 `protobuf:"bytes,4,opt,name=nonce,proto3" json:"nonce,omitempty"`
 	NotBeofre      uint32                 `protobuf:"varint,5,opt,name=notBeofre,proto3" json:"notBeofre,omitempty"`
 	Issuer         string                 `protobuf:"bytes,6,opt,name=issuer,proto3" json:"issuer,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The names auth-dto's TokenInfoDto reads (the Samply answer shape,
+	// docs/decisions.md): the token's jti, nbf and iat.
+	Jti           string `protobuf:"bytes,7,opt,name=jti,proto3" json:"jti,omitempty"`
+	NotBefore     uint32 `protobuf:"varint,8,opt,name=notBefore,proto3" json:"notBefore,omitempty"`
+	IssuedAt      uint32 `protobuf:"varint,9,opt,name=issuedAt,proto3" json:"issuedAt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TokenInfo) Reset() {
@@ -965,6 +970,27 @@ func (x *TokenInfo) GetIssuer() string {
 	return ""
 }
 
+func (x *TokenInfo) GetJti() string {
+	if x != nil {
+		return x.Jti
+	}
+	return ""
+}
+
+func (x *TokenInfo) GetNotBefore() uint32 {
+	if x != nil {
+		return x.NotBefore
+	}
+	return 0
+}
+
+func (x *TokenInfo) GetIssuedAt() uint32 {
+	if x != nil {
+		return x.IssuedAt
+	}
+	return 0
+}
+
 type Locality struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1034,8 +1060,11 @@ type UserInfo struct {
 	EmailVerified      bool                   `protobuf:"varint,5,opt,name=email_verified,json=emailVerified,proto3" json:"email_verified,omitempty"`
 	// OpenID Connect's names beside the spec's: sub equals the tokens' sub,
 	// name the real name.
-	Sub           string `protobuf:"bytes,6,opt,name=sub,proto3" json:"sub,omitempty"`
-	Name          string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	Sub  string `protobuf:"bytes,6,opt,name=sub,proto3" json:"sub,omitempty"`
+	Name string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	// auth-dto's UserDto.id (a string), which the Samply auth client's
+	// OpenIdConnectClient reads: the user's id, equal to sub.
+	Id            string `protobuf:"bytes,8,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1115,6 +1144,13 @@ func (x *UserInfo) GetSub() string {
 func (x *UserInfo) GetName() string {
 	if x != nil {
 		return x.Name
+	}
+	return ""
+}
+
+func (x *UserInfo) GetId() string {
+	if x != nil {
+		return x.Id
 	}
 	return ""
 }
@@ -2302,18 +2338,21 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\balgoritm\x18\x03 \x01(\tR\balgoritm\x12\x1c\n" +
 	"\talgorithm\x18\x04 \x01(\tR\talgorithm\x12\x10\n" +
 	"\x03exp\x18\x05 \x01(\rR\x03exp\"\x15\n" +
-	"\x13GetTokenInfoRequest\"\xaf\x01\n" +
+	"\x13GetTokenInfoRequest\"\xfb\x01\n" +
 	"\tTokenInfo\x12&\n" +
 	"\x0eexpirationDate\x18\x01 \x01(\rR\x0eexpirationDate\x12\x18\n" +
 	"\asubject\x18\x02 \x01(\tR\asubject\x12\x14\n" +
 	"\x05scope\x18\x03 \x03(\tR\x05scope\x12\x14\n" +
 	"\x05nonce\x18\x04 \x01(\tR\x05nonce\x12\x1c\n" +
 	"\tnotBeofre\x18\x05 \x01(\rR\tnotBeofre\x12\x16\n" +
-	"\x06issuer\x18\x06 \x01(\tR\x06issuer\"P\n" +
+	"\x06issuer\x18\x06 \x01(\tR\x06issuer\x12\x10\n" +
+	"\x03jti\x18\a \x01(\tR\x03jti\x12\x1c\n" +
+	"\tnotBefore\x18\b \x01(\rR\tnotBefore\x12\x1a\n" +
+	"\bissuedAt\x18\t \x01(\rR\bissuedAt\"P\n" +
 	"\bLocality\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xef\x01\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xff\x01\n" +
 	"\bUserInfo\x12\x1b\n" +
 	"\treal_name\x18\x01 \x01(\tR\brealName\x12/\n" +
 	"\x13contact_information\x18\x02 \x01(\tR\x12contactInformation\x122\n" +
@@ -2321,7 +2360,8 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x05email\x18\x04 \x01(\tR\x05email\x12%\n" +
 	"\x0eemail_verified\x18\x05 \x01(\bR\remailVerified\x12\x10\n" +
 	"\x03sub\x18\x06 \x01(\tR\x03sub\x12\x12\n" +
-	"\x04name\x18\a \x01(\tR\x04name\"\x14\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\b \x01(\tR\x02id\"\x14\n" +
 	"\x12GetUserInfoRequest\"*\n" +
 	"\x12SearchUsersRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\"C\n" +

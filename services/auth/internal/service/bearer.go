@@ -95,6 +95,9 @@ func (p Public) GetTokenInfo(ctx context.Context, _ *authv1.GetTokenInfoRequest)
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
+	// Exactly the token's own scope claim: a token without one reports an
+	// empty array (never a default), so what /tokeninfo says and what
+	// every reader of the token itself finds agree.
 	scopes := t.Scope
 	if scopes == nil {
 		scopes = []string{}
@@ -102,6 +105,7 @@ func (p Public) GetTokenInfo(ctx context.Context, _ *authv1.GetTokenInfoRequest)
 	return &authv1.TokenInfo{
 		ExpirationDate: seconds(t.Expiration()), Subject: t.Subject, Scope: scopes,
 		Nonce: t.Nonce, NotBeofre: seconds(t.NotBeforeTime()), Issuer: t.Issuer,
+		Jti: t.ID, NotBefore: seconds(t.NotBeforeTime()), IssuedAt: seconds(t.IssuedAtTime()),
 	}, nil
 }
 
@@ -119,7 +123,7 @@ func (p Public) GetUserInfo(ctx context.Context, _ *authv1.GetUserInfoRequest) (
 func userInfo(u storage.User) *authv1.UserInfo {
 	return &authv1.UserInfo{
 		RealName: u.RealName, ContactInformation: u.Contact, Email: u.Email, EmailVerified: u.EmailVerified,
-		Sub: strconv.Itoa(int(u.ID)), Name: u.RealName,
+		Sub: strconv.Itoa(int(u.ID)), Id: strconv.Itoa(int(u.ID)), Name: u.RealName,
 		Locality: &authv1.Locality{Id: u.Locality.ID, Name: u.Locality.Name, Description: u.Locality.Description},
 	}
 }
@@ -199,7 +203,11 @@ func (p Public) Introspect(ctx context.Context, r *authv1.IntrospectRequest) (*a
 		out.Scope = proto.String(strings.Join(t.Scope, " "))
 	}
 	if id := t.ClientID(); id != "" {
-		out.ClientId, out.Aud = proto.String(id), proto.String(id)
+		out.ClientId = proto.String(id)
+	}
+	if len(t.Audience) > 0 {
+		// The client, or the issuer for a token issued to no client.
+		out.Aud = proto.String(t.Audience[0])
 	}
 	return out, nil
 }

@@ -154,7 +154,7 @@ func TestNonceOnlyWhenSent(t *testing.T) {
 func TestSamplySignedCodeWithoutClient(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.seed(t)
+	clientID, secret := e.seed(t)
 	k := userKey()
 	reg, err := e.pub.Register(ctx, &authv1.RegisterRequest{Email: "grace@example.org", Name: "Grace", Base64EncodedPublicKey: base64.StdEncoding.EncodeToString(spki(t, k))})
 	if err != nil {
@@ -175,8 +175,14 @@ func TestSamplySignedCodeWithoutClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := claims(t, res.GetAccessToken())
-	if a.Subject() != e.uid(t, "grace@example.org") || len(a.Audience()) != 0 {
+	// No client: the audience is the issuer (every token has one).
+	if a.Subject() != e.uid(t, "grace@example.org") || len(a.Audience()) != 1 || a.Audience()[0] != issuer {
 		t.Fatalf("sub %q aud %v", a.Subject(), a.Audience())
+	}
+	// Introspection names that audience, and no client.
+	in, err := e.pub.Introspect(ctx, &authv1.IntrospectRequest{Token: res.GetAccessToken(), ClientId: clientID, ClientSecret: secret})
+	if err != nil || !in.GetActive() || in.GetAud() != issuer || in.ClientId != nil {
+		t.Fatalf("introspection = %v, %v", in, err)
 	}
 	// Its refresh token works too, still without a client.
 	next, err := e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: res.GetRefreshToken()})

@@ -243,7 +243,7 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 // signedCode is flow 2: a code from a sign request, signed with the user's
 // private key. client_id is optional: the sign request already names the key
 // and its user, and the Samply auth client sends none. Without it the tokens
-// are issued to no client (no aud).
+// are issued to no client: their aud is the issuer.
 func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.Set, error) {
 	var c storage.Client
 	if id := r.GetClientId(); id != "" {

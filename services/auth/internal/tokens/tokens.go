@@ -92,7 +92,9 @@ type Claims struct {
 	Issuer  string `json:"iss"`
 	Subject string `json:"sub"`
 	// Audience is the client; a token issued to no client (a signed code
-	// sent without client_id) has none.
+	// sent without client_id) names the issuer itself, the deployment
+	// whose APIs are all such a token opens (ClientID reads that as no
+	// client). Tokens issued before that rule have no aud at all.
 	Audience  audience    `json:"aud,omitempty"`
 	ExpiresAt numericDate `json:"exp"`
 	NotBefore numericDate `json:"nbf"`
@@ -134,9 +136,10 @@ func (c *Claims) UserID() int32 {
 	return int32(n)
 }
 
-// ClientID is the client the token was issued to.
+// ClientID is the client the token was issued to: "" for a token issued to
+// no client, whose aud is the issuer (or absent, on older tokens).
 func (c *Claims) ClientID() string {
-	if len(c.Audience) == 0 {
+	if len(c.Audience) == 0 || c.Audience[0] == c.Issuer {
 		return ""
 	}
 	return c.Audience[0]
@@ -218,7 +221,10 @@ func (i *Issuer) Plan(s Subject) Plan {
 	if nonce == "" {
 		nonce = RandomString(16)
 	}
-	var aud audience
+	// Every token has an audience (DESIGN, RFC 9068 2.2): its client, or
+	// without one the issuer, whose resource servers are the only ones the
+	// token opens.
+	aud := audience{i.iss}
 	if s.ClientID != "" {
 		aud = audience{s.ClientID}
 	}

@@ -294,8 +294,9 @@ func TestIssueClient(t *testing.T) {
 	}
 }
 
-// Without a client (a signed code sent without client_id) the tokens have
-// no aud at all, not an empty one.
+// Without a client (a signed code sent without client_id) the tokens name
+// the issuer as their audience, carry no client_id, and read as issued to
+// no client.
 func TestIssueWithoutClient(t *testing.T) {
 	i, _ := newIssuer(t)
 	set, err := i.Issue(Subject{UserID: 7, Scopes: []string{"openid"}})
@@ -304,8 +305,25 @@ func TestIssueWithoutClient(t *testing.T) {
 	}
 	for _, tok := range []string{set.Access, set.ID, set.Refresh} {
 		b, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
-		if strings.Contains(string(b), `"aud"`) || strings.Contains(string(b), `"client_id"`) {
-			t.Fatalf("claims %s name a client", b)
+		var c struct {
+			Iss    string   `json:"iss"`
+			Aud    []string `json:"aud"`
+			Client *string  `json:"client_id"`
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Aud) != 1 || c.Aud[0] != c.Iss || c.Iss == "" || c.Client != nil {
+			t.Fatalf("claims %s: want aud [iss] and no client_id", b)
+		}
+	}
+	for _, typ := range []struct{ tok, typ string }{{set.Access, TypeAccess}, {set.Refresh, TypeRefresh}} {
+		c, err := i.Read(context.Background(), typ.tok, typ.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ClientID() != "" {
+			t.Fatalf("%s reads as issued to client %q", typ.typ, c.ClientID())
 		}
 	}
 }
