@@ -238,26 +238,24 @@ func attacks(cfg config) ([]attack, error) {
 			func(i int) (string, string, io.Reader, http.Header) {
 				return http.MethodPost, cfg.gateway + authPrefix + "/register", strings.NewReader(registration), http.Header{"Content-Type": {"application/json"}}
 			}),
-		{name: "bodies", what: fmt.Sprintf("%d concurrent anonymous %d MiB uploads from 8 addresses", cfg.attackBodies, cfg.attackBodyMiB), run: func(ctx context.Context, t *tally) error {
+		{name: "bodies", what: fmt.Sprintf("anonymous %d MiB uploads, %d/s from 8 addresses, up to %d at once", cfg.attackBodyMiB, int(rate), cfg.attackBodies), run: func(ctx context.Context, t *tally) error {
 			cs, err := clients(8, 15)
 			if err != nil {
 				return err
 			}
 			defer closeAll(cs)
+			// Paced like the guessing attacks: a refused body ends at once,
+			// so an unpaced loop on loopback is a flood of gigabytes a
+			// second, which no server on the same two cores outlasts and
+			// which a proxy in front must stop (docs/security.md).
 			body := bytes.Repeat([]byte("<a/>"), cfg.attackBodyMiB<<20/4)
-			var wg sync.WaitGroup
-			for w := range cfg.attackBodies {
-				wg.Go(func() {
-					for i := 0; ctx.Err() == nil; i++ {
-						st, err := send(ctx, cs[w%len(cs)], http.MethodPut, site.base+"anon-"+strconv.Itoa(w)+"-"+strconv.Itoa(i), bytes.NewReader(body),
-							http.Header{"Content-Type": {"application/xml"}})
-						if ctx.Err() == nil {
-							t.answer(st, err)
-						}
-					}
-				})
-			}
-			wg.Wait()
+			paced(ctx, cfg.attackBodies, rate, func(ctx context.Context, i int) {
+				st, err := send(ctx, cs[i%len(cs)], http.MethodPut, site.base+"anon-"+strconv.Itoa(i), bytes.NewReader(body),
+					http.Header{"Content-Type": {"application/xml"}})
+				if ctx.Err() == nil {
+					t.answer(st, err)
+				}
+			})
 			return nil
 		}},
 		{name: "slow", what: fmt.Sprintf("%d connections from one address trickling a body", cfg.attackSlowConns), run: func(ctx context.Context, t *tally) error {

@@ -215,7 +215,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.attackDuration, "attack-duration", 8*time.Second, "attack: measured time of the legitimate traffic, quiet and under each attack (after -warmup)")
 	fs.DurationVar(&c.attackSettle, "attack-settle", 2*time.Second, "attack: pause after each attack, before the next one starts")
 	fs.Float64Var(&c.attackRate, "attack-rate", 100, "attack: requests per second of each guessing attack")
-	fs.IntVar(&c.attackBodies, "attack-bodies", 24, "attack: concurrent anonymous uploads of the bodies attack")
+	fs.IntVar(&c.attackBodies, "attack-bodies", 24, "attack: most anonymous uploads of the bodies attack at once (they start at -attack-rate)")
 	fs.IntVar(&c.attackBodyMiB, "attack-body-mib", 8, "attack: size of each anonymous upload, MiB")
 	fs.IntVar(&c.attackSlowConns, "attack-slow-conns", 4200, "attack: connections the slow attack holds from one address")
 	fs.Float64Var(&c.attackMaxRatio, "attack-max-ratio", 2, "attack target: each p99 under attack at most this many times the quiet one")
