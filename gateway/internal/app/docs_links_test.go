@@ -174,3 +174,51 @@ func TestDocLinksResolve(t *testing.T) {
 		t.Fatalf("%d links checked: the docs or this test's idea of a link changed", links)
 	}
 }
+
+// decisionsDoc holds the choices, each entry a bullet with an id of its
+// own.
+const decisionsDoc = "../../../docs/decisions.md"
+
+var docEntry = regexp.MustCompile(`^- (<a id="([^"]+)"></a>)?\*\*`)
+
+// TestDecisionsDocEntriesHaveIDs fails when an entry of docs/decisions.md
+// (a top-level bullet that starts in bold) has no <a id> anchor, or when
+// the table of contents does not link it: links to an entry then survive
+// a change of its wording.
+func TestDecisionsDocEntriesHaveIDs(t *testing.T) {
+	b, err := os.ReadFile(decisionsDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	entries := 0
+	for i, line := range strings.Split(text, "\n") {
+		m := docEntry.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		entries++
+		if m[2] == "" {
+			t.Errorf("%s:%d: an entry without an id (start it with <a id=\"section-topic\"></a>): %.60s", decisionsDoc, i+1, line)
+			continue
+		}
+		if !strings.Contains(text, "](#"+m[2]+")") {
+			t.Errorf("%s:%d: the contents do not link the entry %q", decisionsDoc, i+1, m[2])
+		}
+	}
+	if entries < 100 {
+		t.Fatalf("%d entries in %s: the doc's format or this test's idea of an entry changed", entries, decisionsDoc)
+	}
+}
+
+// TestBenchmarksDocShort fails when BENCHMARKS.md grows past 300 lines: it
+// holds the method and the latest figures, and git the rest.
+func TestBenchmarksDocShort(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "BENCHMARKS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 300 {
+		t.Errorf("BENCHMARKS.md has %d lines, want at most 300: keep the method and each suite's latest figures, and point to git for earlier runs", n)
+	}
+}
