@@ -41,7 +41,7 @@ func TestArchitectureDocPathsExist(t *testing.T) {
 			continue
 		}
 		checked++
-		pattern := filepath.Join(repoRoot, docPlaceName.ReplaceAllString(strings.TrimSuffix(p, "/"), "*"))
+		pattern := filepath.Join(docRepoRoot, docPlaceName.ReplaceAllString(strings.TrimSuffix(p, "/"), "*"))
 		found, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
@@ -55,21 +55,21 @@ func TestArchitectureDocPathsExist(t *testing.T) {
 	}
 }
 
-// docFiles are the Markdown files a reader of the repository follows links
+// docMarkdownFiles are the Markdown files a reader of the repository follows links
 // between.
-func docFiles(t *testing.T) []string {
+func docMarkdownFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	files, err := filepath.Glob(filepath.Join(docRepoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(files, filepath.Join(repoRoot, "README.md"), filepath.Join(repoRoot, "BENCHMARKS.md"),
-		filepath.Join(repoRoot, "deploy", "README.md"))
+	return append(files, filepath.Join(docRepoRoot, "README.md"), filepath.Join(docRepoRoot, "BENCHMARKS.md"),
+		filepath.Join(docRepoRoot, "deploy", "README.md"))
 }
 
-// slug is the anchor GitHub gives a heading: its text lower-cased, without
+// docSlug is the anchor GitHub gives a heading: its text lower-cased, without
 // punctuation, spaces as hyphens.
-func slug(heading string) string {
+func docSlug(heading string) string {
 	heading = docMdLink.ReplaceAllString(heading, "$1")
 	var b strings.Builder
 	for _, r := range strings.ToLower(heading) {
@@ -83,9 +83,9 @@ func slug(heading string) string {
 	return b.String()
 }
 
-// anchors are the link targets of a Markdown file: its headings' slugs
+// docAnchorsOf are the link targets of a Markdown file: its headings' slugs
 // (a repeated one with -1, -2, ...) and explicit <a id="..."> anchors.
-func anchors(t *testing.T, file string) map[string]bool {
+func docAnchorsOf(t *testing.T, file string) map[string]bool {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -103,7 +103,7 @@ func anchors(t *testing.T, file string) map[string]bool {
 			continue
 		}
 		if m := docHeading.FindStringSubmatch(line); m != nil {
-			s := slug(m[1])
+			s := docSlug(m[1])
 			if n := seen[s]; n > 0 {
 				out[s+"-"+strconv.Itoa(n)] = true
 			} else {
@@ -128,7 +128,7 @@ func anchors(t *testing.T, file string) map[string]bool {
 func TestDocLinksResolve(t *testing.T) {
 	cache := map[string]map[string]bool{}
 	links := 0
-	for _, file := range docFiles(t) {
+	for _, file := range docMarkdownFiles(t) {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +162,7 @@ func TestDocLinksResolve(t *testing.T) {
 					continue
 				}
 				if cache[dest] == nil {
-					cache[dest] = anchors(t, dest)
+					cache[dest] = docAnchorsOf(t, dest)
 				}
 				if !cache[dest][frag] {
 					t.Errorf("%s: the link %s points at an anchor %s does not have", where, target, dest)
@@ -214,7 +214,7 @@ func TestDecisionsDocEntriesHaveIDs(t *testing.T) {
 // TestBenchmarksDocShort fails when BENCHMARKS.md grows past 300 lines: it
 // holds the method and the latest figures, and git the rest.
 func TestBenchmarksDocShort(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot, "BENCHMARKS.md"))
+	b, err := os.ReadFile(filepath.Join(docRepoRoot, "BENCHMARKS.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,12 +19,12 @@ import (
 	"fris.dev/gateway/internal/apierr"
 )
 
-// repoRoot is the repository as a clone's reader finds it.
-const repoRoot = "../../.."
+// docRepoRoot is the repository as a clone's reader finds it.
+const docRepoRoot = "../../.."
 
-// statusCodes is the `error` of a JSON error body for every 4xx and 5xx
+// docStatusCodes is the `error` of a JSON error body for every 4xx and 5xx
 // status, as apierr writes it: the codes that follow the status.
-func statusCodes(t *testing.T) map[int]string {
+func docStatusCodes(t *testing.T) map[int]string {
 	t.Helper()
 	out := map[int]string{}
 	for s := 400; s < 600; s++ {
@@ -42,26 +42,26 @@ func statusCodes(t *testing.T) map[int]string {
 	return out
 }
 
-// reasonCall is a call whose argument at index arg is an error code that
+// docReasonCall is a call whose argument at index arg is an error code that
 // replaces the status's: a reason a service attaches (the gateway turns it
 // into the body's `error`), or a code the gateway writes itself.
-var reasonCall = map[string]int{"rpcerr.WithReason": 1, "apierr.WriteOAuth": 2}
+var docReasonCall = map[string]int{"rpcerr.WithReason": 1, "apierr.WriteOAuth": 2}
 
-// reasonCodes finds every code given to a reasonCall in the repository's
+// docReasonCodes finds every code given to a docReasonCall in the repository's
 // Go code (tests excluded), as a string literal or a string constant of
 // the calling package. A call whose code cannot be read fails the test:
 // it might answer a code the doc does not list.
-func reasonCodes(t *testing.T) map[string][]string {
+func docReasonCodes(t *testing.T) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	byDir := map[string][]*ast.File{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(repoRoot, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(docRepoRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if n := d.Name(); p != repoRoot && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules" || n == "bin") {
+			if n := d.Name(); p != docRepoRoot && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules" || n == "bin") {
 				return filepath.SkipDir
 			}
 			return nil
@@ -111,7 +111,7 @@ func reasonCodes(t *testing.T) map[string][]string {
 				if !ok {
 					return true
 				}
-				arg, ok := reasonCall[x.Name+"."+sel.Sel.Name]
+				arg, ok := docReasonCall[x.Name+"."+sel.Sel.Name]
 				if !ok || len(call.Args) <= arg {
 					return true
 				}
@@ -196,8 +196,8 @@ func docErrorCodes(t *testing.T) (codes map[string]bool, rows map[string][]int) 
 // the doc's table lists one the code never answers, or when the doc's table pairs a
 // code with a status the gateway answers with another code.
 func TestInterfaceDocListsEveryErrorCode(t *testing.T) {
-	byStatus := statusCodes(t)
-	reasons := reasonCodes(t)
+	byStatus := docStatusCodes(t)
+	reasons := docReasonCodes(t)
 	doc, rows := docErrorCodes(t)
 	if len(reasons) < 3 {
 		t.Fatalf("found %d reason codes in the code (%v): the search no longer finds them", len(reasons), reasons)
