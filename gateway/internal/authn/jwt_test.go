@@ -318,6 +318,9 @@ func TestVerify(t *testing.T) {
 		{name: "not yet valid", token: sign(t, k1, jwa.RS256, with(good, "nbf", now.Add(time.Minute).Unix())), err: ErrInvalidClaims},
 		{name: "issued in the future", token: sign(t, k1, jwa.RS256, with(good, "iat", now.Add(time.Minute).Unix())), err: ErrInvalidClaims},
 		{name: "no exp", token: sign(t, k1, jwa.RS256, with(good, "exp", nil)), err: ErrInvalidClaims},
+		// jwx read exp 0 as no expiry to check; accesstoken as no exp.
+		{name: "exp zero", token: sign(t, k1, jwa.RS256, with(good, "exp", 0)), err: ErrInvalidClaims},
+		{name: "scope not strings", token: sign(t, k1, jwa.RS256, with(good, "scope", []any{"openid", 7})), err: ErrInvalidClaims},
 		{name: "no sub", token: sign(t, k1, jwa.RS256, with(good, "sub", nil)), err: ErrInvalidClaims},
 		{name: "empty sub", token: sign(t, k1, jwa.RS256, with(good, "sub", "")), err: ErrInvalidClaims},
 		{name: "id token", token: sign(t, k1, jwa.RS256, with(good, "type", "ID_TOKEN")), err: ErrTokenType},
