@@ -8,32 +8,16 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
-	"github.com/lestrrat-go/jwx/v2/jws"
-	"github.com/lestrrat-go/jwx/v2/jwt"
 
+	"fris.dev/pkg/accesstoken"
 	"fris.dev/pkg/identity"
 )
-
-// Token types the auth service writes into the `type` claim. Only access
-// tokens are bearer credentials.
-const (
-	TypeAccessToken = "ACCESS_TOKEN"
-	claimType       = "type"
-	claimScope      = "scope"
-	claimAZP        = "azp"
-	claimSID        = "sid" // the refresh chain an access token belongs to
-)
-
-// MaxTokenLen bounds what the verifier even looks at: real access tokens are
-// well below 4 KiB.
-const MaxTokenLen = 16 << 10
 
 // Verification errors. Callers only need to know that a token was refused;
 // the reasons help tests and debug logs.
@@ -335,7 +319,7 @@ func (v *JWT) lookup(ctx context.Context, kid string) (pubKey, error) {
 
 // Verify checks an access token and returns its identity.
 func (v *JWT) Verify(ctx context.Context, token string) (identity.Identity, error) {
-	if len(token) > MaxTokenLen || strings.Count(token, ".") != 2 {
+	if !accesstoken.WellFormed(token) {
 		return identity.Identity{}, ErrMalformed
 	}
 	if e, ok := v.verified.Get(token); ok {
@@ -366,82 +350,44 @@ func (v *JWT) verify(ctx context.Context, token string) (identity.Identity, veri
 	fail := func(err error) (identity.Identity, verifiedToken, error) {
 		return identity.Identity{}, verifiedToken{}, err
 	}
-	msg, err := jws.Parse([]byte(token), jws.WithCompact())
-	if err != nil || len(msg.Signatures()) != 1 {
+	var used pubKey
+	var usedKID string
+	payload, err := accesstoken.Verify(ctx, token, func(ctx context.Context, alg jwa.SignatureAlgorithm, kid string) (accesstoken.Key, error) {
+		if !allowedAlgs[alg] {
+			// none, HS*, ES*, PS*, RS384: never what the auth service signs with.
+			return accesstoken.Key{}, fmt.Errorf("%w: %q", ErrAlgorithm, alg)
+		}
+		if kid == "" {
+			return accesstoken.Key{}, ErrUnknownKey
+		}
+		k, err := v.lookup(ctx, kid)
+		if err != nil {
+			return accesstoken.Key{}, err
+		}
+		if k.alg != "" && k.alg != alg {
+			return accesstoken.Key{}, fmt.Errorf("%w: %q with a %q key", ErrAlgorithm, alg, k.alg)
+		}
+		used, usedKID = k, kid
+		return accesstoken.Key{Alg: alg, Key: k.key}, nil
+	})
+	switch {
+	case errors.Is(err, accesstoken.ErrMalformed):
 		return fail(ErrMalformed)
-	}
-	hdr := msg.Signatures()[0].ProtectedHeaders()
-	alg := hdr.Algorithm()
-	if !allowedAlgs[alg] {
-		// none, HS*, ES*, PS*, RS384: never what the auth service signs with.
-		return fail(fmt.Errorf("%w: %q", ErrAlgorithm, alg))
-	}
-	kid := hdr.KeyID()
-	if kid == "" {
-		return fail(ErrUnknownKey)
-	}
-	k, err := v.lookup(ctx, kid)
-	if err != nil {
+	case errors.Is(err, accesstoken.ErrSignature):
+		return fail(fmt.Errorf("%w: %v", ErrInvalidClaims, err))
+	case err != nil:
 		return fail(err)
 	}
-	if k.alg != "" && k.alg != alg {
-		return fail(fmt.Errorf("%w: %q with a %q key", ErrAlgorithm, alg, k.alg))
-	}
-	opts := []jwt.ParseOption{
-		jwt.WithKey(alg, k.key),
-		jwt.WithValidate(true),
-		jwt.WithAcceptableSkew(v.cfg.Skew),
-		jwt.WithClock(jwt.ClockFunc(v.cfg.Now)),
-		jwt.WithRequiredClaim(jwt.ExpirationKey),
-		jwt.WithRequiredClaim(jwt.SubjectKey),
-	}
-	if v.cfg.Issuer != "" {
-		opts = append(opts, jwt.WithIssuer(v.cfg.Issuer))
-	}
-	tok, err := jwt.Parse([]byte(token), opts...)
+	c, err := accesstoken.Parse(payload)
 	if err != nil {
 		return fail(fmt.Errorf("%w: %v", ErrInvalidClaims, err))
 	}
-	if typ, _ := tok.PrivateClaims()[claimType].(string); typ != TypeAccessToken {
+	if err := c.Check(v.cfg.Now(), accesstoken.Rules{Issuer: v.cfg.Issuer, Skew: v.cfg.Skew}); errors.Is(err, accesstoken.ErrType) {
 		return fail(ErrTokenType)
+	} else if err != nil {
+		return fail(fmt.Errorf("%w: %v", ErrInvalidClaims, err))
 	}
-	id := identity.Identity{Subject: tok.Subject(), Scopes: scopes(tok.PrivateClaims()[claimScope])}
-	if azp, _ := tok.PrivateClaims()[claimAZP].(string); azp != "" {
-		id.Client = azp
-	} else if aud := tok.Audience(); len(aud) > 0 && aud[0] != tok.Issuer() {
-		// An aud equal to the issuer is a token issued to no client (the
-		// signed-code flow without client_id), as the auth service reads it.
-		id.Client = aud[0]
-	}
-	if id.Subject == "" {
-		return fail(fmt.Errorf("%w: empty sub", ErrInvalidClaims))
-	}
-	ref := tokenRef{sub: id.Subject, client: id.Client, jti: tok.JwtID()}
-	ref.sid, _ = tok.PrivateClaims()[claimSID].(string)
-	if iat := tok.IssuedAt(); !iat.IsZero() {
-		ref.iat = iat.Unix()
-	}
-	return id, verifiedToken{id: id, kid: kid, key: k.key, nbf: tok.NotBefore(), exp: tok.Expiration(), ref: ref}, nil
-}
-
-// scopes reads the scope claim: one space-separated string (RFC 9068, what
-// the auth service writes) or a JSON array of strings (what it wrote
-// before, and some other issuers write).
-func scopes(v any) []string {
-	var out []string
-	switch s := v.(type) {
-	case string:
-		out = strings.Fields(s)
-	case []any:
-		for _, x := range s {
-			if str, ok := x.(string); ok {
-				out = append(out, strings.Fields(str)...)
-			}
-		}
-	case []string:
-		for _, str := range s {
-			out = append(out, strings.Fields(str)...)
-		}
-	}
-	return out
+	id := identity.Identity{Subject: c.Subject, Client: c.ClientID(), Scopes: []string(c.Scope)}
+	ref := tokenRef{sub: id.Subject, client: id.Client, jti: c.ID, sid: c.Session, iat: int64(c.IssuedAt)}
+	return id, verifiedToken{id: id, kid: usedKID, key: used.key, nbf: c.NotBeforeTime(), exp: c.Expiration(), ref: ref}, nil
 }

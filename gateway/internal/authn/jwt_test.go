@@ -22,6 +22,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 	"github.com/lestrrat-go/jwx/v2/jwt"
 
+	"fris.dev/pkg/accesstoken"
 	"fris.dev/pkg/identity"
 )
 
@@ -160,7 +161,7 @@ func claims(now time.Time) map[string]any {
 		"iat":   now.Unix(),
 		"jti":   "j1",
 		"scope": []string{"openid", "mdr:secret"},
-		"type":  TypeAccessToken,
+		"type":  accesstoken.Type,
 		"nonce": "n",
 	}
 }
@@ -317,17 +318,20 @@ func TestVerify(t *testing.T) {
 		{name: "not yet valid", token: sign(t, k1, jwa.RS256, with(good, "nbf", now.Add(time.Minute).Unix())), err: ErrInvalidClaims},
 		{name: "issued in the future", token: sign(t, k1, jwa.RS256, with(good, "iat", now.Add(time.Minute).Unix())), err: ErrInvalidClaims},
 		{name: "no exp", token: sign(t, k1, jwa.RS256, with(good, "exp", nil)), err: ErrInvalidClaims},
+		// jwx read exp 0 as no expiry to check; accesstoken as no exp.
+		{name: "exp zero", token: sign(t, k1, jwa.RS256, with(good, "exp", 0)), err: ErrInvalidClaims},
+		{name: "scope not strings", token: sign(t, k1, jwa.RS256, with(good, "scope", []any{"openid", 7})), err: ErrInvalidClaims},
 		{name: "no sub", token: sign(t, k1, jwa.RS256, with(good, "sub", nil)), err: ErrInvalidClaims},
 		{name: "empty sub", token: sign(t, k1, jwa.RS256, with(good, "sub", "")), err: ErrInvalidClaims},
 		{name: "id token", token: sign(t, k1, jwa.RS256, with(good, "type", "ID_TOKEN")), err: ErrTokenType},
 		{name: "refresh token", token: sign(t, k1, jwa.RS256, with(good, "type", "REFRESH_TOKEN")), err: ErrTokenType},
 		{name: "no type", token: sign(t, k1, jwa.RS256, with(good, "type", nil)), err: ErrTokenType},
-		{name: "type not a string", token: sign(t, k1, jwa.RS256, with(good, "type", []string{TypeAccessToken})), err: ErrTokenType},
+		{name: "type not a string", token: sign(t, k1, jwa.RS256, with(good, "type", []string{accesstoken.Type})), err: ErrTokenType},
 		{name: "other issuer", token: sign(t, k1, jwa.RS256, with(good, "iss", "http://evil.example")), err: ErrInvalidClaims},
 		{name: "no issuer", token: sign(t, k1, jwa.RS256, with(good, "iss", nil)), err: ErrInvalidClaims},
 		{name: "JSON serialization", token: string(jsonSer), err: ErrMalformed},
 		{name: "garbage", token: "not-a-jwt", err: ErrMalformed},
-		{name: "too long", token: valid + strings.Repeat("A", MaxTokenLen), err: ErrMalformed},
+		{name: "too long", token: valid + strings.Repeat("A", accesstoken.MaxLen), err: ErrMalformed},
 		{name: "JWE shape", token: "a.b.c.d.e", err: ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"fris.dev/pkg/accesstoken"
 	"fris.dev/pkg/authheader"
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/rpcerr"
@@ -29,7 +30,7 @@ func (p Public) bearer(ctx context.Context) (storage.User, *tokens.Claims, error
 	if raw == "" {
 		return storage.User{}, nil, denied("an access token is required")
 	}
-	t, err := p.tokens.Read(ctx, raw, tokens.TypeAccess)
+	t, err := p.tokens.Read(ctx, raw, accesstoken.Type)
 	if err != nil {
 		return storage.User{}, nil, denied("the access token is not valid")
 	}
@@ -184,7 +185,7 @@ func (p Public) Introspect(ctx context.Context, r *authv1.IntrospectRequest) (*a
 	}
 	inactive := &authv1.Introspection{Active: proto.Bool(false)}
 	t, err := p.tokens.Read(ctx, r.GetToken(), "")
-	if err != nil || (t.Type != tokens.TypeAccess && t.Type != tokens.TypeRefresh) {
+	if err != nil || (t.Type != accesstoken.Type && t.Type != tokens.TypeRefresh) {
 		return inactive, nil
 	}
 	if _, _, err := p.current(ctx, t); errors.Is(err, errRevoked) {

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"fris.dev/pkg/accesstoken"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/tokens"
 )
@@ -77,7 +78,7 @@ func TestTokenInfoScopeIsTheTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		claims, err := e.svc.tokens.Read(context.Background(), set.Access, tokens.TypeAccess)
+		claims, err := e.svc.tokens.Read(context.Background(), set.Access, accesstoken.Type)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func (p Public) Revoke(ctx context.Context, r *authv1.RevokeRequest) (res *authv
 		}
 		ev := audit.Event{Action: "auth.revoke", Err: err, Attrs: []slog.Attr{slog.String("client_id", client)}}
 		if t != nil {
-			ev.Actor, ev.Attrs = t.Subject, append(ev.Attrs, slog.String("token_type", t.Type))
+			ev.Actor, ev.Attrs = t.Subject, append(ev.Attrs, slog.String("token_type", string(t.Type)))
 		}
 		p.cfg.Audit.Record(ctx, ev)
 	}()

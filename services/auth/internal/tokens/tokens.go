@@ -9,22 +9,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jws"
 
+	"fris.dev/pkg/accesstoken"
 	"fris.dev/services/auth/internal/keys"
 )
 
-// Token types, the `type` claim.
+// Token types, the `type` claim, besides the access token's
+// (accesstoken.Type).
 const (
-	TypeAccess  = "ACCESS_TOKEN"
 	TypeID      = "ID_TOKEN"
 	TypeRefresh = "REFRESH_TOKEN"
 )
+
+// types are all the provider issues.
+var types = []string{accesstoken.Type, TypeID, TypeRefresh}
 
 // Lifetimes of the three tokens, and how far in the past nbf is set so a
 // resource server whose clock is slightly behind still accepts a new token.
@@ -85,35 +88,13 @@ func RandomString(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Claims are what every token of the provider carries; the id token adds
-// email, email_verified and name, the access token scope. A fixed struct,
-// encoded once per token, costs a fraction of a generic claims map.
+// Claims are what every token of the provider carries (the access token's
+// claims); the id token adds email, email_verified and name.
 type Claims struct {
-	Issuer  string `json:"iss"`
-	Subject string `json:"sub"`
-	// Audience is the client; a token issued to no client (a signed code
-	// sent without client_id) names the issuer itself, the deployment
-	// whose APIs are all such a token opens (ClientID reads that as no
-	// client). Tokens issued before that rule have no aud at all.
-	Audience  audience    `json:"aud,omitempty"`
-	ExpiresAt numericDate `json:"exp"`
-	NotBefore numericDate `json:"nbf"`
-	IssuedAt  numericDate `json:"iat"`
-	ID        string      `json:"jti"`
-	Type      string      `json:"type"`
-	Nonce     string      `json:"nonce,omitempty"`
-	Scope     Scope       `json:"scope,omitempty"`
-	// Client (`client_id`) is on access tokens (RFC 9068): the client they
-	// were issued to, and for a client_credentials token also its subject.
-	Client        string `json:"client_id,omitempty"`
+	accesstoken.Claims
 	Email         string `json:"email,omitempty"`
 	EmailVerified *bool  `json:"email_verified,omitempty"`
 	Name          string `json:"name,omitempty"`
-	// Session (OpenID's `sid`) is the refresh chain, carried by the
-	// refresh token so that issuing one needs no write, and by the access
-	// tokens issued with it so that revoking the chain (reuse, RFC 7009)
-	// ends them too.
-	Session string `json:"sid,omitempty"`
 }
 
 // ClientSubjectPrefix starts the subject of a client_credentials token:
@@ -134,70 +115,6 @@ func (c *Claims) UserID() int32 {
 		return 0
 	}
 	return int32(n)
-}
-
-// ClientID is the client the token was issued to: "" for a token issued to
-// no client, whose aud is the issuer (or absent, on older tokens).
-func (c *Claims) ClientID() string {
-	if len(c.Audience) == 0 || c.Audience[0] == c.Issuer {
-		return ""
-	}
-	return c.Audience[0]
-}
-
-// Expiration, NotBeforeTime: the numeric dates as times.
-func (c *Claims) Expiration() time.Time    { return time.Unix(int64(c.ExpiresAt), 0) }
-func (c *Claims) NotBeforeTime() time.Time { return time.Unix(int64(c.NotBefore), 0) }
-
-// audience is `aud`: issued as an array, read as an array or one string
-// (RFC 7519 4.1.3 allows both).
-type audience []string
-
-func (a *audience) UnmarshalJSON(b []byte) error {
-	return oneOrMany(b, (*[]string)(a), func(one string) []string { return []string{one} })
-}
-
-// oneOrMany reads a claim that is one string (split by one) or an array of
-// strings into dst.
-func oneOrMany(b []byte, dst *[]string, one func(string) []string) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*dst = one(s)
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(b, &many); err != nil {
-		return err
-	}
-	*dst = many
-	return nil
-}
-
-// Scope is the access token's `scope`: written as one space-separated
-// string (RFC 9068 2.2.3, RFC 8693 4.2), which the Samply auth client
-// requires; read from that or from the JSON array earlier tokens carried.
-type Scope []string
-
-func (s Scope) MarshalJSON() ([]byte, error) { return json.Marshal(strings.Join(s, " ")) }
-
-func (s *Scope) UnmarshalJSON(b []byte) error {
-	return oneOrMany(b, (*[]string)(s), strings.Fields)
-}
-
-// numericDate is a JWT NumericDate: seconds since the epoch, written as an
-// integer, read from any JSON number.
-type numericDate int64
-
-func (d *numericDate) UnmarshalJSON(b []byte) error {
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	if math.IsNaN(f) || f < 0 || f > math.MaxInt64/2 {
-		return errors.New("numeric date out of range")
-	}
-	*d = numericDate(f)
-	return nil
 }
 
 // Plan is a token set whose claims are fixed but not yet signed: the
@@ -224,18 +141,18 @@ func (i *Issuer) Plan(s Subject) Plan {
 	// Every token has an audience (DESIGN, RFC 9068 2.2): its client, or
 	// without one the issuer, whose resource servers are the only ones the
 	// token opens.
-	aud := audience{i.iss}
+	aud := accesstoken.Audience{i.iss}
 	if s.ClientID != "" {
-		aud = audience{s.ClientID}
+		aud = accesstoken.Audience{s.ClientID}
 	}
 	base := func(typ string, life time.Duration) Claims {
-		return Claims{
+		return Claims{Claims: accesstoken.Claims{
 			Issuer: i.iss, Subject: strconv.Itoa(int(s.UserID)), Audience: aud,
-			IssuedAt: issuedAt(now, s.RevokedBefore), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
-			ExpiresAt: numericDate(now.Add(life).Unix()), ID: RandomString(16), Type: typ, Nonce: nonce,
-		}
+			IssuedAt: issuedAt(now, s.RevokedBefore), NotBefore: accesstoken.NumericDate(now.Add(-i.life.Skew).Unix()),
+			ExpiresAt: accesstoken.NumericDate(now.Add(life).Unix()), ID: RandomString(16), Type: accesstoken.TokenType(typ), Nonce: nonce,
+		}}
 	}
-	p := Plan{i: i, access: base(TypeAccess, i.life.Access), id: base(TypeID, i.life.ID), refresh: base(TypeRefresh, i.life.Refresh)}
+	p := Plan{i: i, access: base(accesstoken.Type, i.life.Access), id: base(TypeID, i.life.ID), refresh: base(TypeRefresh, i.life.Refresh)}
 	p.access.Scope = s.Scopes
 	p.access.Client = s.ClientID
 	p.id.Nonce = s.Nonce
@@ -276,15 +193,12 @@ func (p Plan) Sign() (Set, error) {
 
 // issuedAt is now, or revokedBefore when that is later: see
 // Subject.RevokedBefore.
-func issuedAt(now time.Time, revokedBefore int64) numericDate {
-	return numericDate(max(now.Unix(), revokedBefore))
+func issuedAt(now time.Time, revokedBefore int64) accesstoken.NumericDate {
+	return accesstoken.NumericDate(max(now.Unix(), revokedBefore))
 }
 
 // Lifetimes returns the lifetimes tokens are issued with.
 func (i *Issuer) Lifetimes() Lifetimes { return i.life }
-
-// IssuedAtTime is iat as a time.
-func (c *Claims) IssuedAtTime() time.Time { return time.Unix(int64(c.IssuedAt), 0) }
 
 // Issue signs an access, an id and a refresh token for s.
 func (i *Issuer) Issue(s Subject) (Set, error) { return i.Plan(s).Sign() }
@@ -295,12 +209,12 @@ func (i *Issuer) Issue(s Subject) (Set, error) { return i.Plan(s).Sign() }
 // 4.4.3: the client can always ask again).
 func (i *Issuer) IssueClient(clientID string, scopes []string, revokedBefore int64) (Set, error) {
 	now := i.now()
-	c := Claims{
-		Issuer: i.iss, Subject: ClientSubjectPrefix + clientID, Audience: audience{clientID},
-		IssuedAt: issuedAt(now, revokedBefore), NotBefore: numericDate(now.Add(-i.life.Skew).Unix()),
-		ExpiresAt: numericDate(now.Add(i.life.Access).Unix()), ID: RandomString(16), Type: TypeAccess,
+	c := Claims{Claims: accesstoken.Claims{
+		Issuer: i.iss, Subject: ClientSubjectPrefix + clientID, Audience: accesstoken.Audience{clientID},
+		IssuedAt: issuedAt(now, revokedBefore), NotBefore: accesstoken.NumericDate(now.Add(-i.life.Skew).Unix()),
+		ExpiresAt: accesstoken.NumericDate(now.Add(i.life.Access).Unix()), ID: RandomString(16), Type: accesstoken.Type,
 		Nonce: RandomString(16), Scope: scopes, Client: clientID,
-	}
+	}}
 	sg := i.keys.Signer()
 	hdr := jws.NewHeaders()
 	if err := hdr.Set(jws.KeyIDKey, sg.KID); err != nil {
@@ -329,26 +243,20 @@ var (
 	ErrInvalid = errors.New("token expired, not yet valid or of the wrong type")
 )
 
-// maxTokenLen bounds what Read parses; our tokens are far smaller.
-const maxTokenLen = 16 << 10
-
 // Read verifies a token's signature against the published keys and its
-// validity (exp, nbf and iat with skew, issuer, type; any of the
-// provider's types when wantType is "").
+// claims by accesstoken's rules (exp, nbf and iat with skew, issuer,
+// subject, type; any of the provider's types when wantType is "").
 func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error) {
-	if raw == "" || len(raw) > maxTokenLen {
-		return nil, ErrMalformed
-	}
 	// The key's own alg decides the algorithm, never the token's header:
-	// no `none`, no HMAC keyed with the public key. One parse serves both
-	// the key lookup and the verification.
-	byKID := jws.KeyProviderFunc(func(_ context.Context, sink jws.KeySink, sig *jws.Signature, _ *jws.Message) error {
-		if k, ok := i.keys.Verifier(ctx, sig.ProtectedHeaders().KeyID()); ok {
-			sink.Key(k.Alg, k.Key)
+	// no `none`, no HMAC keyed with the public key.
+	byKID := func(ctx context.Context, _ jwa.SignatureAlgorithm, kid string) (accesstoken.Key, error) {
+		k, ok := i.keys.Verifier(ctx, kid)
+		if !ok {
+			return accesstoken.Key{}, ErrMalformed
 		}
-		return nil
-	})
-	payload, err := jws.Verify([]byte(raw), jws.WithCompact(), jws.WithKeyProvider(byKID))
+		return accesstoken.Key{Alg: k.Alg, Key: k.Key}, nil
+	}
+	payload, err := accesstoken.Verify(ctx, raw, byKID)
 	if err != nil {
 		return nil, ErrMalformed
 	}
@@ -356,14 +264,12 @@ func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error
 	if err := json.Unmarshal(payload, &c); err != nil {
 		return nil, ErrMalformed
 	}
-	now, skew := i.now(), i.life.Skew
-	switch {
-	case c.ExpiresAt == 0 || !now.Before(c.Expiration().Add(skew)),
-		now.Add(skew).Before(c.NotBeforeTime()),
-		now.Add(skew).Before(time.Unix(int64(c.IssuedAt), 0)),
-		c.Issuer != i.iss,
-		wantType != "" && c.Type != wantType:
-		return nil, ErrInvalid
+	want := types
+	if wantType != "" {
+		want = []string{wantType}
+	}
+	if err := c.Check(i.now(), accesstoken.Rules{Issuer: i.iss, Skew: i.life.Skew, Types: want}); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return &c, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 	"github.com/lestrrat-go/jwx/v2/jwt"
 
+	"fris.dev/pkg/accesstoken"
 	"fris.dev/pkg/kv"
 	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/keys"
@@ -51,7 +52,7 @@ func TestIssueAndRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for tok, typ := range map[string]string{set.Access: TypeAccess, set.ID: TypeID, set.Refresh: TypeRefresh} {
+	for tok, typ := range map[string]string{set.Access: accesstoken.Type, set.ID: TypeID, set.Refresh: TypeRefresh} {
 		got, err := i.Read(ctx, tok, typ)
 		if err != nil {
 			t.Fatalf("%s: %v", typ, err)
@@ -62,7 +63,7 @@ func TestIssueAndRead(t *testing.T) {
 			t.Fatalf("%s claims: %+v", typ, got)
 		}
 		// Every token is refused as another type.
-		for _, other := range []string{TypeAccess, TypeID, TypeRefresh} {
+		for _, other := range []string{accesstoken.Type, TypeID, TypeRefresh} {
 			if other != typ {
 				if _, err := i.Read(ctx, tok, other); !errors.Is(err, ErrInvalid) {
 					t.Fatalf("%s read as %s: %v", typ, other, err)
@@ -70,7 +71,7 @@ func TestIssueAndRead(t *testing.T) {
 			}
 		}
 	}
-	a, _ := i.Read(ctx, set.Access, TypeAccess)
+	a, _ := i.Read(ctx, set.Access, accesstoken.Type)
 	if sc := a.Scope; strings.Join(sc, " ") != "openid mdr:x" {
 		t.Fatalf("scopes = %v", sc)
 	}
@@ -84,7 +85,7 @@ func forge(t *testing.T, alg jwa.SignatureAlgorithm, key any, kid string, mutate
 	t.Helper()
 	tok := jwt.New()
 	now := time.Now()
-	for k, v := range map[string]any{"iss": iss, "sub": "1", "aud": "c", "exp": now.Add(time.Hour), "nbf": now.Add(-time.Minute), "iat": now, "type": TypeAccess} {
+	for k, v := range map[string]any{"iss": iss, "sub": "1", "aud": "c", "exp": now.Add(time.Hour), "nbf": now.Add(-time.Minute), "iat": now, "type": accesstoken.Type} {
 		_ = tok.Set(k, v)
 	}
 	if mutate != nil {
@@ -113,7 +114,7 @@ func TestReadRefusesAttacks(t *testing.T) {
 	}
 	foreign, _ := jwk.FromRaw(foreignRaw)
 	valid := forge(t, jwa.RS256, priv, sg.KID, nil)
-	if _, err := i.Read(ctx, valid, TypeAccess); err != nil {
+	if _, err := i.Read(ctx, valid, accesstoken.Type); err != nil {
 		t.Fatalf("control token refused: %v", err)
 	}
 	parts := strings.Split(valid, ".")
@@ -135,7 +136,7 @@ func TestReadRefusesAttacks(t *testing.T) {
 		"empty":                 {"", ErrMalformed},
 		"three dots of nothing": {"..", ErrMalformed},
 	} {
-		if _, err := i.Read(ctx, tc.tok, TypeAccess); !errors.Is(err, tc.want) {
+		if _, err := i.Read(ctx, tc.tok, accesstoken.Type); !errors.Is(err, tc.want) {
 			t.Errorf("%s: got %v, want %v", name, err, tc.want)
 		}
 	}
@@ -155,7 +156,7 @@ func FuzzRead(f *testing.F) {
 	ctx := context.Background()
 	kid := km.Signer().KID
 	f.Fuzz(func(t *testing.T, tok string) {
-		got, err := i.Read(ctx, tok, TypeAccess)
+		got, err := i.Read(ctx, tok, accesstoken.Type)
 		if err == nil && tok != set.Access {
 			// Anything else accepted must at least carry our key id and
 			// verify: a fuzzer cannot forge an RSA signature.
@@ -191,7 +192,7 @@ func TestTokenShape(t *testing.T) {
 		extra    []string
 		life     float64
 	}{
-		{set.Access, TypeAccess, []string{"scope", "client_id"}, 3600},
+		{set.Access, accesstoken.Type, []string{"scope", "client_id"}, 3600},
 		{set.ID, TypeID, []string{"email", "email_verified", "name"}, 3600},
 		{set.Refresh, TypeRefresh, nil, 24 * 3600},
 	} {
@@ -243,26 +244,26 @@ func TestTokenShape(t *testing.T) {
 func TestScopeClaim(t *testing.T) {
 	for _, tc := range []struct {
 		name, json string
-		want       Scope
+		want       accesstoken.Scope
 		wantErr    bool
 	}{
-		{"string", `"openid mdr:a"`, Scope{"openid", "mdr:a"}, false},
-		{"extra spaces", `"  openid   mdr:a "`, Scope{"openid", "mdr:a"}, false},
-		{"empty string", `""`, Scope{}, false},
+		{"string", `"openid mdr:a"`, accesstoken.Scope{"openid", "mdr:a"}, false},
+		{"extra spaces", `"  openid   mdr:a "`, accesstoken.Scope{"openid", "mdr:a"}, false},
+		{"empty string", `""`, accesstoken.Scope{}, false},
 		// Tokens issued before the claim became a string.
-		{"array", `["openid","mdr:a"]`, Scope{"openid", "mdr:a"}, false},
+		{"array", `["openid","mdr:a"]`, accesstoken.Scope{"openid", "mdr:a"}, false},
 		{"number", `7`, nil, true},
 		{"array of numbers", `[7]`, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got Scope
+			var got accesstoken.Scope
 			err := json.Unmarshal([]byte(tc.json), &got)
 			if (err != nil) != tc.wantErr || (!tc.wantErr && strings.Join(got, " ") != strings.Join(tc.want, " ")) {
 				t.Fatalf("got %q, %v", got, err)
 			}
 		})
 	}
-	b, err := json.Marshal(Scope{"openid", "mdr:a"})
+	b, err := json.Marshal(accesstoken.Scope{"openid", "mdr:a"})
 	if err != nil || string(b) != `"openid mdr:a"` {
 		t.Fatalf("marshal = %s, %v", b, err)
 	}
@@ -277,7 +278,7 @@ func TestIssueClient(t *testing.T) {
 	if set.ID != "" || set.Refresh != "" || set.ExpiresIn != time.Hour {
 		t.Fatalf("set = %+v", set)
 	}
-	c, err := i.Read(context.Background(), set.Access, TypeAccess)
+	c, err := i.Read(context.Background(), set.Access, accesstoken.Type)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func TestIssueClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	user, _ := i.Issue(Subject{UserID: 42, ClientID: "42"})
-	if u, _ := i.Read(context.Background(), user.Access, TypeAccess); u.IsClient() {
+	if u, _ := i.Read(context.Background(), user.Access, accesstoken.Type); u.IsClient() {
 		t.Fatal("a user's token reads as a client's")
 	}
 }
@@ -317,7 +318,7 @@ func TestIssueWithoutClient(t *testing.T) {
 			t.Fatalf("claims %s: want aud [iss] and no client_id", b)
 		}
 	}
-	for _, typ := range []struct{ tok, typ string }{{set.Access, TypeAccess}, {set.Refresh, TypeRefresh}} {
+	for _, typ := range []struct{ tok, typ string }{{set.Access, accesstoken.Type}, {set.Refresh, TypeRefresh}} {
 		c, err := i.Read(context.Background(), typ.tok, typ.typ)
 		if err != nil {
 			t.Fatal(err)
@@ -408,9 +409,9 @@ func TestIssuedAfterARevocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for tok, typ := range map[string]string{set.Access: TypeAccess, set.ID: TypeID, set.Refresh: TypeRefresh} {
+	for tok, typ := range map[string]string{set.Access: accesstoken.Type, set.ID: TypeID, set.Refresh: TypeRefresh} {
 		got, err := i.Read(ctx, tok, "")
-		if err != nil || got.Type != typ || int64(got.IssuedAt) != later {
+		if err != nil || string(got.Type) != typ || int64(got.IssuedAt) != later {
 			t.Fatalf("%s: %+v, %v", typ, got, err)
 		}
 		if (got.Session == "chain") != (typ != TypeID) {
@@ -421,14 +422,14 @@ func TestIssuedAfterARevocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := i.Read(ctx, old.Access, TypeAccess); got == nil || int64(got.IssuedAt) > time.Now().Unix() {
+	if got, _ := i.Read(ctx, old.Access, accesstoken.Type); got == nil || int64(got.IssuedAt) > time.Now().Unix() {
 		t.Fatalf("a revocation in the past moved iat: %+v", got)
 	}
 	c, err := i.IssueClient("m", nil, later)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := i.Read(ctx, c.Access, TypeAccess); got == nil || int64(got.IssuedAt) != later {
+	if got, _ := i.Read(ctx, c.Access, accesstoken.Type); got == nil || int64(got.IssuedAt) != later {
 		t.Fatalf("client token: %+v", got)
 	}
 }
