@@ -194,33 +194,9 @@ func parseDefault(s string) (Default, error) {
 // docs/security.md describes instead (each must appear there as `-name`,
 // and not in the table too).
 func (d Docs) Check(component string, fs *flag.FlagSet, elsewhere []string) []error {
-	var errs []error
 	inTable := map[string]bool{}
 	var wild []string
-	for _, row := range d.Rows {
-		if !slices.Contains(row.Components, component) {
-			continue
-		}
-		for i, name := range row.Flags {
-			if prefix, ok := strings.CutSuffix(name, "*"); ok {
-				wild = append(wild, prefix)
-				if !hasPrefixed(fs, prefix) {
-					errs = append(errs, fmt.Errorf("README.md:%d: %s has no flag -%s*", row.Line, component, prefix))
-				}
-				continue
-			}
-			inTable[name] = true
-			f := fs.Lookup(name)
-			if f == nil {
-				errs = append(errs, fmt.Errorf("README.md:%d: %s has no flag -%s", row.Line, component, name))
-				continue
-			}
-			want, ok := row.Defaults[i].of(component)
-			if ok && !same(want, f.DefValue) {
-				errs = append(errs, fmt.Errorf("README.md:%d: %s -%s: the table says default %q, the flag's is %q", row.Line, component, name, want, f.DefValue))
-			}
-		}
-	}
+	errs := d.checkRows(component, fs, inTable, &wild)
 	for _, name := range elsewhere {
 		if fs.Lookup(name) == nil {
 			errs = append(errs, fmt.Errorf("%s has no flag -%s, yet lists it as documented in docs/security.md", component, name))
@@ -238,6 +214,36 @@ func (d Docs) Check(component string, fs *flag.FlagSet, elsewhere []string) []er
 		}
 		errs = append(errs, fmt.Errorf("%s -%s is documented neither in README.md's flag table nor in the list of flags docs/security.md describes", component, f.Name))
 	})
+	return errs
+}
+
+// checkRows checks the flags the rows name for component, noting them in
+// inTable and the prefixes of wildcards in wild.
+func (d Docs) checkRows(component string, fs *flag.FlagSet, inTable map[string]bool, wild *[]string) []error {
+	var errs []error
+	for _, row := range d.Rows {
+		if !slices.Contains(row.Components, component) {
+			continue
+		}
+		for i, name := range row.Flags {
+			if prefix, ok := strings.CutSuffix(name, "*"); ok {
+				*wild = append(*wild, prefix)
+				if !hasPrefixed(fs, prefix) {
+					errs = append(errs, fmt.Errorf("README.md:%d: %s has no flag -%s*", row.Line, component, prefix))
+				}
+				continue
+			}
+			inTable[name] = true
+			f := fs.Lookup(name)
+			if f == nil {
+				errs = append(errs, fmt.Errorf("README.md:%d: %s has no flag -%s", row.Line, component, name))
+				continue
+			}
+			if want, ok := row.Defaults[i].of(component); ok && !same(want, f.DefValue) {
+				errs = append(errs, fmt.Errorf("README.md:%d: %s -%s: the table says default %q, the flag's is %q", row.Line, component, name, want, f.DefValue))
+			}
+		}
+	}
 	return errs
 }
 
