@@ -1,0 +1,250 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"fris.dev/pkg/cmdutil"
+	"fris.dev/pkg/password"
+	"fris.dev/pkg/ratelimit"
+	"fris.dev/pkg/server"
+	"fris.dev/services/auth/internal/envelope"
+)
+
+// Config is everything `auth serve` reads from flags and FRIS_AUTH_*, one
+// part per concern; each part registers and validates its own flags, and
+// their fields read as the Config's (cfg.AccessTTL).
+type Config struct {
+	server.Base
+	Tokens
+	Keys
+	Signup
+	Hashing
+	Limits
+}
+
+// RegisterFlags adds the serve flags to fs.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	// The refresh's spend, auth's one durable write under load, has its
+	// own bound (service.Config.SpendWait), so the common -batch-delay
+	// default serves the rest.
+	c.Base.RegisterFlags(fs, "127.0.0.1:9101", "127.0.0.1:9201")
+	c.Tokens.RegisterFlags(fs)
+	c.Keys.RegisterFlags(fs)
+	c.Signup.RegisterFlags(fs)
+	c.Hashing.RegisterFlags(fs)
+	c.Limits.RegisterFlags(fs)
+}
+
+// Validate reports every configuration mistake at once.
+func (c *Config) Validate() error {
+	return errors.Join(c.Base.Validate(), c.Tokens.Validate(), c.Keys.Validate(),
+		c.Signup.Validate(), c.Hashing.Validate(), c.Limits.Validate())
+}
+
+// Tokens is what the issued tokens and codes carry: their issuer, their
+// lifetimes and default scopes.
+type Tokens struct {
+	Issuer         string
+	AccessTTL      time.Duration
+	IDTTL          time.Duration
+	RefreshTTL     time.Duration
+	Skew           time.Duration
+	SignRequestTTL time.Duration
+	CodeTTL        time.Duration
+	Scopes         string
+}
+
+// RegisterFlags adds the tokens' flags to fs.
+func (c *Tokens) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Issuer, "issuer", "http://127.0.0.1:8080", "public base URL of the deployment: the tokens' iss, and the base of the discovery document's URLs")
+	fs.DurationVar(&c.AccessTTL, "access-ttl", time.Hour, "lifetime of access tokens")
+	fs.DurationVar(&c.IDTTL, "id-ttl", time.Hour, "lifetime of id tokens")
+	fs.DurationVar(&c.RefreshTTL, "refresh-ttl", 30*24*time.Hour, "lifetime of refresh tokens")
+	fs.DurationVar(&c.Skew, "skew", 30*time.Second, "clock skew tolerated: nbf is set this far in the past")
+	fs.DurationVar(&c.SignRequestTTL, "sign-request-ttl", 5*time.Minute, "how long a sign request's code may be used")
+	fs.DurationVar(&c.CodeTTL, "code-ttl", 5*time.Minute, "how long a login's authorization code may be used")
+	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
+}
+
+// Validate reports the tokens' mistakes.
+func (c *Tokens) Validate() error {
+	var errs []error
+	if u, err := url.Parse(c.Issuer); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("-issuer %q must be an absolute http(s) URL", c.Issuer))
+	}
+	for name, d := range map[string]time.Duration{"-access-ttl": c.AccessTTL, "-id-ttl": c.IDTTL,
+		"-refresh-ttl": c.RefreshTTL, "-sign-request-ttl": c.SignRequestTTL, "-code-ttl": c.CodeTTL} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	return errors.Join(append(errs, scopesError("-default-scopes", c.Scopes))...)
+}
+
+// scopesError reports the scopes of list that are not one word.
+func scopesError(name, list string) error {
+	var errs []error
+	for _, sc := range cmdutil.SplitList(list) {
+		if strings.ContainsAny(sc, " \t\n") {
+			errs = append(errs, fmt.Errorf("%s: scope %q must be one word", name, sc))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Keys are the signing keys: their size, algorithm and rotation, and the
+// secrets that encrypt them at rest.
+type Keys struct {
+	KeyBits     int
+	KeyAlg      string
+	KeyRotation time.Duration
+	// KeySecretFile and KeySecrets give the secrets that encrypt the
+	// private signing keys at rest; see keySecrets.
+	KeySecretFile string
+	KeySecrets    string
+}
+
+// RegisterFlags adds the signing keys' flags to fs.
+func (c *Keys) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.KeyBits, "key-bits", 2048, "RSA modulus size of new signing keys (>= 2048)")
+	fs.StringVar(&c.KeyAlg, "key-alg", "RS256", "JWT signing algorithm: RS256 or RS512")
+	fs.DurationVar(&c.KeyRotation, "key-rotation", 7*24*time.Hour, "age at which the signing key is replaced (0: never automatically, for networks whose clients pin one public key; rotate-keys still works)")
+	fs.StringVar(&c.KeySecretFile, "key-secret-file", "", "file of the secrets that encrypt the private signing keys at rest: base64 of 32 random bytes each (head -c 32 /dev/urandom | base64), one a line, the first encrypts, the others only decrypt (rotation)")
+	fs.StringVar(&c.KeySecrets, "key-secrets", "", "the same secrets as a comma-separated list, for when a file does not fit (prefer the environment to the command line, which other users can see)")
+}
+
+// Validate reports the signing keys' mistakes, a missing or unreadable
+// key secret among them.
+func (c *Keys) Validate() error {
+	var errs []error
+	if c.KeyBits < 2048 {
+		errs = append(errs, errors.New("-key-bits must be at least 2048"))
+	}
+	if c.KeyAlg != "RS256" && c.KeyAlg != "RS512" {
+		errs = append(errs, fmt.Errorf("-key-alg %q: want RS256 or RS512", c.KeyAlg))
+	}
+	if c.KeyRotation < 0 {
+		errs = append(errs, errors.New("-key-rotation must not be negative (0: no automatic rotation)"))
+	}
+	if _, err := c.keySecrets(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// keySecrets returns the box that seals the private signing keys. There is
+// no default and no way around it: keys must never be stored in clear, and
+// a secret made up at start would lose every key at the next one.
+func (c *Keys) keySecrets() (*envelope.Box, error) {
+	var (
+		secrets [][]byte
+		err     error
+	)
+	switch {
+	case c.KeySecretFile != "" && c.KeySecrets != "":
+		return nil, errors.New("key secrets: set -key-secret-file or -key-secrets, not both (list several secrets in the one you use)")
+	case c.KeySecretFile != "":
+		if secrets, err = envelope.ReadFile(c.KeySecretFile); err != nil {
+			return nil, fmt.Errorf("-key-secret-file: %w", err)
+		}
+	case c.KeySecrets != "":
+		if secrets, err = envelope.Parse(c.KeySecrets); err != nil {
+			return nil, fmt.Errorf("-key-secrets: %w", err)
+		}
+	}
+	if len(secrets) == 0 {
+		return nil, errors.New("no key secret: set -key-secret-file or FRIS_AUTH_KEY_SECRET_FILE (a file with a base64 32-byte secret; make one with: head -c 32 /dev/urandom | base64), or -key-secrets / FRIS_AUTH_KEY_SECRETS; the private signing keys are encrypted under it (make run creates one for the demo)")
+	}
+	box, err := envelope.New(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("key secrets: %w", err)
+	}
+	return box, nil
+}
+
+// Signup is what POST /register allows: whether it is open, the least
+// user key, the scopes a new user starts with.
+type Signup struct {
+	Registration   bool
+	MinKeyBits     int
+	RegisterScopes string
+}
+
+// RegisterFlags adds the registration's flags to fs.
+func (c *Signup) RegisterFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&c.Registration, "registration", true, "allow POST /register (false: 501)")
+	fs.IntVar(&c.MinKeyBits, "min-key-bits", 2048, "smallest RSA key /register accepts")
+	fs.StringVar(&c.RegisterScopes, "register-scopes", "", "comma-separated scopes a user registered by POST /register starts with (e.g. broker:researcher,users:search; default none: operators grant them with set-scopes)")
+}
+
+// Validate reports the registration's mistakes.
+func (c *Signup) Validate() error {
+	var errs []error
+	if c.MinKeyBits < 1024 {
+		errs = append(errs, errors.New("-min-key-bits must be at least 1024"))
+	}
+	return errors.Join(append(errs, scopesError("-register-scopes", c.RegisterScopes))...)
+}
+
+// Hashing is the cost of password and client secret hashes and how long
+// a verified one is remembered.
+type Hashing struct {
+	SecretCacheTTL time.Duration
+	Argon2Memory   uint
+}
+
+// RegisterFlags adds the hashing's flags to fs.
+func (c *Hashing) RegisterFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.SecretCacheTTL, "secret-cache-ttl", 5*time.Minute, "how long a verified client secret or password is remembered (0: never)")
+	fs.UintVar(&c.Argon2Memory, "argon2-memory-kib", uint(password.Default.Memory), "argon2id memory cost of new hashes, KiB")
+}
+
+// Validate reports the hashing's mistakes.
+func (c *Hashing) Validate() error {
+	if c.Argon2Memory < 1024 {
+		return errors.New("-argon2-memory-kib must be at least 1024")
+	}
+	return nil
+}
+
+// Limits are the abuse limits of failed credential checks
+// (docs/security.md, "Abuse limits"): per account, and per client address
+// for all of them.
+type Limits struct {
+	LimitLogin     ratelimit.Policy
+	LimitSecret    ratelimit.Policy
+	LimitSignature ratelimit.Policy
+	LimitAddr      ratelimit.Policy
+	// LimitCeiling is what all addresses together may fail for one
+	// account (of any of the above), skipped by known addresses and
+	// devices; LimitRegister bounds registrations per address.
+	LimitCeiling  ratelimit.Policy
+	LimitRegister ratelimit.Policy
+}
+
+// RegisterFlags adds the abuse limits' flags to fs.
+func (c *Limits) RegisterFlags(fs *flag.FlagSet) {
+	ratelimit.PolicyVar(fs, &c.LimitLogin, "limit-login", "5/15m:30s..15m", "failed sign-ins at the login form per email address and client address")
+	ratelimit.PolicyVar(fs, &c.LimitSecret, "limit-client-secret", "10/15m:10s..15m", "failed client secrets per client ID and client address")
+	ratelimit.PolicyVar(fs, &c.LimitSignature, "limit-signature", "10/15m:10s..15m", "failed signed codes per user key and client address")
+	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed credential checks (any of the above) per client address")
+	ratelimit.PolicyVar(fs, &c.LimitCeiling, "limit-account-ceiling", "100/1h", "failed credential checks per account (email, client ID, user key) from all addresses together; an address or device that signed in before skips it")
+	ratelimit.PolicyVar(fs, &c.LimitRegister, "limit-register", "20/1h", "registrations (POST /register, new or taken email) per client address")
+}
+
+// Validate reports the abuse limits' mistakes.
+func (c *Limits) Validate() error {
+	var errs []error
+	for name, p := range map[string]ratelimit.Policy{"-limit-login": c.LimitLogin, "-limit-client-secret": c.LimitSecret, "-limit-signature": c.LimitSignature, "-limit-addr": c.LimitAddr,
+		"-limit-account-ceiling": c.LimitCeiling, "-limit-register": c.LimitRegister} {
+		if err := p.Validate(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
