@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"fris.dev/gateway/internal/routes"
 	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
@@ -32,44 +31,29 @@ const (
 	QueryPath     = Prefix + "/query"
 )
 
-func (a *App) registerInquiries(mux routes.Mux) {
-	mux.Handle("GET "+InquiriesPath, a.page(a.inquiries))
-	mux.Handle("GET "+InquiriesPath+"/new", a.page(a.newInquiry))
-	mux.Handle("POST "+InquiriesPath, a.page(a.createInquiry))
-	mux.Handle("GET "+InquiriesPath+"/{id}", a.page(a.showInquiry))
-	mux.Handle("POST "+InquiriesPath+"/{id}", a.page(a.updateInquiry))
-	mux.Handle("GET "+InquiriesPath+"/{id}/edit", a.page(a.editInquiry))
-	mux.Handle("POST "+InquiriesPath+"/{id}/release", a.page(a.releaseInquiry))
-	mux.Handle("POST "+InquiriesPath+"/{id}/close", a.page(a.closeInquiry))
-	mux.Handle("GET "+InquiriesPath+"/{id}/events", a.page(a.events))
-	mux.Handle("GET "+InquiriesPath+"/{id}/replies.csv", a.page(a.repliesCSV))
-	mux.Handle("GET "+QueryPath+"/elements", a.page(a.qbElements))
-	mux.Handle("GET "+QueryPath+"/condition", a.page(a.qbCondition))
-	mux.Handle("GET "+QueryPath+"/group", a.page(a.qbGroup))
-	mux.Handle("GET "+QueryPath+"/preview", a.page(a.qbPreview))
+// inquiryRoutes are the researcher's pages, for signed-in users, and the
+// query builder's fragments, public: they only look up the registry, as
+// its own pages do.
+func (a *App) inquiryRoutes() []route {
+	return []route{
+		{pattern: "GET " + InquiriesPath, access: signedIn, page: a.inquiries},
+		{pattern: "GET " + InquiriesPath + "/new", access: signedIn, page: a.newInquiry},
+		{pattern: "POST " + InquiriesPath, access: signedIn, page: a.createInquiry},
+		{pattern: "GET " + InquiriesPath + "/{id}", access: signedIn, page: a.showInquiry},
+		{pattern: "POST " + InquiriesPath + "/{id}", access: signedIn, page: a.updateInquiry},
+		{pattern: "GET " + InquiriesPath + "/{id}/edit", access: signedIn, page: a.editInquiry},
+		{pattern: "POST " + InquiriesPath + "/{id}/release", access: signedIn, page: a.releaseInquiry},
+		{pattern: "POST " + InquiriesPath + "/{id}/close", access: signedIn, page: a.closeInquiry},
+		{pattern: "GET " + InquiriesPath + "/{id}/events", access: signedIn, page: a.events},
+		{pattern: "GET " + InquiriesPath + "/{id}/replies.csv", access: signedIn, page: a.repliesCSV},
+		{pattern: "GET " + QueryPath + "/elements", access: public, page: a.qbElements},
+		{pattern: "GET " + QueryPath + "/condition", access: public, page: a.qbCondition},
+		{pattern: "GET " + QueryPath + "/group", access: public, page: a.qbGroup},
+		{pattern: "GET " + QueryPath + "/preview", access: public, page: a.qbPreview},
+	}
 }
 
 func inquiryHref(id string) string { return InquiriesPath + "/" + url.PathEscape(id) }
-
-// signedIn sends a visitor who is not signed in to sign in (GET pages) or
-// refuses (anything else); false when it answered.
-func (a *App) signedIn(q *req) (bool, error) {
-	if q.sess != nil && q.sess.User != nil && !q.id.Anonymous() {
-		return true, nil
-	}
-	// A page is sent to sign in; htmx's and EventSource's requests, which
-	// cannot follow, are refused.
-	if q.r.Method == http.MethodGet && a.Configured() && q.r.Header.Get("HX-Request") == "" &&
-		!strings.Contains(q.r.Header.Get("Accept"), "text/event-stream") {
-		v := a.view(q, "inq.title")
-		http.Redirect(q.w, q.r, v.SignIn, http.StatusSeeOther)
-		return false, nil
-	}
-	if !a.Configured() {
-		return false, fail(http.StatusServiceUnavailable, "error.notconfigured")
-	}
-	return false, fail(http.StatusUnauthorized, "inq.err.signin")
-}
 
 // broker is the researcher client, or a 503 page when the gateway has no
 // broker.
@@ -124,9 +108,6 @@ func minute(ts *timestamppb.Timestamp) string {
 }
 
 func (a *App) inquiries(q *req) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
 	b, err := a.broker()
 	if err != nil {
 		return err
@@ -256,9 +237,6 @@ func sizeText(n int64) string {
 }
 
 func (a *App) newInquiry(q *req) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
 	f := &inquiryForm{Action: InquiriesPath, Email: q.sess.User.Email}
 	// The user's name as the contact's, split at its last space.
 	name := strings.TrimSpace(q.sess.User.Name)
@@ -417,9 +395,6 @@ func refused(v *view, f *inquiryForm, err error) error {
 }
 
 func (a *App) createInquiry(q *req) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
 	b, err := a.broker()
 	if err != nil {
 		return err
@@ -458,9 +433,6 @@ func (a *App) ownInquiry(q *req) (*brokerv1.Inquiry, error) {
 }
 
 func (a *App) editInquiry(q *req) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
 	in, err := a.ownInquiry(q)
 	if err != nil {
 		return err
@@ -512,9 +484,6 @@ func (a *App) builderOf(q *req, doc string) (*builder, error) {
 }
 
 func (a *App) updateInquiry(q *req) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
 	b, err := a.broker()
 	if err != nil {
 		return err
@@ -565,9 +534,6 @@ type inquiryPage struct {
 }
 
 func (a *App) showInquiry(q *req) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
 	return a.inquiryView(q, http.StatusOK, "")
 }
 
@@ -604,9 +570,6 @@ func (a *App) inquiryView(q *req, code int, problem string) error {
 
 // act runs a change of an inquiry's state from its page's button.
 func (a *App) act(q *req, fn func(brokerv1.ResearcherServiceClient, string) error) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
 	b, err := a.broker()
 	if err != nil {
 		return err
