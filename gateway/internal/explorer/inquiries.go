@@ -8,10 +8,13 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"fris.dev/gateway/internal/explorer/querybuild"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -137,7 +140,7 @@ type inquiryForm struct {
 	Sites                                           []siteChoice
 	Expires                                         string
 	Expose                                          *brokerv1.ExposeInfo
-	B                                               *builder
+	B                                               *querybuild.Builder
 	Namespaces                                      []nsItem
 	NS                                              string
 	Errors                                          []string
@@ -166,14 +169,14 @@ func (a *App) targetSites(q *req, chosen []string) ([]siteChoice, error) {
 	}
 	ids := append([]string(nil), res.GetSites()...)
 	for _, c := range chosen {
-		if !contains(ids, c) {
+		if !slices.Contains(ids, c) {
 			ids = append(ids, c)
 		}
 	}
 	sort.Strings(ids)
 	out := make([]siteChoice, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, siteChoice{ID: id, Checked: contains(chosen, id)})
+		out = append(out, siteChoice{ID: id, Checked: slices.Contains(chosen, id)})
 	}
 	return out, nil
 }
@@ -193,10 +196,10 @@ func (a *App) formPage(q *req, f *inquiryForm, code int) error {
 		f.NS = f.Namespaces[0].Name
 	}
 	if f.B == nil {
-		f.B = &builder{Op: "And"}
+		f.B = &querybuild.Builder{Op: "And"}
 	}
 	if len(f.B.Groups) == 0 {
-		f.B.Groups = []*bgroup{{ID: newID(), Op: "And"}}
+		f.B.Groups = []*querybuild.Group{{ID: querybuild.NewID(), Op: "And"}}
 	}
 	if err := a.lookup(q, f.B); err != nil {
 		return err
@@ -210,14 +213,14 @@ func (a *App) formPage(q *req, f *inquiryForm, code int) error {
 		v.Crumbs = []crumb{{v.T("inq.title"), InquiriesPath}, {v.Title, ""}}
 	}
 	v.Section = "inquiries"
-	f.B.attach(v)
+	attach(f.B, v)
 	v.Data = f
 	a.render(q, code, "inquiry-form", v)
 	return nil
 }
 
 // attach gives the builder's parts the page's view, for their texts.
-func (b *builder) attach(v *view) {
+func attach(b *querybuild.Builder, v *view) {
 	for _, g := range b.Groups {
 		g.V = v
 		for _, c := range g.Conds {
@@ -253,8 +256,8 @@ func (a *App) newInquiry(q *req) error {
 	}
 	// A data element's page links here to start a query with it.
 	if urn := q.r.URL.Query().Get("urn"); urn != "" {
-		g := &bgroup{ID: newID(), Op: "And", Conds: []*bcond{{ID: newID(), URN: urn}}}
-		f.B = &builder{Op: "And", Groups: []*bgroup{g}}
+		g := &querybuild.Group{ID: querybuild.NewID(), Op: "And", Conds: []*querybuild.Cond{{ID: querybuild.NewID(), URN: urn}}}
+		f.B = &querybuild.Builder{Op: "And", Groups: []*querybuild.Group{g}}
 		if err := a.lookup(q, f.B); err != nil {
 			return err
 		}
@@ -319,7 +322,7 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 		Title: strings.TrimSpace(form.Get("title")), First: strings.TrimSpace(form.Get("firstname")), Last: strings.TrimSpace(form.Get("lastname")),
 		Email: strings.TrimSpace(form.Get("email")), Phone: strings.TrimSpace(form.Get("phone")), Org: strings.TrimSpace(form.Get("organization")),
 		Expires: strings.TrimSpace(form.Get("expires")), NS: form.Get("qb.ns")}
-	b, err := parseBuilder(form)
+	b, err := querybuild.Parse(form)
 	if err != nil {
 		return nil, nil, fail(http.StatusBadRequest, "error.badrequest")
 	}
@@ -370,7 +373,7 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 	if !a.checkBuilder(q, b) {
 		f.Errors = append(f.Errors, v.T("qb.err.summary"))
 	}
-	c.Query = b.query()
+	c.Query = b.Query()
 	return f, c, nil
 }
 
@@ -455,15 +458,15 @@ func (a *App) editInquiry(q *req) error {
 
 // builderOf loads a stored query into the builder; a query it cannot show
 // is kept as it is (and shown as XML).
-func (a *App) builderOf(q *req, doc string) (*builder, error) {
-	kept := &builder{Op: "And", Kept: doc}
-	s, err := shapeOf(doc)
+func (a *App) builderOf(q *req, doc string) (*querybuild.Builder, error) {
+	kept := &querybuild.Builder{Op: "And", Kept: doc}
+	s, err := querybuild.ShapeOf(doc)
 	if err != nil {
 		return kept, nil
 	}
-	b := &builder{Op: s.op}
-	for i, nodes := range s.groups {
-		g := &bgroup{ID: newID(), Op: s.gops[i]}
+	b := &querybuild.Builder{Op: s.Op}
+	for i, nodes := range s.Groups {
+		g := &querybuild.Group{ID: querybuild.NewID(), Op: s.GroupOps[i]}
 		for _, n := range nodes {
 			e, err := a.element(q, n.MdrKey)
 			if err != nil {
@@ -472,7 +475,7 @@ func (a *App) builderOf(q *req, doc string) (*builder, error) {
 			if e == nil {
 				return kept, nil
 			}
-			c, ok := condOf(n, e)
+			c, ok := querybuild.CondOf(n, e)
 			if !ok {
 				return kept, nil
 			}
