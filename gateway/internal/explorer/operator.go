@@ -190,7 +190,7 @@ func (a *App) banks(q *req) error {
 		d.Done, d.DoneKind = v.T("op.banks.done."+done, bank), done
 	}
 	v.Data = d
-	a.render(q, http.StatusOK, "operator_banks", v)
+	a.render(q, http.StatusOK, "operator-banks", v)
 	return nil
 }
 
@@ -339,7 +339,7 @@ func (a *App) sites(q *req) error {
 		d.StaleText = v.T("op.sites.stalecount", d.StaleCount, d.StaleAfter)
 	}
 	v.Data = d
-	a.render(q, http.StatusOK, "operator_sites", v)
+	a.render(q, http.StatusOK, "operator-sites", v)
 	return nil
 }
 
@@ -383,7 +383,7 @@ func (a *App) monitoring(q *req) error {
 	}
 	v := a.opView(q, "op.monitoring.title", "monitoring")
 	v.Data = lines
-	a.render(q, http.StatusOK, "operator_monitoring", v)
+	a.render(q, http.StatusOK, "operator-monitoring", v)
 	return nil
 }
 
@@ -408,7 +408,7 @@ func (a *App) registryStatus(q *req) error {
 	}
 	v := a.opView(q, "op.registry.title", "registry")
 	v.Data = d
-	a.render(q, http.StatusOK, "operator_registry", v)
+	a.render(q, http.StatusOK, "operator-registry", v)
 	return nil
 }
 
