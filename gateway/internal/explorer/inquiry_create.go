@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"fris.dev/gateway/internal/explorer/querybuild"
-
 	brokerv1 "fris.dev/proto/broker/v1"
 )
 

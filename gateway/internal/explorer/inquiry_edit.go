@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"fris.dev/gateway/internal/explorer/querybuild"
-
 	brokerv1 "fris.dev/proto/broker/v1"
 )
 

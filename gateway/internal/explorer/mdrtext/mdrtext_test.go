@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"fris.dev/gateway/internal/i18n"
-
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
 

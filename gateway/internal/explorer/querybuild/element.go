@@ -6,7 +6,6 @@ import (
 	"time"
 
 	mdrv1 "fris.dev/proto/mdr/v1"
-
 	"fris.dev/gateway/internal/explorer/mdrtext"
 	"fris.dev/gateway/internal/i18n"
 )
