@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	mdrv1 "fris.dev/proto/mdr/v1"
 	"fris.dev/gateway/internal/explorer/mdrtext"
 	"fris.dev/gateway/internal/i18n"
+	mdrv1 "fris.dev/proto/mdr/v1"
 )
 
 // Element is what the builder needs of a data element.
