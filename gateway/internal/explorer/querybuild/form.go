@@ -11,6 +11,7 @@ import (
 	"errors"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"fris.dev/pkg/samplyquery"
@@ -142,70 +143,77 @@ func andOr(s string) (string, bool) {
 	return "", false
 }
 
-// Parse reads the builder's fields from a form. It checks the
-// form's shape only; the registry checks the values (the Explorer's checkBuilder).
+// Parse reads the builder's fields from a form. It checks the form's
+// shape only; the registry checks the values (the Explorer's
+// checkBuilder).
 func Parse(f url.Values) (*Builder, error) {
 	b := &Builder{Kept: f.Get("qb.kept")}
 	var ok bool
-	if b.Op, ok = andOr(f.Get("qb.op")); !ok {
+	if b.Op, ok = andOr(f.Get("qb.op")); !ok || len(b.Kept) > 1<<20 {
 		return nil, ErrForm
 	}
-	if len(b.Kept) > 1<<20 {
-		return nil, ErrForm
-	}
-	groups := map[string]*Group{}
-	for _, id := range f["qb.group"] {
-		if !idRE.MatchString(id) || groups[id] != nil || len(b.Groups) >= maxGroups {
-			return nil, ErrForm
-		}
-		g := &Group{ID: id}
-		if g.Op, ok = andOr(f.Get("qb.g." + id + ".op")); !ok {
-			return nil, ErrForm
-		}
-		groups[id] = g
-		b.Groups = append(b.Groups, g)
+	groups, err := parseGroups(f, b)
+	if err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
-	n := 0
 	for _, gc := range f["qb.cond"] {
 		gid, cid, found := strings.Cut(gc, ".")
 		g := groups[gid]
-		if !found || g == nil || !idRE.MatchString(cid) || seen[cid] || n >= maxConditions {
+		if !found || g == nil || !idRE.MatchString(cid) || seen[cid] || len(seen) >= maxConditions {
 			return nil, ErrForm
 		}
 		seen[cid] = true
-		n++
-		p := "qb.c." + cid + "."
-		c := &Cond{ID: cid, G: gid, URN: strings.TrimSpace(f.Get(p + "urn")), Op: f.Get(p + "op"),
-			From: strings.TrimSpace(f.Get(p + "from")), To: strings.TrimSpace(f.Get(p + "to"))}
-		if c.URN == "" || samplyquery.CheckMdrKey(c.URN) != nil || len(c.From) > maxValueLen || len(c.To) > maxValueLen {
-			return nil, ErrForm
-		}
-		if c.Op != "" && !contains(textOps, c.Op) {
-			return nil, ErrForm
-		}
-		vs := f[p+"v"]
-		if len(vs) > maxValues {
-			return nil, ErrForm
-		}
-		for _, v := range vs {
-			if len(v) > maxValueLen*50 { // a text condition's "one of" list
-				return nil, ErrForm
-			}
-			c.Values = append(c.Values, strings.TrimSpace(v))
+		c, err := parseCond(f, gid, cid)
+		if err != nil {
+			return nil, err
 		}
 		g.Conds = append(g.Conds, c)
 	}
 	return b, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// parseGroups adds the form's groups to b, in order, and returns them by
+// id.
+func parseGroups(f url.Values, b *Builder) (map[string]*Group, error) {
+	groups := map[string]*Group{}
+	for _, id := range f["qb.group"] {
+		if !idRE.MatchString(id) || groups[id] != nil || len(b.Groups) >= maxGroups {
+			return nil, ErrForm
 		}
+		g := &Group{ID: id}
+		var ok bool
+		if g.Op, ok = andOr(f.Get("qb.g." + id + ".op")); !ok {
+			return nil, ErrForm
+		}
+		groups[id] = g
+		b.Groups = append(b.Groups, g)
 	}
-	return false
+	return groups, nil
+}
+
+// parseCond reads condition cid of group gid.
+func parseCond(f url.Values, gid, cid string) (*Cond, error) {
+	p := "qb.c." + cid + "."
+	c := &Cond{ID: cid, G: gid, URN: strings.TrimSpace(f.Get(p + "urn")), Op: f.Get(p + "op"),
+		From: strings.TrimSpace(f.Get(p + "from")), To: strings.TrimSpace(f.Get(p + "to"))}
+	if c.URN == "" || samplyquery.CheckMdrKey(c.URN) != nil || len(c.From) > maxValueLen || len(c.To) > maxValueLen {
+		return nil, ErrForm
+	}
+	if c.Op != "" && !slices.Contains(textOps, c.Op) {
+		return nil, ErrForm
+	}
+	vs := f[p+"v"]
+	if len(vs) > maxValues {
+		return nil, ErrForm
+	}
+	for _, v := range vs {
+		if len(v) > maxValueLen*50 { // a text condition's "one of" list
+			return nil, ErrForm
+		}
+		c.Values = append(c.Values, strings.TrimSpace(v))
+	}
+	return c, nil
 }
 
 // TextOps are the operators a text condition offers.

@@ -7,73 +7,80 @@ import (
 	"fris.dev/pkg/samplyquery"
 )
 
+// node is a condition as the Samply query language says it. ok is false
 // for a condition without anything to ask (an empty text).
 func (c *Cond) node() (*samplyquery.Node, bool) {
 	n := &samplyquery.Node{MdrKey: c.URN}
-	e := c.El
-	switch e.Kind {
+	switch c.El.Kind {
 	case KindEnum:
-		var vs []string
-		for _, v := range c.Values {
-			if v != "" {
-				vs = append(vs, v)
-			}
-		}
-		switch len(vs) {
-		case 0:
-			n.Op = "IsNotNull"
-		case 1:
-			n.Op, n.Values = "Eq", vs
-		default:
-			n.Op, n.Values = "In", vs
-		}
+		n.Op, n.Values = oneOrMore(nonEmpty(c.Values...))
 	case KindNumber, KindDate:
-		from, to := c.From, c.To
-		if e.Kind == KindDate {
-			from, to = e.registryDate(from), e.registryDate(to)
-		}
-		switch {
-		case from != "" && to != "" && from == to:
-			n.Op, n.Values = "Eq", []string{from}
-		case from != "" && to != "":
-			n.Op, n.Values = "Between", []string{from, to}
-		case from != "":
-			n.Op, n.Values = "Geq", []string{from}
-		case to != "":
-			n.Op, n.Values = "Leq", []string{to}
-		default:
-			n.Op = "IsNotNull"
-		}
+		n.Op, n.Values = c.rangeOp()
 	default:
-		v := c.Value()
-		switch c.Op {
-		case "any":
-			n.Op = "IsNotNull"
-			return n, true
-		case "in":
-			vs := splitList(v)
-			if len(vs) == 0 {
-				return nil, false
-			}
-			n.Op, n.Values = "In", vs
-			if len(vs) == 1 {
-				n.Op = "Eq"
-			}
-			return n, true
-		}
-		if v == "" {
+		var ok bool
+		if n.Op, n.Values, ok = c.textOp(); !ok {
 			return nil, false
-		}
-		switch c.Op {
-		case "neq":
-			n.Op, n.Values = "Neq", []string{v}
-		case "like":
-			n.Op, n.Values = "Like", []string{"%" + v + "%"}
-		default:
-			n.Op, n.Values = "Eq", []string{v}
 		}
 	}
 	return n, true
+}
+
+// oneOrMore asks for one of vs: any value when there is none.
+func oneOrMore(vs []string) (string, []string) {
+	switch len(vs) {
+	case 0:
+		return "IsNotNull", nil
+	case 1:
+		return "Eq", vs
+	}
+	return "In", vs
+}
+
+// rangeOp is a range condition's operator and bounds, dates in the
+// registry's format.
+func (c *Cond) rangeOp() (string, []string) {
+	from, to := c.From, c.To
+	if c.El.Kind == KindDate {
+		from, to = c.El.registryDate(from), c.El.registryDate(to)
+	}
+	switch {
+	case from != "" && to != "" && from == to:
+		return "Eq", []string{from}
+	case from != "" && to != "":
+		return "Between", []string{from, to}
+	case from != "":
+		return "Geq", []string{from}
+	case to != "":
+		return "Leq", []string{to}
+	}
+	return "IsNotNull", nil
+}
+
+// textOp is a text condition's operator and values; false when it has
+// nothing to ask (an empty text or list).
+func (c *Cond) textOp() (string, []string, bool) {
+	v := c.Value()
+	switch c.Op {
+	case "any":
+		return "IsNotNull", nil, true
+	case "in":
+		vs := splitList(v)
+		if len(vs) == 0 {
+			return "", nil, false
+		}
+		op, vs := oneOrMore(vs)
+		return op, vs, true
+	}
+	if v == "" {
+		return "", nil, false
+	}
+	switch c.Op {
+	case "neq":
+		return "Neq", []string{v}, true
+	case "like":
+		return "Like", []string{"%" + v + "%"}, true
+	}
+	return "Eq", []string{v}, true
 }
 
 // splitList reads "a, b; c" or one value a line.

@@ -56,48 +56,63 @@ func CondOf(n *samplyquery.Node, e *Element) (*Cond, bool) {
 		}
 		return c, true
 	}
+	var ok bool
 	switch e.Kind {
 	case KindEnum:
-		if n.Op != "Eq" && n.Op != "In" {
-			return nil, false
-		}
-		c.Values = n.Values
+		c.Values, ok = n.Values, n.Op == "Eq" || n.Op == "In"
 	case KindNumber, KindDate:
-		conv := func(s string) string {
-			if e.Kind == KindDate {
-				return e.formDate(s)
-			}
-			return s
-		}
-		switch n.Op {
-		case "Eq":
-			c.From, c.To = conv(n.Values[0]), conv(n.Values[0])
-		case "Between":
-			c.From, c.To = conv(n.Values[0]), conv(n.Values[1])
-		case "Geq":
-			c.From = conv(n.Values[0])
-		case "Leq":
-			c.To = conv(n.Values[0])
-		default:
-			return nil, false
-		}
+		ok = c.readRange(n)
 	default:
-		switch n.Op {
-		case "Eq":
-			c.Op, c.Values = "eq", n.Values
-		case "Neq":
-			c.Op, c.Values = "neq", n.Values
-		case "In":
-			c.Op, c.Values = "in", []string{strings.Join(n.Values, ", ")}
-		case "Like":
-			v := n.Values[0]
-			if len(v) < 2 || !strings.HasPrefix(v, "%") || !strings.HasSuffix(v, "%") || strings.Contains(v[1:len(v)-1], "%") {
-				return nil, false
-			}
-			c.Op, c.Values = "like", []string{v[1 : len(v)-1]}
-		default:
-			return nil, false
-		}
+		ok = c.readText(n)
+	}
+	if !ok {
+		return nil, false
 	}
 	return c, true
+}
+
+// readRange sets the range of c from a range operator; false for another.
+func (c *Cond) readRange(n *samplyquery.Node) bool {
+	conv := func(s string) string {
+		if c.El.Kind == KindDate {
+			return c.El.formDate(s)
+		}
+		return s
+	}
+	switch n.Op {
+	case "Eq":
+		c.From, c.To = conv(n.Values[0]), conv(n.Values[0])
+	case "Between":
+		c.From, c.To = conv(n.Values[0]), conv(n.Values[1])
+	case "Geq":
+		c.From = conv(n.Values[0])
+	case "Leq":
+		c.To = conv(n.Values[0])
+	default:
+		return false
+	}
+	return true
+}
+
+// readText sets the operator and value of a text condition; false for an
+// operator the builder has no field for, or a "Like" other than
+// "contains".
+func (c *Cond) readText(n *samplyquery.Node) bool {
+	switch n.Op {
+	case "Eq":
+		c.Op, c.Values = "eq", n.Values
+	case "Neq":
+		c.Op, c.Values = "neq", n.Values
+	case "In":
+		c.Op, c.Values = "in", []string{strings.Join(n.Values, ", ")}
+	case "Like":
+		v := n.Values[0]
+		if len(v) < 2 || !strings.HasPrefix(v, "%") || !strings.HasSuffix(v, "%") || strings.Contains(v[1:len(v)-1], "%") {
+			return false
+		}
+		c.Op, c.Values = "like", []string{v[1 : len(v)-1]}
+	default:
+		return false
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"fris.dev/pkg/samplyquery"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
 
@@ -98,5 +99,39 @@ func TestChecks(t *testing.T) {
 	}
 	if (&Cond{El: el(urnAge), From: "9", To: "10"}).OutOfOrder() || (&Cond{El: el(urnICD), From: "b", To: "a"}).OutOfOrder() {
 		t.Error("a range in order, or a text, is out of order")
+	}
+}
+
+// TestCondOf: a stored condition read back into the builder's fields, or
+// refused when the builder has no field for it.
+func TestCondOf(t *testing.T) {
+	el := func(urn string) *Element { return ElementOf(urn, elements[urn], "en") }
+	node := func(op string, vs ...string) *samplyquery.Node { return &samplyquery.Node{Op: op, Values: vs} }
+	for _, c := range []struct {
+		name     string
+		n        *samplyquery.Node
+		e        *Element
+		op       string
+		values   []string
+		from, to string
+		refused  bool
+	}{
+		{"a date range", node("Between", "31.01.2020", "01.02.2021"), el(urnDate), "", nil, "2020-01-31", "2021-02-01", false},
+		{"up to", node("Leq", "7"), el(urnAge), "", nil, "", "7", false},
+		{"any text", node("IsNotNull"), el(urnICD), "any", nil, "", "", false},
+		{"a list", node("In", "a", "b"), el(urnICD), "in", []string{"a, b"}, "", "", false},
+		{"contains", node("Like", "%C3%"), el(urnICD), "like", []string{"C3"}, "", "", false},
+		{"a pattern", node("Like", "%C%3%"), el(urnICD), "", nil, "", "", true},
+		{"a range of a pick list", node("Between", "a", "b"), el(urnEnum), "", nil, "", "", true},
+		{"greater than", node("Gt", "3"), el(urnAge), "", nil, "", "", true},
+	} {
+		got, ok := CondOf(c.n, c.e)
+		if ok == c.refused {
+			t.Errorf("%s: read %v, want %v", c.name, ok, !c.refused)
+			continue
+		}
+		if ok && (got.Op != c.op || !slices.Equal(got.Values, c.values) || got.From != c.from || got.To != c.to) {
+			t.Errorf("%s: %+v", c.name, got)
+		}
 	}
 }
