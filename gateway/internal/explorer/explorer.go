@@ -5,6 +5,12 @@
 // (docs/decisions.md, "Explorer"). It reaches the services through the
 // gRPC clients the gateway's routes use, and the identity provider through
 // the gateway's own auth routes, in process.
+//
+// Each part lists its paths with the access each needs (registryRoutes,
+// operatorRoutes, inquiryRoutes; access.go): a new page is a line there,
+// and the gate in front of it checks sign-in and role, not the page. The
+// query builder's form and its translation are package querybuild; the
+// templates are named in lower-case words joined by hyphens.
 package explorer
 
 import (
