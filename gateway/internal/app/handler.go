@@ -76,8 +76,10 @@ func newGatewayMux(reshape func(runtime.Marshaler) runtime.Marshaler) *runtime.S
 // routeTable registers every public path of the gateway on mux: groups A-D
 // and health and readiness (/metrics is on the operations port, ops.go).
 // It is apart from Handler so that a test can list the table
-// (docs/interface.md names every pattern).
-func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
+// (docs/interface.md names every pattern). loopback serves the auth routes
+// to the Explorer in process (nil: the Explorer has no sign-in, as in a
+// test that only lists the table).
+func routeTable(ctx context.Context, mux routes.Mux, loopback http.Handler, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
 	gw := newGatewayMux(nil)
 	if err := mdrv1.RegisterMdrServiceHandlerClient(ctx, gw, mdrv1.NewMdrServiceClient(up.MDR)); err != nil {
 		return err
@@ -122,7 +124,7 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 	}
 	routes.Broker(mux, bc)
 
-	if err := registerExplorer(ctx, mux, cfg, up, verifier, log, reg); err != nil {
+	if err := registerExplorer(ctx, mux, loopback, cfg, up, verifier, log, reg); err != nil {
 		return err
 	}
 
@@ -136,8 +138,8 @@ func routeTable(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, v
 // registerExplorer adds the FRIS Explorer and the landing page. It reaches
 // the registry through the gRPC client the registry's routes use, and the
 // identity provider through the gateway's own auth routes, called in
-// process on mux (when mux can serve: a test's recorder cannot).
-func registerExplorer(ctx context.Context, mux routes.Mux, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
+// process on loopback (the gateway's whole mux; nil: no sign-in).
+func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
 	ec := explorer.Config{
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
@@ -175,8 +177,8 @@ func registerExplorer(ctx context.Context, mux routes.Mux, cfg Config, up Upstre
 			return fmt.Errorf("-explorer-cookie-key-file %s: %w", cfg.ExplorerCookieKeyFile, err)
 		}
 	}
-	if h, ok := mux.(http.Handler); ok && up.Auth != nil {
-		ec.Loopback = h
+	if up.Auth != nil {
+		ec.Loopback = loopback
 	}
 	app, err := explorer.New(ec)
 	if err != nil {
@@ -203,7 +205,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		verifier = authn.None{}
 	}
 	mux := http.NewServeMux()
-	if err := routeTable(ctx, mux, cfg, up, verifier, log, reg); err != nil {
+	if err := routeTable(ctx, mux, mux, cfg, up, verifier, log, reg); err != nil {
 		return nil, err
 	}
 

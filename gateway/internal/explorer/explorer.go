@@ -5,6 +5,12 @@
 // (docs/decisions.md, "Explorer"). It reaches the services through the
 // gRPC clients the gateway's routes use, and the identity provider through
 // the gateway's own auth routes, in process.
+//
+// Each part lists its paths with the access each needs (registryRoutes,
+// operatorRoutes, inquiryRoutes; access.go): a new page is a line there,
+// and the gate in front of it checks sign-in and role, not the page. The
+// query builder's form and its translation are package querybuild; the
+// templates are named in lower-case words joined by hyphens.
 package explorer
 
 import (
@@ -216,27 +222,29 @@ func (a *App) Configured() bool {
 	return a.cfg.ClientID != "" && a.cfg.ClientSecret != "" && a.http != nil
 }
 
-// Register adds the Explorer's paths, and the landing page at /, to mux.
-func (a *App) Register(mux routes.Mux) {
-	mux.Handle("GET /{$}", a.page(a.landing))
-	mux.HandleFunc("GET "+Prefix, func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, Home, http.StatusMovedPermanently)
-	})
-	mux.Handle("GET "+Home+"{$}", a.page(a.home))
-	// Any other GET below /explorer/ is a page that does not exist: a
-	// page says so, rather than the JSON 404 of the API paths.
-	mux.Handle("GET "+Home, a.page(func(*req) error { return fail(http.StatusNotFound, "error.nopage") }))
-	mux.Handle("GET "+StaticPath, http.HandlerFunc(a.asset))
-	mux.Handle("GET "+LoginPath, a.page(a.login))
-	mux.Handle("GET "+CallbackPath, a.page(a.callback))
-	mux.Handle("POST "+LogoutPath, a.page(a.logout))
-	mux.Handle("GET "+Prefix+"/namespaces/{namespace}", a.page(a.namespace))
-	mux.Handle("GET "+Prefix+"/namespaces/{namespace}/search", a.page(a.search))
-	mux.Handle("GET "+Prefix+"/groups/{urn}", a.page(a.group))
-	mux.Handle("GET "+Prefix+"/records/{urn}", a.page(a.record))
-	mux.Handle("GET "+Prefix+"/dataelements/{urn}", a.page(a.dataElement))
-	a.registerOperator(mux)
-	a.registerInquiries(mux)
+// registryRoutes are the registry's pages, sign-in and the landing page:
+// all public (a signed-in user's registry pages show their name, nothing
+// more).
+func (a *App) registryRoutes() []route {
+	return []route{
+		{pattern: "GET /{$}", access: public, page: a.landing},
+		{pattern: "GET " + Prefix, access: public, handler: http.RedirectHandler(Home, http.StatusMovedPermanently)},
+		{pattern: "GET " + Home + "{$}", access: public, page: a.home},
+		// Any other GET below /explorer/ is a page that does not exist: a
+		// page says so, rather than the JSON 404 of the API paths.
+		{pattern: "GET " + Home, access: public, page: func(*req) error { return fail(http.StatusNotFound, "error.nopage") }},
+		{pattern: "GET " + StaticPath, access: public, handler: http.HandlerFunc(a.asset)},
+		{pattern: "GET " + LoginPath, access: public, page: a.login},
+		{pattern: "GET " + CallbackPath, access: public, page: a.callback},
+		// Signing out checks its session and CSRF token itself: without a
+		// session it only clears the cookie.
+		{pattern: "POST " + LogoutPath, access: public, page: a.logout},
+		{pattern: "GET " + Prefix + "/namespaces/{namespace}", access: public, page: a.namespace},
+		{pattern: "GET " + Prefix + "/namespaces/{namespace}/search", access: public, page: a.search},
+		{pattern: "GET " + Prefix + "/groups/{urn}", access: public, page: a.group},
+		{pattern: "GET " + Prefix + "/records/{urn}", access: public, page: a.record},
+		{pattern: "GET " + Prefix + "/dataelements/{urn}", access: public, page: a.dataElement},
+	}
 }
 
 // req is one page request: its language, its session (nil: none) and the

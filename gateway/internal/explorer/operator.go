@@ -15,9 +15,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"fris.dev/gateway/internal/routes"
-
-	"fris.dev/pkg/identity"
 	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	uploadv1 "fris.dev/proto/upload/v1"
@@ -43,36 +40,18 @@ const (
 // the sites view highlights it.
 const DefaultStaleAfter = 7 * 24 * time.Hour
 
-// registerOperator adds the operator views' paths.
-func (a *App) registerOperator(mux routes.Mux) {
-	mux.Handle("GET "+OperatorPath+"{$}", a.page(a.operatorHome))
-	mux.Handle("GET "+BanksPath, a.page(a.banks))
-	mux.Handle("POST "+ApprovePath, a.page(a.bankAction(actApprove)))
-	mux.Handle("POST "+LinkPath, a.page(a.bankAction(actLink)))
-	mux.Handle("POST "+DeletePath, a.page(a.bankAction(actDelete)))
-	mux.Handle("GET "+SitesPath, a.page(a.sites))
-	mux.Handle("GET "+MonitoringPath, a.page(a.monitoring))
-	mux.Handle("GET "+RegistryPath, a.page(a.registryStatus))
-}
-
-// isOperator reports whether the signed-in user may see the operator views.
-func (q *req) isOperator() bool { return q.id.HasScope(identity.ScopeOperator) }
-
-// operator lets operators through (true). Others are answered here: a page
-// asked for without a session goes to sign-in and comes back; a user
-// without the operator scope gets 403 with the reason.
-func (a *App) operator(q *req) (bool, error) {
-	if q.id.Anonymous() {
-		if q.r.Method == http.MethodGet && a.Configured() {
-			http.Redirect(q.w, q.r, LoginPath+"?"+url.Values{"return": {returnTarget(q.r)}}.Encode(), http.StatusFound)
-			return false, nil
-		}
-		return false, fail(http.StatusForbidden, "op.error.signin")
+// operatorRoutes are the operator views' paths: all for operators.
+func (a *App) operatorRoutes() []route {
+	return []route{
+		{pattern: "GET " + OperatorPath + "{$}", access: operator, page: a.operatorHome},
+		{pattern: "GET " + BanksPath, access: operator, page: a.banks},
+		{pattern: "POST " + ApprovePath, access: operator, page: a.bankAction(actApprove)},
+		{pattern: "POST " + LinkPath, access: operator, page: a.bankAction(actLink)},
+		{pattern: "POST " + DeletePath, access: operator, page: a.bankAction(actDelete)},
+		{pattern: "GET " + SitesPath, access: operator, page: a.sites},
+		{pattern: "GET " + MonitoringPath, access: operator, page: a.monitoring},
+		{pattern: "GET " + RegistryPath, access: operator, page: a.registryStatus},
 	}
-	if !q.isOperator() {
-		return false, fail(http.StatusForbidden, "op.error.scope", identity.ScopeOperator)
-	}
-	return true, nil
 }
 
 // opView is a view of the operator section with its tabs.
@@ -85,9 +64,6 @@ func (a *App) opView(q *req, titleKey, tab string) *view {
 }
 
 func (a *App) operatorHome(q *req) error {
-	if ok, err := a.operator(q); !ok {
-		return err
-	}
 	http.Redirect(q.w, q.r, BanksPath, http.StatusFound)
 	return nil
 }
@@ -166,9 +142,6 @@ type banksData struct {
 }
 
 func (a *App) banks(q *req) error {
-	if ok, err := a.operator(q); !ok {
-		return err
-	}
 	if a.cfg.Banks == nil {
 		return fail(http.StatusServiceUnavailable, "op.error.nobroker")
 	}
@@ -217,7 +190,7 @@ func (a *App) banks(q *req) error {
 		d.Done, d.DoneKind = v.T("op.banks.done."+done, bank), done
 	}
 	v.Data = d
-	a.render(q, http.StatusOK, "operator_banks", v)
+	a.render(q, http.StatusOK, "operator-banks", v)
 	return nil
 }
 
@@ -240,14 +213,8 @@ func (a *App) bankAction(act bankAct) func(*req) error {
 		if err := q.r.ParseForm(); err != nil {
 			return fail(http.StatusBadRequest, "error.badrequest")
 		}
-		if q.sess == nil || q.sess.User == nil {
-			return fail(http.StatusForbidden, "op.error.signin")
-		}
 		if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
 			return fail(http.StatusForbidden, "error.csrf")
-		}
-		if ok, err := a.operator(q); !ok {
-			return err
 		}
 		if a.cfg.Banks == nil {
 			return fail(http.StatusServiceUnavailable, "op.error.nobroker")
@@ -321,9 +288,6 @@ type sitesData struct {
 }
 
 func (a *App) sites(q *req) error {
-	if ok, err := a.operator(q); !ok {
-		return err
-	}
 	if a.cfg.Uploads == nil {
 		return fail(http.StatusServiceUnavailable, "op.error.noupload")
 	}
@@ -375,7 +339,7 @@ func (a *App) sites(q *req) error {
 		d.StaleText = v.T("op.sites.stalecount", d.StaleCount, d.StaleAfter)
 	}
 	v.Data = d
-	a.render(q, http.StatusOK, "operator_sites", v)
+	a.render(q, http.StatusOK, "operator-sites", v)
 	return nil
 }
 
@@ -400,9 +364,6 @@ type reportLine struct {
 }
 
 func (a *App) monitoring(q *req) error {
-	if ok, err := a.operator(q); !ok {
-		return err
-	}
 	if a.cfg.Banks == nil {
 		return fail(http.StatusServiceUnavailable, "op.error.nobroker")
 	}
@@ -422,7 +383,7 @@ func (a *App) monitoring(q *req) error {
 	}
 	v := a.opView(q, "op.monitoring.title", "monitoring")
 	v.Data = lines
-	a.render(q, http.StatusOK, "operator_monitoring", v)
+	a.render(q, http.StatusOK, "operator-monitoring", v)
 	return nil
 }
 
@@ -434,9 +395,6 @@ type registryData struct {
 }
 
 func (a *App) registryStatus(q *req) error {
-	if ok, err := a.operator(q); !ok {
-		return err
-	}
 	if a.cfg.Registry == nil {
 		return fail(http.StatusServiceUnavailable, "error.unavailable")
 	}
@@ -450,7 +408,7 @@ func (a *App) registryStatus(q *req) error {
 	}
 	v := a.opView(q, "op.registry.title", "registry")
 	v.Data = d
-	a.render(q, http.StatusOK, "operator_registry", v)
+	a.render(q, http.StatusOK, "operator-registry", v)
 	return nil
 }
 

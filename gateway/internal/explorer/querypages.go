@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"fris.dev/gateway/internal/explorer/querybuild"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -12,7 +14,7 @@ import (
 
 // element looks up a data element for the builder; nil when the registry
 // has none by that URN (or the user may not see it).
-func (a *App) element(q *req, urn string) (*element, error) {
+func (a *App) element(q *req, urn string) (*querybuild.Element, error) {
 	de, err := a.cfg.MDR.GetDataElement(q.ctx, &mdrv1.UrnRequest{Urn: urn})
 	if c := status.Code(err); c == codes.NotFound || c == codes.InvalidArgument || c == codes.PermissionDenied {
 		return nil, nil
@@ -20,13 +22,13 @@ func (a *App) element(q *req, urn string) (*element, error) {
 	if err != nil {
 		return nil, err
 	}
-	return elementOf(urn, de, q.lang), nil
+	return querybuild.ElementOf(urn, de, q.lang), nil
 }
 
 // lookup describes every condition's data element, once each; a condition
 // on an element the registry does not have says so.
-func (a *App) lookup(q *req, b *builder) error {
-	seen := map[string]*element{}
+func (a *App) lookup(q *req, b *querybuild.Builder) error {
+	seen := map[string]*querybuild.Element{}
 	for _, g := range b.Groups {
 		for _, c := range g.Conds {
 			if c.El != nil {
@@ -41,7 +43,7 @@ func (a *App) lookup(q *req, b *builder) error {
 				seen[c.URN] = e
 			}
 			if e == nil {
-				c.El = &element{URN: c.URN, Kind: kindText, Label: label{Text: c.URN}}
+				c.El = &querybuild.Element{URN: c.URN, Kind: querybuild.KindText, Label: label{Text: c.URN}}
 				c.Err = messages.Text(q.lang, "qb.err.unknown")
 				continue
 			}
@@ -54,11 +56,11 @@ func (a *App) lookup(q *req, b *builder) error {
 // checkBuilder checks the conditions' values against the registry's rules
 // (the registry's CheckValues), marking each wrong condition; true when
 // all are right.
-func (a *App) checkBuilder(q *req, b *builder) bool {
+func (a *App) checkBuilder(q *req, b *querybuild.Builder) bool {
 	ok := true
 	var checks []*mdrv1.ValueCheck
 	type span struct {
-		c    *bcond
+		c    *querybuild.Cond
 		n    int
 		from int
 	}
@@ -69,17 +71,17 @@ func (a *App) checkBuilder(q *req, b *builder) bool {
 				ok = false
 				continue
 			}
-			if c.El.Kind == kindText && c.Op != "any" && strings.TrimSpace(c.Value()) == "" {
+			if c.El.Kind == querybuild.KindText && c.Op != "any" && strings.TrimSpace(c.Value()) == "" {
 				c.Err = messages.Text(q.lang, "qb.err.novalue")
 				ok = false
 				continue
 			}
-			if c.outOfOrder() {
+			if c.OutOfOrder() {
 				c.Err = messages.Text(q.lang, "qb.err.order")
 				ok = false
 				continue
 			}
-			vs := c.checks()
+			vs := c.Checks()
 			spans = append(spans, span{c, len(vs), len(checks)})
 			for _, v := range vs {
 				checks = append(checks, &mdrv1.ValueCheck{Urn: c.URN, Value: v})
@@ -113,7 +115,7 @@ func (a *App) checkBuilder(q *req, b *builder) bool {
 func (a *App) qbElements(q *req) error {
 	vals := q.r.URL.Query()
 	ns, text, g := vals.Get("qb.ns"), strings.TrimSpace(vals.Get("q")), vals.Get("g")
-	if len(text) > 200 || !idRE.MatchString(g) || ns == "" {
+	if len(text) > 200 || !querybuild.ValidID(g) || ns == "" {
 		return fail(http.StatusBadRequest, "error.badrequest")
 	}
 	d := struct {
@@ -142,7 +144,7 @@ func (a *App) qbElements(q *req) error {
 func (a *App) qbCondition(q *req) error {
 	vals := q.r.URL.Query()
 	urn, g := vals.Get("urn"), vals.Get("g")
-	if !idRE.MatchString(g) || urn == "" || len(urn) > 200 {
+	if !querybuild.ValidID(g) || urn == "" || len(urn) > 200 {
 		return fail(http.StatusBadRequest, "error.badrequest")
 	}
 	e, err := a.element(q, urn)
@@ -153,8 +155,8 @@ func (a *App) qbCondition(q *req) error {
 		return fail(http.StatusNotFound, "qb.err.unknown")
 	}
 	v := a.view(q, "qb.title")
-	c := &bcond{ID: newID(), URN: urn, El: e, V: v, G: g}
-	if e.Kind == kindText {
+	c := &querybuild.Cond{ID: querybuild.NewID(), URN: urn, El: e, V: v, G: g}
+	if e.Kind == querybuild.KindText {
 		c.Op = "eq"
 	}
 	v.Partial, v.Data = true, c
@@ -165,7 +167,7 @@ func (a *App) qbCondition(q *req) error {
 // qbGroup is a new, empty group.
 func (a *App) qbGroup(q *req) error {
 	v := a.view(q, "qb.title")
-	v.Partial, v.Data = true, &bgroup{ID: newID(), Op: "And", V: v}
+	v.Partial, v.Data = true, &querybuild.Group{ID: querybuild.NewID(), Op: "And", V: v}
 	a.render(q, http.StatusOK, "qb-group-added", v)
 	return nil
 }
@@ -173,7 +175,7 @@ func (a *App) qbGroup(q *req) error {
 // qbPreview shows the builder's query as the banks will get it, checked
 // against the registry.
 func (a *App) qbPreview(q *req) error {
-	b, err := parseBuilder(q.r.URL.Query())
+	b, err := querybuild.Parse(q.r.URL.Query())
 	if err != nil {
 		return fail(http.StatusBadRequest, "error.badrequest")
 	}
@@ -193,7 +195,7 @@ func (a *App) qbPreview(q *req) error {
 			}
 		}
 	}
-	d.XML = b.query()
+	d.XML = b.Query()
 	v.Partial, v.Data = true, d
 	a.render(q, http.StatusOK, "qb-preview", v)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"fris.dev/gateway/internal/explorer/mdrtext"
 	"fris.dev/gateway/internal/i18n"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
@@ -13,47 +14,15 @@ import (
 // pageSize is how many members a page lists.
 const pageSize = 50
 
-// label is a designation in the page's language.
-type label struct {
-	Text, Definition string
-	// Lang is set when the text is in another language than the page's,
-	// so screen readers pronounce it right.
-	Lang string
-}
+// label and value are the registry's texts in the page's language.
+type (
+	label = mdrtext.Label
+	value = mdrtext.Value
+)
 
-// pick chooses the designation in l, else English, else the first.
-func pick(ds []*mdrv1.Designation, l i18n.Lang) label {
-	var best *mdrv1.Designation
-	for _, want := range []string{string(l), string(i18n.English)} {
-		for _, d := range ds {
-			if strings.EqualFold(primary(d.GetLang()), want) {
-				best = d
-				break
-			}
-		}
-		if best != nil {
-			break
-		}
-	}
-	if best == nil && len(ds) > 0 {
-		best = ds[0]
-	}
-	if best == nil {
-		return label{}
-	}
-	out := label{Text: best.GetDesignation(), Definition: best.GetDefinition()}
-	if p := primary(best.GetLang()); p != "" && !strings.EqualFold(p, string(l)) {
-		out.Lang = p
-	}
-	return out
-}
+func pick(ds []*mdrv1.Designation, l i18n.Lang) label { return mdrtext.Pick(ds, l) }
 
-// primary is a language tag's primary subtag ("de" of "de-DE").
-func primary(tag string) string {
-	p, _, _ := strings.Cut(tag, "-")
-	p, _, _ = strings.Cut(p, "_")
-	return strings.ToLower(p)
-}
+func primary(tag string) string { return mdrtext.Primary(tag) }
 
 // member is a line of a member list.
 type member struct {
@@ -340,11 +309,6 @@ type elementData struct {
 
 type designation struct {
 	Lang, Text, Definition string
-}
-
-type value struct {
-	Value   string
-	Meaning label
 }
 
 func (a *App) dataElement(q *req) error {

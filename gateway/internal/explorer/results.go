@@ -1,20 +1,11 @@
 package explorer
 
 import (
-	"bytes"
-	"context"
-	"encoding/csv"
-	"errors"
-	"io"
-	"net/http"
 	"sort"
 	"strconv"
-	"time"
 
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"fris.dev/gateway/internal/httpx"
 	brokerv1 "fris.dev/proto/broker/v1"
 )
 
@@ -84,8 +75,25 @@ const (
 	barMax   = 360
 )
 
+// resultsOf is an inquiry's results as the page shows them.
 func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse) *results {
 	r := &results{Total: res.GetTotal(), V: v}
+	rows := siteRowsOf(v, in, res)
+	r.Unreadable, r.Samples = res.GetUnreadable(), res.Samples
+	r.TotalText = countText(v, r.Total, int32(len(res.GetReplies())), r.Unreadable)
+	last := r.readReplies(res.GetReplies())
+	for _, row := range rows {
+		row.Last = minute(last[row.Site])
+		r.Rows = append(r.Rows, *row)
+	}
+	sort.Slice(r.Rows, func(i, j int) bool { return r.Rows[i].Site < r.Rows[j].Site })
+	r.layout()
+	r.Summary = v.T("res.summary", r.TotalText, r.Answered, r.Targets)
+	return r
+}
+
+// siteRowsOf is a row for every target site and every site that answered.
+func siteRowsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse) map[string]*siteRow {
 	rows := map[string]*siteRow{}
 	for _, s := range in.GetTargetSites() {
 		rows[s] = &siteRow{Site: s, Target: true}
@@ -100,10 +108,15 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 		row.Unreadable, row.Samples = sc.GetUnreadable(), sc.Samples
 		row.CountText = countText(v, row.Count, row.Replies, row.Unreadable)
 	}
-	r.Unreadable, r.Samples = res.GetUnreadable(), res.Samples
-	r.TotalText = countText(v, r.Total, int32(len(res.GetReplies())), r.Unreadable)
+	return rows
+}
+
+// readReplies takes the unreadable replies and the Reply documents with
+// breakdowns from replies, each list by site; it returns each site's
+// latest reply's time.
+func (r *results) readReplies(replies []*brokerv1.Reply) map[string]*timestamppb.Timestamp {
 	last := map[string]*timestamppb.Timestamp{}
-	for _, rp := range res.GetReplies() {
+	for _, rp := range replies {
 		if t := last[rp.GetSiteId()]; t == nil || rp.GetReceivedAt().AsTime().After(t.AsTime()) {
 			last[rp.GetSiteId()] = rp.GetReceivedAt()
 		}
@@ -123,15 +136,16 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 	}
 	sort.SliceStable(r.Docs, func(i, j int) bool { return r.Docs[i].Site < r.Docs[j].Site })
 	sort.SliceStable(r.Unread, func(i, j int) bool { return r.Unread[i].Site < r.Unread[j].Site })
-	var max int32
-	for _, row := range rows {
-		row.Last = minute(last[row.Site])
-		if row.Count > max {
-			max = row.Count
-		}
-		r.Rows = append(r.Rows, *row)
+	return last
+}
+
+// layout counts the sites that were asked and answered, and places each
+// row's bar in the chart, the longest the largest count.
+func (r *results) layout() {
+	var top int32
+	for _, row := range r.Rows {
+		top = max(top, row.Count)
 	}
-	sort.Slice(r.Rows, func(i, j int) bool { return r.Rows[i].Site < r.Rows[j].Site })
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		if row.Target {
@@ -145,8 +159,8 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 		row.Y = i * barRow
 		row.TextY = row.Y + barRow/2 + 5
 		row.BarY = row.Y + 6
-		if max > 0 {
-			row.W = int(int64(row.Count) * barMax / int64(max))
+		if top > 0 {
+			row.W = int(int64(row.Count) * barMax / int64(top))
 		}
 		if row.Answered && row.Count > 0 && row.W < 2 {
 			row.W = 2
@@ -154,8 +168,6 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 		row.NumX = barLabel + row.W + 8
 	}
 	r.Chart = chart{Height: len(r.Rows)*barRow + 4, LabelW: barLabel, LabelX: barLabel - 8, BarW: barMax, Width: barLabel + barMax + 90}
-	r.Summary = v.T("res.summary", r.TotalText, r.Answered, r.Targets)
-	return r
 }
 
 // countText is a summed count as the page shows it: "unreadable" when
@@ -178,204 +190,4 @@ func abbreviate(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
-}
-
-// streamLife bounds one event stream: the browser reconnects, and the
-// session is checked as for any page (tokens refreshed).
-const streamLife = 5 * time.Minute
-
-// events streams an inquiry's results as Server-Sent Events: the results
-// section, rendered, on every change the broker's WatchReplies reports.
-// Every cfg.SessionCheck the stream checks that its session is still
-// signed in as the same user with a token not revoked, and ends when not:
-// signing out or a revoke stops the replies within that time (plus the
-// gateway's revocation poll), not at the end of streamLife.
-func (a *App) events(q *req) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
-	b, err := a.broker()
-	if err != nil {
-		return err
-	}
-	in, err := a.ownInquiry(q)
-	if err != nil {
-		return err
-	}
-	// The stream outlives the page's call timeout; it keeps the caller's
-	// identity and language.
-	md, _ := metadata.FromOutgoingContext(q.ctx)
-	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(q.r.Context(), md), streamLife)
-	defer cancel()
-	if a.cfg.Done != nil {
-		go func() {
-			select {
-			case <-a.cfg.Done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	stream, err := b.WatchReplies(ctx, &brokerv1.ListRepliesRequest{Id: in.GetId()})
-	if err != nil {
-		return err
-	}
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	h := q.w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("X-Accel-Buffering", "no")
-	q.w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(q.w)
-	v := a.view(q, "res.title")
-	send := func(body []byte) error {
-		_ = rc.SetWriteDeadline(time.Now().Add(time.Minute))
-		if _, err := q.w.Write(body); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	if err := send([]byte("retry: 3000\n\n")); err != nil {
-		return nil
-	}
-	updates := make(chan *brokerv1.ListRepliesResponse)
-	go func() {
-		defer close(updates)
-		for {
-			res, err := stream.Recv()
-			if err != nil {
-				if !errors.Is(err, io.EOF) && ctx.Err() == nil {
-					a.cfg.Log.InfoContext(ctx, "explorer: reply stream ended", "err", err, "request_id", httpx.RequestID(q.r.Context()))
-				}
-				return
-			}
-			select {
-			case updates <- res:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	keepAlive := time.NewTicker(25 * time.Second)
-	defer keepAlive.Stop()
-	check := time.NewTicker(a.cfg.SessionCheck)
-	defer check.Stop()
-	res := first
-	for {
-		if res != nil {
-			var buf bytes.Buffer
-			if err := a.pages.ExecuteTemplate(&buf, "inq-results", resultsOf(v, in, res)); err != nil {
-				a.cfg.Log.Error("explorer: rendering", "page", "results", "err", err)
-				return nil
-			}
-			if err := send(sseEvent("results", buf.Bytes())); err != nil {
-				return nil
-			}
-		}
-		select {
-		case res = <-updates:
-			if res == nil {
-				return nil // the stream ended: the browser reconnects
-			}
-		case <-keepAlive.C:
-			res = nil
-			if err := send([]byte(": keep-alive\n\n")); err != nil {
-				return nil
-			}
-		case <-check.C:
-			res = nil
-			if !a.stillSignedIn(ctx, q.sess.ID, q.id.Subject) {
-				// EventSource reconnects and is refused (401): it stops.
-				return nil
-			}
-		case <-ctx.Done():
-			return nil
-		}
-	}
-}
-
-// stillSignedIn: the session id is still stored, signed in as subject,
-// with an access token the verifier accepts (its revocation list
-// included). Tokens are not refreshed here: an expired one ends the
-// stream, and the browser's reconnection refreshes it as any page does.
-func (a *App) stillSignedIn(ctx context.Context, id, subject string) bool {
-	s, err := a.cfg.Store.Get(ctx, id)
-	if err != nil || s.User == nil || s.Token == nil {
-		return false
-	}
-	vid, err := a.cfg.Verifier.Verify(ctx, s.Token.AccessToken)
-	return err == nil && !vid.Anonymous() && vid.Subject == subject
-}
-
-// sseEvent frames data as one event: a data line for each of its lines.
-func sseEvent(name string, data []byte) []byte {
-	var b bytes.Buffer
-	b.WriteString("event: " + name + "\n")
-	for _, line := range bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n")) {
-		b.WriteString("data: ")
-		b.Write(bytes.TrimRight(line, "\r"))
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	return b.Bytes()
-}
-
-// repliesCSV is the results as a CSV file: a line per site, those that
-// have not answered included.
-func (a *App) repliesCSV(q *req) error {
-	if ok, err := a.signedIn(q); !ok {
-		return err
-	}
-	b, err := a.broker()
-	if err != nil {
-		return err
-	}
-	in, err := a.ownInquiry(q)
-	if err != nil {
-		return err
-	}
-	res, err := b.ListReplies(q.ctx, &brokerv1.ListRepliesRequest{Id: in.GetId()})
-	if err != nil {
-		return err
-	}
-	r := resultsOf(a.view(q, "res.title"), in, res)
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	// count is empty for a site that has not answered and "unreadable"
-	// when none of its replies carried a count; unreadable says how many
-	// did not, samples is empty when no Reply document gave one.
-	_ = w.Write([]string{"site", "answered", "count", "replies", "last_reply_utc", "unreadable", "samples"})
-	for _, row := range r.Rows {
-		count, samples := "", ""
-		switch {
-		case !row.Answered:
-		case row.Unreadable >= row.Replies:
-			count = "unreadable"
-		default:
-			count = strconv.Itoa(int(row.Count))
-		}
-		if row.Samples != nil {
-			samples = strconv.Itoa(int(*row.Samples))
-		}
-		_ = w.Write([]string{csvSafe(row.Site), strconv.FormatBool(row.Answered), count, strconv.Itoa(int(row.Replies)), row.Last,
-			strconv.Itoa(int(row.Unreadable)), samples})
-	}
-	w.Flush()
-	h := q.w.Header()
-	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", `attachment; filename="inquiry-`+in.GetId()+`-replies.csv"`)
-	q.w.WriteHeader(http.StatusOK)
-	_, _ = q.w.Write(buf.Bytes())
-	return nil
-}
-
-// csvSafe keeps a spreadsheet from reading a cell as a formula (site ids
-// cannot start so, but the file should not depend on it).
-func csvSafe(s string) string {
-	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@') {
-		return "'" + s
-	}
-	return s
 }

@@ -2,8 +2,10 @@ package explorer
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"fris.dev/gateway/internal/i18n"
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -91,5 +93,32 @@ func TestCountText(t *testing.T) {
 		if got := countText(&view{Lang: i18n.English}, tc.count, tc.replies, tc.unreadable); got != tc.want {
 			t.Errorf("countText(%d, %d, %d) = %q; want %q", tc.count, tc.replies, tc.unreadable, got, tc.want)
 		}
+	}
+}
+
+// TestEventsEndOnShutdown: an open event stream ends when the gateway
+// begins to shut down.
+func TestEventsEndOnShutdown(t *testing.T) {
+	done := make(chan struct{})
+	e, fb, _ := newInqEnv(t, done)
+	fb.ins["1"], fb.authors["1"] = &brokerv1.Inquiry{Id: "1", Status: brokerv1.InquiryStatus_RELEASED, TargetSites: []string{"berlin"}}, "42"
+	fb.watch, fb.hold = []*brokerv1.ListRepliesResponse{{InquiryId: "1"}}, true
+	b := e.browser()
+	b.signIn()
+	ended := make(chan *httptest.ResponseRecorder, 1)
+	go func() { ended <- b.do("GET", InquiriesPath+"/1/events", nil) }()
+	select {
+	case rec := <-ended:
+		t.Fatalf("the stream ended by itself: %d\n%s", rec.Code, rec.Body)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(done)
+	select {
+	case rec := <-ended:
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), "event: results") {
+			t.Fatalf("stream: %d\n%s", rec.Code, rec.Body)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the stream outlived the shutdown")
 	}
 }

@@ -1,0 +1,92 @@
+package explorer
+
+import (
+	"net/http"
+
+	"fris.dev/gateway/internal/explorer/querybuild"
+	brokerv1 "fris.dev/proto/broker/v1"
+)
+
+func (a *App) editInquiry(q *req) error {
+	in, err := a.ownInquiry(q)
+	if err != nil {
+		return err
+	}
+	if in.GetStatus() == brokerv1.InquiryStatus_CLOSED {
+		return fail(http.StatusConflict, "inq.err.closed")
+	}
+	ct := in.GetContact()
+	f := &inquiryForm{ID: in.GetId(), Action: inquiryHref(in.GetId()), Label: in.GetLabel(), Description: in.GetDescription(),
+		Title: ct.GetTitle(), First: ct.GetFirstname(), Last: ct.GetLastname(), Email: ct.GetEmail(), Phone: ct.GetPhone(), Org: ct.GetOrganization(),
+		Expires: day(in.GetExpiresAt()), Expose: in.GetExpose()}
+	if f.Sites, err = a.targetSites(q, in.GetTargetSites()); err != nil {
+		return err
+	}
+	if f.B, err = a.builderOf(q, in.GetQuery()); err != nil {
+		return err
+	}
+	return a.formPage(q, f, http.StatusOK)
+}
+
+// builderOf loads a stored query into the builder; a query it cannot show
+// is kept as it is (and shown as XML).
+func (a *App) builderOf(q *req, doc string) (*querybuild.Builder, error) {
+	kept := &querybuild.Builder{Op: "And", Kept: doc}
+	s, err := querybuild.ShapeOf(doc)
+	if err != nil {
+		return kept, nil
+	}
+	b := &querybuild.Builder{Op: s.Op}
+	for i, nodes := range s.Groups {
+		g := &querybuild.Group{ID: querybuild.NewID(), Op: s.GroupOps[i]}
+		for _, n := range nodes {
+			e, err := a.element(q, n.MdrKey)
+			if err != nil {
+				return nil, err
+			}
+			if e == nil {
+				return kept, nil
+			}
+			c, ok := querybuild.CondOf(n, e)
+			if !ok {
+				return kept, nil
+			}
+			g.Conds = append(g.Conds, c)
+		}
+		b.Groups = append(b.Groups, g)
+	}
+	return b, nil
+}
+
+func (a *App) updateInquiry(q *req) error {
+	b, err := a.broker()
+	if err != nil {
+		return err
+	}
+	form, pdf, name, err := a.readForm(q)
+	if err != nil {
+		return err
+	}
+	in, err := a.ownInquiry(q)
+	if err != nil {
+		return err
+	}
+	v := a.view(q, "inq.edit")
+	f, c, err := a.formOf(q, v, form, pdf)
+	if err != nil {
+		return err
+	}
+	f.ID, f.Action, f.Expose = in.GetId(), inquiryHref(in.GetId()), in.GetExpose()
+	c.ExposeFilename = name
+	if len(f.Errors) == 0 {
+		_, err := b.UpdateInquiry(q.ctx, &brokerv1.UpdateInquiryRequest{Id: in.GetId(), Content: c})
+		if err == nil {
+			http.Redirect(q.w, q.r, inquiryHref(in.GetId()), http.StatusSeeOther)
+			return nil
+		}
+		if err := refused(v, f, err); err != nil {
+			return err
+		}
+	}
+	return a.formPage(q, f, http.StatusBadRequest)
+}

@@ -1,0 +1,37 @@
+package explorer
+
+import (
+	"net/http"
+	"strings"
+
+	brokerv1 "fris.dev/proto/broker/v1"
+)
+
+// The list of a researcher's inquiries.
+
+// inquiryRow is a line of the list of inquiries.
+type inquiryRow struct {
+	Href, Label, Status, StatusKey, Sites, Created, Released string
+}
+
+func (a *App) inquiries(q *req) error {
+	b, err := a.broker()
+	if err != nil {
+		return err
+	}
+	res, err := b.ListInquiries(q.ctx, &brokerv1.ListInquiriesOfAuthorRequest{})
+	if err != nil {
+		return err
+	}
+	var rows []inquiryRow
+	for _, in := range res.GetInquiries() {
+		rows = append(rows, inquiryRow{Href: inquiryHref(in.GetId()), Label: in.GetLabel(), StatusKey: statusKey(in.GetStatus()),
+			Status: strings.ToLower(in.GetStatus().String()), Sites: strings.Join(in.GetTargetSites(), ", "),
+			Created: day(in.GetCreatedAt()), Released: day(in.GetReleasedAt())})
+	}
+	v := a.view(q, "inq.title")
+	v.Section = "inquiries"
+	v.Data = rows
+	a.render(q, http.StatusOK, "inquiries", v)
+	return nil
+}

@@ -1,0 +1,59 @@
+package explorer
+
+import (
+	"net/http"
+
+	brokerv1 "fris.dev/proto/broker/v1"
+)
+
+// inquiryPage is an inquiry with its results.
+type inquiryPage struct {
+	In        *brokerv1.Inquiry
+	Href      string
+	StatusKey string
+	Expires   string
+	Created   string
+	Released  string
+	Draft     bool
+	Closed    bool
+	Results   *results
+	// Events is the results' event stream while replies may come.
+	Events string
+	// Problem is why the last action failed (the broker's words).
+	Problem string
+}
+
+func (a *App) showInquiry(q *req) error {
+	return a.inquiryView(q, http.StatusOK, "")
+}
+
+func (a *App) inquiryView(q *req, code int, problem string) error {
+	b, err := a.broker()
+	if err != nil {
+		return err
+	}
+	in, err := a.ownInquiry(q)
+	if err != nil {
+		return err
+	}
+	v := a.view(q, "inq.title")
+	v.Title = in.GetLabel()
+	v.Section = "inquiries"
+	v.Crumbs = []crumb{{v.T("inq.title"), InquiriesPath}, {v.Title, ""}}
+	p := &inquiryPage{In: in, Href: inquiryHref(in.GetId()), StatusKey: statusKey(in.GetStatus()), Expires: minute(in.GetExpiresAt()),
+		Created: minute(in.GetCreatedAt()), Released: minute(in.GetReleasedAt()),
+		Draft: in.GetStatus() == brokerv1.InquiryStatus_DRAFT, Closed: in.GetStatus() == brokerv1.InquiryStatus_CLOSED, Problem: problem}
+	if !p.Draft {
+		res, err := b.ListReplies(q.ctx, &brokerv1.ListRepliesRequest{Id: in.GetId()})
+		if err != nil {
+			return err
+		}
+		p.Results = resultsOf(v, in, res)
+		if !p.Closed {
+			p.Events = p.Href + "/events"
+		}
+	}
+	v.Data = p
+	a.render(q, code, "inquiry", v)
+	return nil
+}

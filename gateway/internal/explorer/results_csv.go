@@ -1,0 +1,65 @@
+package explorer
+
+import (
+	"bytes"
+	"encoding/csv"
+	"net/http"
+	"strconv"
+
+	brokerv1 "fris.dev/proto/broker/v1"
+)
+
+// repliesCSV is the results as a CSV file: a line per site, those that
+// have not answered included.
+func (a *App) repliesCSV(q *req) error {
+	b, err := a.broker()
+	if err != nil {
+		return err
+	}
+	in, err := a.ownInquiry(q)
+	if err != nil {
+		return err
+	}
+	res, err := b.ListReplies(q.ctx, &brokerv1.ListRepliesRequest{Id: in.GetId()})
+	if err != nil {
+		return err
+	}
+	r := resultsOf(a.view(q, "res.title"), in, res)
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	// count is empty for a site that has not answered and "unreadable"
+	// when none of its replies carried a count; unreadable says how many
+	// did not, samples is empty when no Reply document gave one.
+	_ = w.Write([]string{"site", "answered", "count", "replies", "last_reply_utc", "unreadable", "samples"})
+	for _, row := range r.Rows {
+		count, samples := "", ""
+		switch {
+		case !row.Answered:
+		case row.Unreadable >= row.Replies:
+			count = "unreadable"
+		default:
+			count = strconv.Itoa(int(row.Count))
+		}
+		if row.Samples != nil {
+			samples = strconv.Itoa(int(*row.Samples))
+		}
+		_ = w.Write([]string{csvSafe(row.Site), strconv.FormatBool(row.Answered), count, strconv.Itoa(int(row.Replies)), row.Last,
+			strconv.Itoa(int(row.Unreadable)), samples})
+	}
+	w.Flush()
+	h := q.w.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", `attachment; filename="inquiry-`+in.GetId()+`-replies.csv"`)
+	q.w.WriteHeader(http.StatusOK)
+	_, _ = q.w.Write(buf.Bytes())
+	return nil
+}
+
+// csvSafe keeps a spreadsheet from reading a cell as a formula (site ids
+// cannot start so, but the file should not depend on it).
+func csvSafe(s string) string {
+	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@') {
+		return "'" + s
+	}
+	return s
+}
