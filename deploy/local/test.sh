@@ -104,7 +104,7 @@ step_done vet
 # comes as it ends, whatever the order; a long package (e2e, listed first so
 # it starts first) reports each top-level test as it ends.
 step "2/3 go test -race, every package of every module"
-go run ./tools/testrun -- -race -count=1 -timeout 12m "${pkgs[@]}"
+go run ./tools/testrun -- -race -count=1 -timeout=12m "${pkgs[@]}"
 step_done tests
 
 # Every fuzz target in the workspace (their seed corpora already ran above as

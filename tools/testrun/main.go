@@ -6,7 +6,10 @@
 // reports each top-level test as it ends, a failed test's output comes at
 // once, and a line every minute of silence says what is still running.
 //
-//	testrun [-parallel N] [-progress-after D] [-- go test flags] PATTERN...
+//	testrun [-parallel N] [-progress-after D] -- [go test flags] PATTERN...
+//
+// go test's flags come in their -flag=value form: the first argument that
+// does not start with "-" is the first pattern.
 //
 // Packages run in the order `go list` gives them (start the longest
 // first); packages without tests are not run (go vet compiles them). It
