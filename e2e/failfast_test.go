@@ -18,7 +18,7 @@ import (
 )
 
 // Failing fast and honestly: a store that cannot answer makes requests
-// answer 503 within a bound and the service's /readyz 503, a full disk
+// answer 503 (not the gateway's 504 of a hang) and the service's /readyz 503, a full disk
 // answers 507 and shows in readiness, and one service's outage never takes
 // the gateway out of service. Each recovers without a restart.
 
@@ -156,8 +156,13 @@ func groups(t *testing.T, s *Stack) (int, map[string]string) {
 	return res.StatusCode, out
 }
 
-// The store's outage budget: go-redis bounded to 1 s per attempt, one retry.
-const failFastBound = 3 * time.Second
+// failFastBound guards against a hang only. The store's outage budget
+// (go-redis bounded to 1 s per attempt, one retry) ends a call in about 2 s
+// with 503; what proves that it ended the call is the 503, since a call
+// that hangs instead ends at the gateway's -upstream-timeout (30 s) with
+// 504. The time taken is logged; a tighter bound would fail on a busy
+// machine.
+const failFastBound = 20 * time.Second
 
 func TestFailFastRedisDown(t *testing.T) {
 	r := startRedis(t)

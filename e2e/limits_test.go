@@ -440,12 +440,10 @@ func TestLoginUnderGuessing(t *testing.T) {
 	// What keeps the user fast is that guesses stop being hashed, which the
 	// count below proves deterministically; the latency itself depends on
 	// how busy the machine is (make test runs packages side by side under
-	// -race), so it is only logged here, bounded loosely against a hang,
-	// and measured on a quiet machine by `make bench` (BENCHMARKS.md,
-	// "Login under guessing": p99 under 200 ms).
-	if p99 > 5*time.Second {
-		t.Fatalf("the real user's p99 under guessing is %v, want under 5s", p99)
-	}
+	// -race), so it is only logged here (each sign-in is bounded against a
+	// hang by the browser's 30 s timeout) and held to its target on a quiet
+	// machine by `make bench` (suite guess, -guess-max-p99; BENCHMARKS.md,
+	// "Login under guessing").
 	// Default -limit-addr: 30 failures, then a back-off; a few more pass
 	// while the first are in flight.
 	if guessed.Load() > 30+guessers {

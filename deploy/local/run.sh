@@ -4,6 +4,16 @@
 # It refuses to start over another run's ports or data, and stops everything
 # when one service stops on its own.
 set -euo pipefail
+# Started from a script (a background job of a shell without job control,
+# as `make run &` in a script is), the run inherits SIGINT ignored, and bash
+# cannot trap a signal ignored at its start: SIGINT to the process group
+# would stop the services (Go turns it back on) but not this script, which
+# would then report them as failed. Start again with SIGINT at its default,
+# where env(1) can (coreutils 8.31 and later); SIGTERM is trapped either way.
+if [[ -z "${FRIS_RUN_SIGINT_RESET:-}" ]] && env --default-signal=INT true 2>/dev/null; then
+  FRIS_RUN_SIGINT_RESET=1 exec env --default-signal=INT "$0" "$@"
+fi
+unset FRIS_RUN_SIGINT_RESET
 cd "$(dirname "$0")/../.."
 
 BIN=${BIN:-bin}
@@ -69,16 +79,31 @@ mkdir -p "$DATA" "$LOGS"
 "$BIN/fris-certs" -dir "$TLS" >/dev/null
 
 pids=() names=()
-# stopped: report the first service that has exited on its own, with the end
-# of its log; false when every one is still running.
+# shutting_down: set once the run stops everything; services that exit
+# from then on are expected to.
+shutting_down=0
+# clean: the service stopped() found exited with 0 or by SIGINT or SIGTERM
+# (130, 143): it was stopped from outside (a signal to the process group
+# reaches every service too), not a failure.
+clean=0
+# stopped: true when a service has exited; reports the first one (with the
+# end of its log when it failed) unless the run is shutting down; false
+# when every one is still running.
 stopped() {
   local i rc
   for i in "${!pids[@]}"; do
     if ! kill -0 "${pids[$i]}" 2>/dev/null; then
       rc=0
       wait "${pids[$i]}" 2>/dev/null || rc=$?
-      echo "${names[$i]} stopped (exit $rc); see $LOGS/${names[$i]}.log" >&2
-      tail -n 5 "$LOGS/${names[$i]}.log" 2>/dev/null | sed 's/^/    /' >&2
+      case $rc in 0 | 130 | 143) clean=1 ;; *) clean=0 ;; esac
+      if ((shutting_down)); then
+        :
+      elif ((clean)); then
+        echo "${names[$i]} was stopped (exit $rc): stopping the rest" >&2
+      else
+        echo "${names[$i]} stopped (exit $rc); see $LOGS/${names[$i]}.log" >&2
+        tail -n 5 "$LOGS/${names[$i]}.log" 2>/dev/null | sed 's/^/    /' >&2
+      fi
       unset 'pids[i]' 'names[i]' # reported once
       return 0
     fi
@@ -87,9 +112,15 @@ stopped() {
 }
 stop() { # stop [quiet]: quiet on Ctrl-C, when nothing went wrong
   local rc=$?
-  trap - INT TERM EXIT
+  # A second signal must not end this script before its services: make
+  # passes SIGTERM on to it once more, and Ctrl-C may come twice. The
+  # services' own shutdown timeout bounds the wait.
+  trap '' INT TERM
+  trap - EXIT
+  if [[ -n "${sleeper:-}" ]]; then kill "$sleeper" 2>/dev/null || true; fi
   if ((${#pids[@]})); then
     if [[ "${1:-}" != quiet ]] && ((rc != 0)); then stopped || true; fi
+    shutting_down=1
     echo
     echo "stopping..."
     kill -TERM "${pids[@]}" 2>/dev/null || true
@@ -106,7 +137,10 @@ trap stop EXIT
 wait_ready() {
   for _ in $(seq 1 300); do
     if curl -fsS -o /dev/null "$1" 2>/dev/null; then return 0; fi
-    if stopped; then exit 1; fi
+    if stopped; then
+      if ((clean)); then exit 0; fi
+      exit 1
+    fi
     sleep 0.1
   done
   echo "$2 did not become ready; see $LOGS/$2.log" >&2
@@ -272,6 +306,8 @@ MSG
 # Ctrl-C's trap runs at once.)
 while ! stopped; do
   sleep 1 &
-  wait $! || true
+  sleeper=$!
+  wait $sleeper || true
 done
+if ((clean)); then exit 0; fi
 exit 1

@@ -100,9 +100,11 @@ for m in $modules; do pkgs+=("$m/..."); done
 step "1/3 go vet (${#pkgs[@]} modules)"
 go vet "${pkgs[@]}"
 step_done vet
-# Each package prints its ok/FAIL line as it finishes.
+# One `go test` per package (tools/testrun), so each package's ok/FAIL line
+# comes as it ends, whatever the order; a long package (e2e, listed first so
+# it starts first) reports each top-level test as it ends.
 step "2/3 go test -race, every package of every module"
-go test -race -count=1 -timeout 12m "${pkgs[@]}"
+go run ./tools/testrun -- -race -count=1 -timeout=12m "${pkgs[@]}"
 step_done tests
 
 # Every fuzz target in the workspace (their seed corpora already ran above as

@@ -48,7 +48,7 @@ func runBench(t *testing.T, args ...string) (int, string, string) {
 func TestRunReportsBothTargets(t *testing.T) {
 	gw := fakeGateway(t)
 	js := filepath.Join(t.TempDir(), "out.json")
-	rc, out, errs := runBench(t, "-gateway", gw.URL, "-connections", "4", "-duration", "300ms", "-warmup", "100ms",
+	rc, out, errs := runBench(t, "-gateway", gw.URL, "-connections", "4", "-duration", runWindow, "-warmup", "100ms",
 		"-json", js, "-watch", "self="+strconv.Itoa(os.Getpid()), "/ok")
 	if rc != 0 {
 		t.Fatalf("rc %d\n%s\n%s", rc, out, errs)

@@ -99,7 +99,7 @@ func fakeUploads(t *testing.T, failAll bool) (*httptest.Server, func() int) {
 
 func uploadArgs(gw, dir string) []string {
 	return []string{"-gateway", gw, "-suites", "upload", "-upload-password", "pw-0123456789",
-		"-upload-template", benchPatient, "-upload-clients", "4", "-upload-duration", "300ms", "-warmup", "100ms",
+		"-upload-template", benchPatient, "-upload-clients", "4", "-upload-duration", runWindow, "-warmup", "100ms",
 		"-fsync-dir", dir, "-fsync-duration", "50ms", "-json", filepath.Join(dir, "out.json")}
 }
 

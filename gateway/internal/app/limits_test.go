@@ -104,7 +104,7 @@ func TestIdleAndHeaderTimeouts(t *testing.T) {
 			t.Fatalf("%v %v", res, err)
 		}
 		_, _ = io.Copy(io.Discard, res.Body)
-		closedWithin(t, c, 3*time.Second)
+		closedWithin(t, c, 10*time.Second)
 	})
 	t.Run("SlowHeaders", func(t *testing.T) {
 		c, err := net.Dial("tcp", addr)
@@ -113,6 +113,6 @@ func TestIdleAndHeaderTimeouts(t *testing.T) {
 		}
 		defer c.Close()
 		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
-		closedWithin(t, c, 3*time.Second)
+		closedWithin(t, c, 10*time.Second)
 	})
 }

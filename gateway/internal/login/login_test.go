@@ -1,95 +1,20 @@
 package login
 
 import (
-	"context"
 	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	authv1 "fris.dev/proto/auth/v1"
 )
-
-const registered = "https://client.example/cb"
-
-// fakeAuth is the auth service as the login page uses it: client c1 with
-// one registered redirect URI, user ada@example.org with password "right".
-type fakeAuth struct {
-	authv1.AuthServiceClient // other methods: not used by this package
-
-	mu         sync.Mutex
-	authorizes []*authv1.AuthorizeRequest
-	logins     []*authv1.LoginRequest
-	redirect   string // what Authorize and Login return as redirect_uri
-	authErr    error  // forced Authorize error
-	loginErr   error  // forced Login error
-}
-
-func (f *fakeAuth) check(in *authv1.AuthorizeRequest) (*authv1.AuthorizeResponse, error) {
-	if f.authErr != nil {
-		return nil, f.authErr
-	}
-	if in.GetClientId() != "c1" {
-		return nil, status.Error(codes.NotFound, "unknown client")
-	}
-	if u := in.GetRedirectUri(); u != "" && u != registered && !strings.HasPrefix(u, registered+"?") {
-		return nil, status.Error(codes.InvalidArgument, "redirect_uri is not registered for this client")
-	}
-	if in.GetCodeChallengeMethod() == "plain" {
-		return nil, status.Error(codes.InvalidArgument, "code_challenge_method plain is not supported")
-	}
-	r := f.redirect
-	if r == "" {
-		r = registered
-		if in.GetRedirectUri() != "" {
-			r = in.GetRedirectUri()
-		}
-	}
-	return &authv1.AuthorizeResponse{ClientName: "Client <One>", RedirectUri: r}, nil
-}
-
-func (f *fakeAuth) Authorize(_ context.Context, in *authv1.AuthorizeRequest, _ ...grpc.CallOption) (*authv1.AuthorizeResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.authorizes = append(f.authorizes, proto.Clone(in).(*authv1.AuthorizeRequest))
-	return f.check(in)
-}
-
-func (f *fakeAuth) Login(_ context.Context, in *authv1.LoginRequest, _ ...grpc.CallOption) (*authv1.LoginResponse, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.logins = append(f.logins, proto.Clone(in).(*authv1.LoginRequest))
-	if f.loginErr != nil {
-		return nil, f.loginErr
-	}
-	res, err := f.check(in.GetRequest())
-	if err != nil {
-		return nil, err
-	}
-	if in.GetEmail() != "ada@example.org" || in.GetPassword() != "right" {
-		return nil, status.Error(codes.Unauthenticated, "wrong email or password")
-	}
-	device := in.GetDevice()
-	if device == "" {
-		device = "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD"
-	}
-	return &authv1.LoginResponse{Code: "the-code", RedirectUri: res.GetRedirectUri(), Device: device}, nil
-}
-
-func (f *fakeAuth) counts() (int, int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.authorizes), len(f.logins)
-}
 
 const goodCSRF = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" // 43 characters of base64url
 

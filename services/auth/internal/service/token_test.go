@@ -287,7 +287,9 @@ func TestSignInCommitsNothingDurable(t *testing.T) {
 // SpendWait), but not on a quiet store: a lone refresh is answered without
 // waiting for its bound, and the spend is durable (a reuse is caught).
 func TestLoneRefreshWaitsForNoWindow(t *testing.T) {
-	const bound = 500 * time.Millisecond
+	// Long enough that a lone refresh on a busy machine (-race, packages
+	// side by side) stays well under it, short enough to sleep through once.
+	const bound = 3 * time.Second
 	e := newEnv(t, func(c *Config) { c.SpendWait = bound })
 	clientID, secret := e.seed(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -99,7 +99,7 @@ func TestWatchReplies(t *testing.T) {
 		if code(err) != codes.NotFound {
 			t.Fatalf("another author's watch: %v", err)
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("another author's watch did not end")
 	}
 	if _, done := watch(t, a, "x1", "r1"); code(<-done) != codes.InvalidArgument {
@@ -129,7 +129,7 @@ func TestWatchEndsOnShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("the watch outlived the shutdown")
 	}
 }
