@@ -24,6 +24,7 @@ import (
 
 	"fris.dev/pkg/logging"
 	"fris.dev/pkg/mtls"
+	"fris.dev/pkg/probe"
 	"fris.dev/pkg/rpcclient"
 )
 
@@ -138,8 +139,9 @@ func SplitList(s string) []string {
 	return out
 }
 
-// Root makes the top command over the subcommands.
+// Root makes the top command over the subcommands, and `probe`.
 func (t Tool) Root(subs ...*ffcli.Command) *ffcli.Command {
+	subs = append(subs, t.probe())
 	fs := flag.NewFlagSet(t.Name, flag.ContinueOnError)
 	fs.SetOutput(t.Stderr)
 	names := ""
@@ -158,6 +160,27 @@ func (t Tool) Root(subs ...*ffcli.Command) *ffcli.Command {
 			return usageError("a subcommand is needed")
 		},
 	}
+}
+
+// probe is `<binary> probe URL`, the container healthcheck.
+func (t Tool) probe() *ffcli.Command {
+	fs := flag.NewFlagSet(t.Name+" probe", flag.ContinueOnError)
+	fs.SetOutput(t.Stderr)
+	return &ffcli.Command{
+		Name: "probe", ShortUsage: t.Name + " probe URL",
+		ShortHelp: "exit 0 when GET URL answers 200 (the container healthcheck), else 1",
+		FlagSet:   fs,
+		Exec:      Probe,
+	}
+}
+
+// Probe checks the one URL in args (package probe): the runtime image has
+// no shell or curl, so every binary is its own healthcheck.
+func Probe(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%w: probe URL", ErrUsage)
+	}
+	return probe.Check(ctx, args[0])
 }
 
 // usageError is a command line without a subcommand: ffcli prints the usage
