@@ -2,6 +2,7 @@ package k8scheck
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -83,9 +84,11 @@ func (x *index) podRefs(p podOwner) []Problem {
 			}
 		}
 	}
-	containers := append(append([]corev1.Container{}, p.spec.InitContainers...), p.spec.Containers...)
-	for _, c := range containers {
+	for i, c := range slices.Concat(p.spec.InitContainers, p.spec.Containers) {
 		f := fmt.Sprintf("%s.containers[name=%s]", p.path, c.Name)
+		if i < len(p.spec.InitContainers) {
+			f = fmt.Sprintf("%s.initContainers[name=%s]", p.path, c.Name)
+		}
 		for _, e := range c.EnvFrom {
 			if r := e.ConfigMapRef; r != nil {
 				ref(f+".envFrom.configMapRef", "ConfigMap", x.configMaps, r.Name, "", r.Optional)

@@ -138,6 +138,14 @@ func TestCheckRefuses(t *testing.T) {
 			want:  []Problem{{dep, "", `unknown field "spec.Replicas"`}},
 		},
 		{
+			// An unquoted number in a ConfigMap: the API server refuses
+			// it (data holds strings only).
+			name:  "ConfigMap value not a string",
+			base:  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: env, namespace: t}\ndata:\n  A: \"1\"\n",
+			edits: [][2]string{{`A: "1"`, "A: 1"}},
+			want:  []Problem{{"ConfigMap t/env", "", "cannot unmarshal number into Go struct field ConfigMap.data of type string"}},
+		},
+		{
 			name:  "wrong type",
 			base:  goodDeployment,
 			edits: [][2]string{{"  replicas: 2\n", "  replicas: two\n"}},
