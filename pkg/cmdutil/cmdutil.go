@@ -52,6 +52,11 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 	fs.SetOutput(t.Stderr)
 	addr := fs.String("addr", t.DefaultAddr, "gRPC address of the running "+t.Name+" service")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long the call may take")
+	// Seeds start together with their service (docker compose, a pod), and
+	// ordering by healthchecks is not available everywhere: they wait for
+	// the service instead of failing at once; an operator's typo of -addr
+	// still fails at once without it.
+	wait := fs.Bool("wait", false, "wait (up to -timeout) for the service to be reachable instead of failing at once")
 	// The operator's own certificate: the admin API admits only "admin".
 	// After `make run` the development CA's admin certificate is the default.
 	var tlsCfg mtls.Config
@@ -70,7 +75,11 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			cc, err := rpcclient.Dial(*addr, transport)
+			opts := []grpc.DialOption{transport}
+			if *wait {
+				opts = append(opts, grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
+			}
+			cc, err := rpcclient.Dial(*addr, opts...)
 			if err != nil {
 				return err
 			}
