@@ -16,7 +16,7 @@ PROTOC_GEN_GATEWAY   := v2.32.0
 
 .PHONY: help
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: tools
 tools: ## install the pinned code generators into bin/
@@ -61,6 +61,10 @@ test: ## run every test of every module with -race (starts a throwaway Redis unl
 .PHONY: compat
 compat: ## run only the client compatibility suite (the deployed clients' exact requests, real OIDC libraries; Redis variants need REDIS_URL)
 	go test -count=1 -run '^TestCompat' -v ./e2e
+
+.PHONY: k8s-check
+k8s-check: ## render deploy/k8s with kustomize (no cluster, no network) and check every object strictly (make test runs it too)
+	cd tools && go test -count=1 ./k8scheck
 
 .PHONY: bench
 bench: build ## run the load benchmarks (see BENCHMARKS.md)
