@@ -174,13 +174,14 @@ func tlsArgs(name string) []string {
 }
 
 // withTLS gives a command line of bin its certificate: the gateway's, a
-// service's for `serve`, the operator's (admin) for a CLI subcommand. They
-// go first, so that flags the test passes win.
+// service's for `serve`, the operator's (admin) for a CLI subcommand but
+// `restore`, which works on files only. They go first, so that flags the
+// test passes win.
 func withTLS(bin string, args []string) []string {
 	switch {
 	case bin == "gateway":
 		return append(tlsArgs("gateway"), args...)
-	case len(args) == 0:
+	case len(args) == 0, args[0] == "restore":
 		return args
 	case args[0] == "serve":
 		return append(append([]string{"serve"}, tlsArgs(bin)...), args[1:]...)
@@ -224,6 +225,7 @@ type Options struct {
 	Cluster     bool
 	NoDemo      bool
 	GatewayArgs []string
+	MDRArgs     []string
 	AuthArgs    []string
 	UploadArgs  []string
 	BrokerArgs  []string
@@ -261,7 +263,7 @@ func NewKeySecret(t *testing.T) string {
 func NewStack(t *testing.T, o Options) *Stack {
 	t.Helper()
 	s := &Stack{client: &http.Client{Timeout: 30 * time.Second, Transport: checked(t, nil, o.GatewayArgs)}}
-	s.MDR = start(t, "mdr", append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0", "-log-level", "debug"}, storeArgs(t, o)...)...)
+	s.MDR = start(t, "mdr", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0", "-log-level", "debug"}, storeArgs(t, o)...), o.MDRArgs...)...)
 	s.MDRAddr = s.MDR.addrs["grpc"]
 	if !o.NoDemo {
 		s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "services/mdr/demo/mdr16.json"))

@@ -3,6 +3,7 @@ module fris.dev/pkg
 go 1.26.0
 
 require (
+	fris.dev/proto v0.0.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/lestrrat-go/jwx/v2 v2.1.7
@@ -57,3 +58,5 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
 )
+
+replace fris.dev/proto => ../proto

@@ -4,6 +4,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -35,6 +36,16 @@ type Admin struct {
 	Flags func(fs *flag.FlagSet)
 	// Run does the work over a connection to the service.
 	Run func(ctx context.Context, cc *grpc.ClientConn, args []string) error
+	// Timeout is -timeout's default (zero: 2 minutes).
+	Timeout time.Duration
+}
+
+// Local describes a subcommand that works without the running service
+// (on its files, while it is stopped).
+type Local struct {
+	Name, Usage, Help string
+	Flags             func(fs *flag.FlagSet)
+	Run               func(ctx context.Context, args []string) error
 }
 
 // Tool builds a binary's command tree.
@@ -51,7 +62,7 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 	fs := flag.NewFlagSet(t.Name+" "+a.Name, flag.ContinueOnError)
 	fs.SetOutput(t.Stderr)
 	addr := fs.String("addr", t.DefaultAddr, "gRPC address of the running "+t.Name+" service")
-	timeout := fs.Duration("timeout", 2*time.Minute, "how long the call may take")
+	timeout := fs.Duration("timeout", cmp.Or(a.Timeout, 2*time.Minute), "how long the call may take")
 	// Seeds start together with their service (docker compose, a pod), and
 	// ordering by healthchecks is not available everywhere: they wait for
 	// the service instead of failing at once; an operator's typo of -addr
@@ -91,6 +102,22 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 			// Unavailable (a dependency down) must not read as "not reachable".
 			return t.explain(err, *addr, cc.GetState() == connectivity.Ready)
 		},
+	}
+}
+
+// Local makes an ffcli command for a subcommand that works without the
+// service: its flags (with the binary's environment fallbacks), then
+// l.Run.
+func (t Tool) Local(l Local) *ffcli.Command {
+	fs := flag.NewFlagSet(t.Name+" "+l.Name, flag.ContinueOnError)
+	fs.SetOutput(t.Stderr)
+	if l.Flags != nil {
+		l.Flags(fs)
+	}
+	return &ffcli.Command{
+		Name: l.Name, ShortUsage: t.Name + " " + l.Usage, ShortHelp: l.Help, FlagSet: fs,
+		Options: []ff.Option{ff.WithEnvVarPrefix(t.EnvPrefix)},
+		Exec:    l.Run,
 	}
 }
 

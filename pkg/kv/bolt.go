@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,7 +87,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("kv: create data dir: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: o.NoSync})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: o.NoSync, InitialMmapSize: initialMap(path)})
 	if err != nil {
 		return nil, fmt.Errorf("kv: open %s: %w", path, err)
 	}
@@ -122,6 +123,30 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 	b.wg.Add(1)
 	go b.sweepLoop(every)
 	return b, nil
+}
+
+// minMap is the least memory map a store starts with (initialMap).
+const minMap = 1 << 30
+
+// initialMap is the size of a store's first memory map: twice the file,
+// and at least minMap. bbolt maps the file anew when it outgrows the map,
+// which waits for every open read transaction; while that write waits,
+// every new read waits behind it. A snapshot (Snapshot) is a read
+// transaction of seconds, so with bbolt's default (a map that doubles from
+// 32 KiB) a backup stalled the whole service whenever the file crossed a
+// doubling. With this room no write needs a new map until the file has
+// doubled since the process opened it. It costs address space, not memory
+// (pages are read in as used); on Windows bbolt would grow the file to the
+// map's size, so there the default stays.
+func initialMap(path string) int {
+	if runtime.GOOS == "windows" {
+		return 0
+	}
+	var size int64
+	if st, err := os.Stat(path); err == nil {
+		size = st.Size()
+	}
+	return int(max(minMap, 2*size))
 }
 
 func (b *Bolt) Close() error {

@@ -39,11 +39,14 @@ type Config struct {
 	LargestWrite int64
 }
 
+// DefaultDataDir is -data-dir's default, below the working directory.
+const DefaultDataDir = ".fris/data"
+
 // RegisterFlags adds -store, -data-dir, -redis-url and -batch-delay to fs.
 // A BatchDelay set before is the flag's default (else 1ms).
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Backend, "store", "bolt", "storage backend: bolt (embedded, on disk) or redis")
-	fs.StringVar(&c.DataDir, "data-dir", ".fris/data", "directory of the embedded store's files")
+	fs.StringVar(&c.DataDir, "data-dir", DefaultDataDir, "directory of the embedded store's files")
 	fs.StringVar(&c.RedisURL, "redis-url", "redis://127.0.0.1:6379/0", "Redis URL (redis://, rediss://; h1,h2 for Cluster; ?master_name= for Sentinel)")
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "Redis key prefix (default fris:<service>)")
 	fs.DurationVar(&c.RedisTimeout, "redis-timeout", DefaultRedisTimeout, "bound of each Redis dial, read, write and wait for a connection (one retry): a Redis that does not answer fails requests with 503 within about twice this")
@@ -112,7 +115,7 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 		}
 		return r, nil
 	}
-	return OpenBolt(filepath.Join(c.DataDir, name+".db"), BoltOptions{BatchDelay: c.BatchDelay, Logger: log, Partitions: c.Partitions, ProbeBytes: c.LargestWrite})
+	return OpenBolt(BoltFile(c.DataDir, name), BoltOptions{BatchDelay: c.BatchDelay, Logger: log, Partitions: c.Partitions, ProbeBytes: c.LargestWrite})
 }
 
 // openRedisWaiting opens Redis, trying again with a growing pause for up to

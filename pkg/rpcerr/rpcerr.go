@@ -23,7 +23,10 @@ var (
 	ErrPermission      = errors.New("permission denied")
 	ErrUnauthenticated = errors.New("unauthenticated")
 	ErrUnimplemented   = errors.New("not enabled")
-	ErrTooLarge        = errors.New("too large")
+	// ErrPrecondition is a call the service cannot serve as it is set up
+	// (a backup of a store that Redis holds).
+	ErrPrecondition = errors.New("failed precondition")
+	ErrTooLarge     = errors.New("too large")
 	// ErrMediaType is a body in a media type or charset the service does
 	// not read.
 	ErrMediaType = errors.New("unsupported media type")
@@ -101,6 +104,8 @@ func from(ctx context.Context, log *slog.Logger, err error) error {
 		return status.Error(codes.Unauthenticated, err.Error())
 	case errors.Is(err, ErrUnimplemented):
 		return status.Error(codes.Unimplemented, err.Error())
+	case errors.Is(err, ErrPrecondition):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrTooLarge):
 		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, kv.ErrConflict):

@@ -30,6 +30,7 @@ func TestFrom(t *testing.T) {
 		{ErrPermission, codes.PermissionDenied, "permission denied"},
 		{ErrUnauthenticated, codes.Unauthenticated, "unauthenticated"},
 		{ErrUnimplemented, codes.Unimplemented, "not enabled"},
+		{New(ErrPrecondition, "the store is Redis"), codes.FailedPrecondition, "the store is Redis"},
 		{ErrTooLarge, codes.ResourceExhausted, "too large"},
 		{New(ErrMediaType, "send application/xml"), codes.InvalidArgument, "send application/xml"},
 		{context.Canceled, codes.Canceled, "canceled"},

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	fris.dev/pkg v0.0.0
-	fris.dev/proto v0.0.0-00010101000000-000000000000
+	fris.dev/proto v0.0.0
 	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/redis/go-redis/v9 v9.23.0

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
@@ -161,6 +162,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Register: func(s *grpc.Server) {
 			authv1.RegisterAuthServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
+			backup.Register(s, "auth", db, auditLog, log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,

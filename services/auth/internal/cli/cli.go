@@ -17,6 +17,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/app"
@@ -230,7 +231,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		},
 	})
+	// Every service's store is copied and put back the same way.
+	bk, rs := backup.Commands(t, stdout)
 	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), revokeClient, listClients,
 		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
-		listKeys, rotate).ParseAndRun(ctx, args)
+		listKeys, rotate, bk, rs).ParseAndRun(ctx, args)
 }

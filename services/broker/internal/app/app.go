@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/backup"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -58,6 +59,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			brokerv1.RegisterBrokerServiceServer(s, service.Public{Service: svc})
 			brokerv1.RegisterResearcherServiceServer(s, service.Researcher{Service: svc})
 			s.RegisterService(audit.AdminService(&brokerv1.BrokerAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
+			backup.Register(s, "broker", db, auditLog, log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/app"
@@ -286,9 +287,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return tw.Flush()
 		},
 	})
+	// Every service's store is copied and put back the same way.
+	bk, rs := backup.Commands(t, stdout)
 	return t.Root(serve, banks, bankSite("approve-bank", "approve a bank and link it to its site", true),
 		bankSite("link-bank", "link a bank to another site (its status stays)", false), deleteBank,
-		create, update, release, closeInq, list, get, replies, seed, monitor).ParseAndRun(ctx, args)
+		create, update, release, closeInq, list, get, replies, seed, monitor, bk, rs).ParseAndRun(ctx, args)
 }
 
 // contentFlags are an inquiry's content on the command line; texts that

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/backup"
 	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/server"
 	mdrv1 "fris.dev/proto/mdr/v1"
@@ -61,6 +62,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Register: func(s *grpc.Server) {
 			mdrv1.RegisterMdrServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&mdrv1.MdrAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
+			backup.Register(s, "mdr", db, auditLog, log)
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),

@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	"fris.dev/services/mdr/internal/app"
@@ -97,7 +98,9 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return nil
 		},
 	})
-	return t.Root(serve, imp, ls, del).ParseAndRun(ctx, args)
+	// Every service's store is copied and put back the same way.
+	bk, rs := backup.Commands(t, stdout)
+	return t.Root(serve, imp, ls, del, bk, rs).ParseAndRun(ctx, args)
 }
 
 func readRegistry(path string, stdin io.Reader) (*mdrv1.Registry, error) {

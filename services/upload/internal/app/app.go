@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/backup"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/ratelimit"
@@ -183,6 +184,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Register: func(s *grpc.Server) {
 			uploadv1.RegisterUploadServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&uploadv1.UploadAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
+			backup.Register(s, "upload", db, auditLog, log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,

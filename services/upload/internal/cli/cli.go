@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
 	uploadv1 "fris.dev/proto/upload/v1"
 	"fris.dev/services/upload/internal/app"
@@ -221,6 +222,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	})
 
+	// Every service's store is copied and put back the same way.
+	bk, rs := backup.Commands(t, stdout)
 	return t.Root(serve, create, setPassword, toggle("disable", "stop a credential from working", true),
-		toggle("enable", "let a disabled credential work again", false), credentials, teilers, patients, count, get).ParseAndRun(ctx, args)
+		toggle("enable", "let a disabled credential work again", false), credentials, teilers, patients, count, get, bk, rs).ParseAndRun(ctx, args)
 }
