@@ -50,8 +50,30 @@ wait_up() {
     sleep 1
   done
   $dc ps -a >&2 || true
-  $dc logs --tail 30 >&2 || true
   fail "the deployment did not come up within $1 s"
+}
+
+# wait_seeds SECONDS: until every one-shot (certs, the seeds) has exited 0;
+# the groups answer before the seeds are done.
+wait_seeds() {
+  local i line pending failed
+  for ((i = 0; i < $1; i++)); do
+    pending= failed=
+    while IFS='|' read -r svc state exit; do
+      case $svc in certs | *-seed | *-seed-*) ;; *) continue ;; esac
+      if [ "$state" != exited ]; then
+        pending+=" $svc"
+      elif [ "$exit" != 0 ]; then
+        failed+=" $svc($exit)"
+        pending+=" $svc"
+      fi
+    done < <($dc ps -a --format '{{.Service}}|{{.State}}|{{.ExitCode}}')
+    [ -z "$pending" ] && return 0
+    if ((i % 15 == 14)); then echo "compose-test:   waiting for the one-shots:$pending"; fi
+    sleep 1
+  done
+  $dc logs --tail 20 $pending >&2 || true
+  fail "one-shots not done within $1 s:$pending${failed:+ (failed:$failed)}"
 }
 
 # login: flow 1 (the login form, then the code exchange); prints the tokens.
@@ -81,8 +103,8 @@ keyflow() {
   curl -s -X POST "$U/oauth2/token" -H 'Content-Type: application/json' -d "{\"code\":\"$scode\",\"signature\":\"$sig\"}"
 }
 
-# kids: the key ids of /oauth2/certs, sorted, one line.
-kids() { curl -s "$U/oauth2/certs" | grep -o '"kid":"[^"]*"' | sort | tr '\n' ' '; }
+# kids: the key ids of /oauth2/jwks, sorted, one line.
+kids() { curl -s "$U/oauth2/jwks" | grep -o '"kid":"[^"]*"' | sort | tr '\n' ' '; }
 
 # explorer_signin: the Explorer's sign-in as a browser does it: the login
 # page from /explorer/login, its form with the hidden fields, the redirects
@@ -116,15 +138,17 @@ write_data() {
   local pub email
   pub=$(openssl pkey -in "$d/key.pem" -pubout -outform DER | base64 | tr -d '\n')
   email="registry-$RANDOM@fris.example"
-  expect "register a key" 201 "$(code -X POST "$U/oauth2/register" -H 'Content-Type: application/json' \
+  expect "register a key" 200 "$(code -X POST "$U/oauth2/register" -H 'Content-Type: application/json' \
     -d "{\"email\":\"$email\",\"name\":\"Compose test registry\",\"description\":\"key\",\"base64EncodedPublicKey\":\"$pub\"}")"
   contains "flow 2 with the new key" access_token "$(keyflow "$d/key.pem")"
   kids >"$d/kids"
-  # C: a patient, byte for byte as uploaded.
-  local C=$U/dktk/sites/${SITE}_teiler/$TEILER
-  expect "upload a patient" 201 "$(code -u "$SITE_USER:$SITE_PASSWORD" -H 'Content-Type: application/xml' -X PUT --data-binary @"$PATIENT" "$C/pats/DEMO-0001")"
-  admin upload patient -site "$SITE" -teiler "$TEILER" DEMO-0001 | sha256sum >"$d/patient.sha"
-  expect "the stored patient is the uploaded document" "$(sha256sum <"$PATIENT")" "$(cat "$d/patient.sha")"
+  # C: a new patient, byte for byte as uploaded.
+  local C=$U/dktk/sites/${SITE}_teiler/$TEILER pid="CT-$RANDOM$RANDOM"
+  sed "s/id=\"DEMO-0001\"/id=\"$pid\"/" "$PATIENT" >"$d/patient.xml"
+  echo "$pid" >"$d/patient-id"
+  expect "upload a patient" 201 "$(code -u "$SITE_USER:$SITE_PASSWORD" -H 'Content-Type: application/xml' -X PUT --data-binary @"$d/patient.xml" "$C/pats/$pid")"
+  admin upload patient -site "$SITE" -teiler "$TEILER" "$pid" | sha256sum >"$d/patient.sha"
+  expect "the stored patient is the uploaded document" "$(sha256sum <"$d/patient.xml")" "$(cat "$d/patient.sha")"
   # D: a bank (activation code from the broker's log), approved, an inquiry, a reply.
   bank="bank-$RANDOM@charite.example"
   expect "bank registration asks for a code" 401 "$(code -X PUT "$U/broker/rest/searchbroker/banks/$bank")"
@@ -161,7 +185,7 @@ verify_data() {
   local before after k
   before=$(cat "$d/kids") after=$(kids)
   for k in $before; do contains "signing key $k is still published" "$k" "$after"; done
-  expect "the patient is byte-identical" "$(cat "$d/patient.sha")" "$(admin upload patient -site "$SITE" -teiler "$TEILER" DEMO-0001 | sha256sum)"
+  expect "the patient is byte-identical" "$(cat "$d/patient.sha")" "$(admin upload patient -site "$SITE" -teiler "$TEILER" "$(cat "$d/patient-id")" | sha256sum)"
   expect "the bank's token works" 200 "$(code -H "Authorization: Samply $tok" "$SB/banks/$bank/status")"
   contains "the bank still sees the inquiry" "$id" "$(curl -s -H "Authorization: Samply $tok" "$SB/inquiries")"
   contains "the researcher reads the reply" 42 "$(curl -s -H "Authorization: Bearer $(echo "$tokens" | val access_token)" "$SB/researcher/inquiries/$id/replies")"
@@ -183,14 +207,25 @@ walkthrough() {
   # A: sign-in, tokeninfo, userinfo, refresh and its reuse, discovery.
   tokens=$(login)
   access=$(echo "$tokens" | val access_token) refresh=$(echo "$tokens" | val refresh_token)
-  contains "tokeninfo" "$USER_EMAIL" "$(curl -s "$U/oauth2/tokeninfo" -H "Authorization: Bearer $access")"
+  contains "tokeninfo" "\"issuer\":\"$U\"" "$(curl -s "$U/oauth2/tokeninfo" -H "Authorization: Bearer $access")"
   contains "userinfo" "$USER_EMAIL" "$(curl -s "$U/oauth2/userinfo" -H "Authorization: Bearer $access")"
   contains "refresh" access_token "$(curl -s -X POST "$U/oauth2/token" -H 'Content-Type: application/json' -d "{\"refresh_token\":\"$refresh\"}")"
   expect "a spent refresh token" 403 "$(code -X POST "$U/oauth2/token" -H 'Content-Type: application/json' -d "{\"refresh_token\":\"$refresh\"}")"
+  # Its reuse revoked the chain, the access token included (the gateway
+  # learns within about a second): sign in again for what follows.
+  local i revoked=
+  for i in $(seq 1 20); do
+    [ "$(code "$U/oauth2/userinfo" -H "Authorization: Bearer $access")" = 403 ] && { revoked=1; break; }
+    sleep 0.5
+  done
+  expect "the chain's access token is revoked" 1 "$revoked"
+  tokens=$(login)
+  access=$(echo "$tokens" | val access_token)
   contains "discovery" "\"issuer\":\"$U\"" "$(curl -s "$U/.well-known/openid-configuration")"
   # C: upload stats, replace, refusals, delete.
   local C=$U/dktk/sites/${SITE}_teiler/$TEILER AUTH=(-u "$SITE_USER:$SITE_PASSWORD") XML=(-H 'Content-Type: application/xml')
   contains "uploadStats" LastUploadTimestamp "$(curl -s "${AUTH[@]}" "$C/uploadStats")"
+  expect "a new patient" 201 "$(code "${AUTH[@]}" "${XML[@]}" -X PUT --data-binary @"$PATIENT" "$C/pats/DEMO-0001")"
   expect "a second upload replaces" 200 "$(code "${AUTH[@]}" "${XML[@]}" -X POST --data-binary @"$PATIENT" "$U/dktk/sites/$SITE/teiler/$TEILER/pats/DEMO-0001")"
   expect "a document without the namespace" 400 "$(code "${AUTH[@]}" "${XML[@]}" -X PUT --data '<Patient id="x"/>' "$C/pats/x")"
   expect "a wrong password" 401 "$(code -u "$SITE_USER:wrong" "$C/uploadStats")"

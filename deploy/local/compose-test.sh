@@ -13,11 +13,14 @@
 #  4. the README's group A-D walkthroughs and an Explorer sign-in, checked
 #  5. restart: `compose down` and `up` again: everything is there, tokens
 #     issued before still verify
-#  6. backup and restore, as deploy/README.md describes it: an online Redis
+#  6. the key secret rotated (the new one first and the old one after it for
+#     one start, then the new one alone), then the CA (the certs volume's
+#     files removed, `up --force-recreate`): everything works after each
+#  7. backup and restore, as deploy/README.md describes it: an online Redis
 #     backup (redis-cli --rdb) and the certs volume, `down -v` (wiped), the
 #     volumes restored, `up`: the patient byte-identical, sign-ins and the
 #     bank's token work
-#  7. `compose down -v`: nothing of the project left
+#  8. `compose down -v`: nothing of the project left
 #
 # The compose tool is Docker Compose v2 (built from its Go module once,
 # cached), talking to podman's Docker-compatible API on a private socket:
@@ -74,7 +77,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 export U=http://127.0.0.1:$port
 export FRIS_GATEWAY_URL=$U FRIS_GATEWAY_PUBLISH=127.0.0.1:$port
 
-step "1/7 base images (stand-ins for golang, distroless static, redis)"
+step "1/8 base images (stand-ins for golang, distroless static, redis)"
 eval "$(deploy/local/standins/build.sh)"
 export GO_IMAGE RUNTIME_IMAGE FRIS_REDIS_IMAGE
 
@@ -90,7 +93,7 @@ build_images() {
 
 prev=${FRIS_PREVIOUS_RELEASE:-$(grep -v '^#' deploy/local/previous-release | head -n 1)}
 prevtag=prev-${prev:0:12}
-step "2/7 images: the previous release ($prevtag) and today's (compose-test)"
+step "2/8 images: the previous release ($prevtag) and today's (compose-test)"
 mkdir -p "$tmp/prev"
 git archive "$prev" | tar -x -C "$tmp/prev"
 if ! podman image exists "fris-gateway:$prevtag"; then
@@ -115,7 +118,7 @@ $(for s in mdr-seed auth-seed auth-seed-client auth-seed-explorer upload-seed-si
 EOF
 dc="$compose_bin -p $proj --project-directory $tmp/prev -f $tmp/prev/docker-compose.yml -f $tmp/prev/override.yml"
 $dc down -v --remove-orphans >/dev/null 2>&1 || true
-step "3/7 upgrade: the previous release up, data written"
+step "3/8 upgrade: the previous release up, data written"
 (while :; do
   for c in $(podman ps --filter "label=com.docker.compose.project=$proj" --format '{{.Names}}'); do
     podman healthcheck run "$c" >/dev/null 2>&1 || true
@@ -125,6 +128,7 @@ done) &
 pump_pid=$!
 $dc up -d --no-build --quiet-pull >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up of the previous release"; }
 wait_up 180
+wait_seeds 180
 write_data "$tmp/data"
 $dc down >/dev/null 2>&1
 kill "$pump_pid"
@@ -132,36 +136,61 @@ pump_pid=
 
 export FRIS_IMAGE_TAG=compose-test
 dc="$compose_bin -p $proj -f docker-compose.yml"
-step "3/7 upgrade: today's images on the same volumes"
+step "3/8 upgrade: today's images on the same volumes"
 $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up"; }
 wait_up 180
+wait_seeds 180
 verify_data "$tmp/data"
 
-step "4/7 README walkthroughs (groups A-D) and an Explorer sign-in"
+step "4/8 README walkthroughs (groups A-D) and an Explorer sign-in"
 walkthrough
 write_data "$tmp/data2"
 
-step "5/7 restart: down (volumes kept), up"
+step "5/8 restart: down (volumes kept), up"
 $dc down >/dev/null 2>&1
 $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up after down"; }
 wait_up 180
+wait_seeds 180
 verify_data "$tmp/data"
 verify_data "$tmp/data2"
 
-step "6/7 backup (online), wipe (down -v), restore"
+step "6/8 rotate the key secret (new first, the old one after it for one start, then the new one alone) and the CA"
+demo_secret=TpIfDxwiEFWehgt4H2qYVUzgyvBpOWkgrC33R1jkG0U=
+new_secret=$(head -c 32 /dev/urandom | base64)
+FRIS_AUTH_KEY_SECRETS="$new_secret,$demo_secret" $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with the new key secret first"; }
+wait_up 180
+wait_seeds 180
+verify_data "$tmp/data"
+export FRIS_AUTH_KEY_SECRETS=$new_secret
+$dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with the new key secret alone"; }
+wait_up 180
+wait_seeds 180
+verify_data "$tmp/data"
+ca_before=$($dc run --rm --no-deps -T volumes-tool sha256sum /tls/ca.pem)
+$dc run --rm --no-deps -T volumes-tool sh -c 'rm -f /tls/*.pem'
+$dc up -d --no-build --force-recreate >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with a new CA"; }
+wait_up 180
+wait_seeds 180
+ca_after=$($dc run --rm --no-deps -T volumes-tool sha256sum /tls/ca.pem)
+[ "$ca_before" != "$ca_after" ] || fail "the CA did not change"
+verify_data "$tmp/data"
+verify_data "$tmp/data2"
+
+step "7/8 backup (online), wipe (down -v), restore"
 backup=$tmp/backup
 mkdir -p "$backup"
-deploy/local/compose-backup.sh "$backup" $dc
+deploy/compose-backup.sh "$backup" $dc
 ls -l "$backup" | sed 's/^/compose-test:   /'
 $dc down -v >/dev/null 2>&1
 [ -z "$(podman volume ls -q --filter "label=com.docker.compose.project=$proj")" ] || fail "volumes left after down -v"
-deploy/local/compose-restore.sh "$backup" $dc
+deploy/compose-restore.sh "$backup" $dc
 $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up after the restore"; }
 wait_up 180
+wait_seeds 180
 verify_data "$tmp/data"
 verify_data "$tmp/data2"
 
-step "7/7 down -v"
+step "8/8 down -v"
 $dc down -v --remove-orphans >/dev/null 2>&1
 left=$(podman ps -a -q --filter "label=com.docker.compose.project=$proj"; podman volume ls -q --filter "label=com.docker.compose.project=$proj")
 [ -z "$left" ] || fail "left after down -v: $left"
