@@ -29,14 +29,16 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 val() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
 
 # admin SVC SUBCOMMAND ARGS...: the service's admin CLI inside its running
-# container, with the operator's certificate from the certs volume.
+# container, with the operator's certificate from the certs volume, to the
+# service on the container's own loopback (its certificate names 127.0.0.1;
+# no name lookup on the compose network's DNS involved).
 admin() {
   local svc=$1 sub=$2 S port
   shift 2
   S=$(echo "$svc" | tr a-z A-Z)
   case $svc in auth) port=9101 ;; mdr) port=9102 ;; upload) port=9103 ;; broker) port=9104 ;; esac
   $dc exec -T -e "FRIS_${S}_TLS_CERT=/tls/admin.pem" -e "FRIS_${S}_TLS_KEY=/tls/admin-key.pem" -e "FRIS_${S}_TLS_CA=/tls/ca.pem" \
-    "$svc" "$svc" "$sub" -addr "$svc:$port" "$@"
+    "$svc" "$svc" "$sub" -addr "127.0.0.1:$port" "$@"
 }
 
 # wait_up SECONDS: until /health/groups answers 200 (every group up).
