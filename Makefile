@@ -58,6 +58,10 @@ run: build ## start every service and the gateway on the embedded store, with de
 test: ## run every test of every module with -race (starts a throwaway Redis unless REDIS_URL is set)
 	deploy/local/test.sh
 
+.PHONY: compose-test
+compose-test: ## run the platform team's path with podman: images, compose up, walkthroughs, upgrade, restart, rotation, backup and restore (deploy/README.md)
+	deploy/local/compose-test.sh
+
 .PHONY: compat
 compat: ## run only the client compatibility suite (the deployed clients' exact requests, real OIDC libraries; Redis variants need REDIS_URL)
 	go test -count=1 -run '^TestCompat' -v ./e2e

@@ -25,6 +25,7 @@ import (
 
 	"fris.dev/pkg/logging"
 	"fris.dev/pkg/mtls"
+	"fris.dev/pkg/probe"
 	"fris.dev/pkg/rpcclient"
 )
 
@@ -62,6 +63,11 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 	fs.SetOutput(t.Stderr)
 	addr := fs.String("addr", t.DefaultAddr, "gRPC address of the running "+t.Name+" service")
 	timeout := fs.Duration("timeout", cmp.Or(a.Timeout, 2*time.Minute), "how long the call may take")
+	// Seeds start together with their service (docker compose, a pod), and
+	// ordering by healthchecks is not available everywhere: they wait for
+	// the service instead of failing at once; an operator's typo of -addr
+	// still fails at once without it.
+	wait := fs.Bool("wait", false, "wait (up to -timeout) for the service to be reachable instead of failing at once")
 	// The operator's own certificate: the admin API admits only "admin".
 	// After `make run` the development CA's admin certificate is the default.
 	var tlsCfg mtls.Config
@@ -80,7 +86,11 @@ func (t Tool) Command(a Admin) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			cc, err := rpcclient.Dial(*addr, transport)
+			opts := []grpc.DialOption{transport}
+			if *wait {
+				opts = append(opts, grpc.WithDefaultCallOptions(grpc.WaitForReady(true)))
+			}
+			cc, err := rpcclient.Dial(*addr, opts...)
 			if err != nil {
 				return err
 			}
@@ -165,8 +175,9 @@ func SplitList(s string) []string {
 	return out
 }
 
-// Root makes the top command over the subcommands.
+// Root makes the top command over the subcommands, and `probe`.
 func (t Tool) Root(subs ...*ffcli.Command) *ffcli.Command {
+	subs = append(subs, t.probe())
 	fs := flag.NewFlagSet(t.Name, flag.ContinueOnError)
 	fs.SetOutput(t.Stderr)
 	names := ""
@@ -185,6 +196,27 @@ func (t Tool) Root(subs ...*ffcli.Command) *ffcli.Command {
 			return usageError("a subcommand is needed")
 		},
 	}
+}
+
+// probe is `<binary> probe URL`, the container healthcheck.
+func (t Tool) probe() *ffcli.Command {
+	fs := flag.NewFlagSet(t.Name+" probe", flag.ContinueOnError)
+	fs.SetOutput(t.Stderr)
+	return &ffcli.Command{
+		Name: "probe", ShortUsage: t.Name + " probe URL",
+		ShortHelp: "exit 0 when GET URL answers 200 (the container healthcheck), else 1",
+		FlagSet:   fs,
+		Exec:      Probe,
+	}
+}
+
+// Probe checks the one URL in args (package probe): the runtime image has
+// no shell or curl, so every binary is its own healthcheck.
+func Probe(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%w: probe URL", ErrUsage)
+	}
+	return probe.Check(ctx, args[0])
 }
 
 // usageError is a command line without a subcommand: ffcli prints the usage

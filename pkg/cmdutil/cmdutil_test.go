@@ -121,6 +121,8 @@ func TestCommandLines(t *testing.T) {
 		{"service down, with TLS", []string{"ping", "-tls-cert", dir + "/admin.pem", "-tls-key", dir + "/admin-key.pem", "-tls-ca", dir + "/ca.pem"},
 			1, "the mdr service is not reachable at " + closed},
 		{"no TLS material", []string{"ping"}, 2, "-tls-cert, -tls-key and -tls-ca are required"},
+		{"probe without a URL", []string{"probe"}, 2, "probe URL"},
+		{"probe of a closed port", []string{"probe", "http://" + closed + "/readyz"}, 1, "connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := tool.Root(tool.Command(*ping()))
@@ -129,6 +131,46 @@ func TestCommandLines(t *testing.T) {
 				t.Errorf("%v: exit %d, %q; want %d, containing %q", tc.args, code, msg, tc.code, tc.msgPart)
 			}
 		})
+	}
+}
+
+// With -wait, an operator subcommand started before its service (a seed in
+// docker compose) waits for the service instead of failing at once.
+func TestCommandWaitsForService(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close() // the service has not started yet
+
+	tool := Tool{Name: "mdr", EnvPrefix: "FRIS_MDR", DefaultAddr: addr, Stderr: io.Discard}
+	called := make(chan struct{}, 1)
+	ping := Admin{Name: "ping", Usage: "ping [flags]", Help: "call the service",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
+			called <- struct{}{}
+			return cc.Invoke(ctx, "/fris.Test/Ping", &emptypb.Empty{}, &emptypb.Empty{})
+		}}
+	done := make(chan error, 1)
+	go func() {
+		done <- tool.Root(tool.Command(ping)).ParseAndRun(context.Background(), []string{"ping", "-insecure-plaintext", "-wait", "-timeout", "10m"})
+	}()
+	<-called // the call is under way against a closed port
+	srv := grpc.NewServer(grpc.UnknownServiceHandler(func(_ any, s grpc.ServerStream) error {
+		if err := s.RecvMsg(&emptypb.Empty{}); err != nil {
+			return err
+		}
+		return s.SendMsg(&emptypb.Empty{})
+	}))
+	defer srv.Stop()
+	for {
+		if lis, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+	}
+	go func() { _ = srv.Serve(lis) }()
+	if err := <-done; err != nil {
+		t.Fatalf("ping -wait after the service started: %v", err)
 	}
 }
 

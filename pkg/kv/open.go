@@ -24,6 +24,11 @@ type Config struct {
 	BatchDelay  time.Duration
 	// RedisTimeout bounds each Redis dial, read, write and pool wait.
 	RedisTimeout time.Duration
+	// RedisWait is how long Open keeps trying a Redis that does not answer
+	// yet: in a compose file or a pod, Redis may start after the service,
+	// and ordering by healthchecks is not available everywhere (podman
+	// without systemd never runs them). 0: one try.
+	RedisWait time.Duration
 	// Partitions is the service's, not a flag: which keys its
 	// transactions need together (see partition.go).
 	Partitions Partitioner
@@ -45,6 +50,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RedisURL, "redis-url", "redis://127.0.0.1:6379/0", "Redis URL (redis://, rediss://; h1,h2 for Cluster; ?master_name= for Sentinel)")
 	fs.StringVar(&c.RedisPrefix, "redis-prefix", "", "Redis key prefix (default fris:<service>)")
 	fs.DurationVar(&c.RedisTimeout, "redis-timeout", DefaultRedisTimeout, "bound of each Redis dial, read, write and wait for a connection (one retry): a Redis that does not answer fails requests with 503 within about twice this")
+	fs.DurationVar(&c.RedisWait, "redis-wait", 30*time.Second, "how long the service keeps trying to reach Redis at start before it gives up (Redis may start after it)")
 	def := c.BatchDelay
 	if def == 0 {
 		def = time.Millisecond
@@ -69,6 +75,9 @@ func (c *Config) Validate() error {
 		if c.RedisTimeout < 0 || c.RedisTimeout > time.Minute {
 			return fmt.Errorf("-redis-timeout must be between 0 (default %s) and 1m", DefaultRedisTimeout)
 		}
+		if c.RedisWait < 0 {
+			return fmt.Errorf("-redis-wait must not be negative")
+		}
 	default:
 		return fmt.Errorf("unknown store %q (want bolt or redis)", c.Backend)
 	}
@@ -92,7 +101,7 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 		if prefix == "" {
 			prefix = "fris:" + name
 		}
-		r, err := OpenRedis(ctx, c.RedisURL, RedisOptions{Prefix: prefix, Logger: log, BatchDelay: c.BatchDelay, Timeout: c.RedisTimeout, Partitions: c.Partitions})
+		r, err := openRedisWaiting(ctx, c, RedisOptions{Prefix: prefix, Logger: log, BatchDelay: c.BatchDelay, Timeout: c.RedisTimeout, Partitions: c.Partitions}, log)
 		if err != nil {
 			return nil, err
 		}
@@ -107,6 +116,27 @@ func Open(ctx context.Context, c Config, name string, log *slog.Logger) (Store, 
 		return r, nil
 	}
 	return OpenBolt(BoltFile(c.DataDir, name), BoltOptions{BatchDelay: c.BatchDelay, Logger: log, Partitions: c.Partitions, ProbeBytes: c.LargestWrite})
+}
+
+// openRedisWaiting opens Redis, trying again with a growing pause for up to
+// c.RedisWait while it does not answer. The URL was validated before, so
+// every failure here is one of reaching the server.
+func openRedisWaiting(ctx context.Context, c Config, o RedisOptions, log *slog.Logger) (*Redis, error) {
+	deadline := time.Now().Add(c.RedisWait)
+	pause := 250 * time.Millisecond
+	for {
+		r, err := OpenRedis(ctx, c.RedisURL, o)
+		if err == nil || !time.Now().Add(pause).Before(deadline) {
+			return r, err
+		}
+		log.WarnContext(ctx, "kv: redis does not answer yet, trying again", "err", err, "retry_in", pause, "gives_up_in", time.Until(deadline).Round(time.Second))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
 }
 
 // OpenVolatile opens the store for short-lived, single-use records (login

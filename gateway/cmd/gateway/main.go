@@ -1,5 +1,8 @@
 // Command gateway is FRIS's HTTP front: it serves the documented REST/XML
-// paths and forwards them to the services over gRPC.
+// paths and forwards them to the services over gRPC. Its flags configure the
+// server; two words before them run a tool of the gateway image instead:
+// `gateway probe URL` (the container healthcheck) and `gateway certs`
+// (fris-certs, for docker compose's certs service).
 package main
 
 import (
@@ -12,11 +15,27 @@ import (
 	"syscall"
 
 	"fris.dev/gateway/internal/app"
+	"fris.dev/gateway/internal/certscmd"
+	"fris.dev/pkg/cmdutil"
 	"fris.dev/pkg/config"
 	"fris.dev/pkg/logging"
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "probe":
+			cmdutil.Main("gateway probe", func(ctx context.Context, args []string) error {
+				return cmdutil.Probe(ctx, args[1:])
+			})
+			return
+		case "certs":
+			cmdutil.Main("gateway certs", func(_ context.Context, args []string) error {
+				return certscmd.Run(args[1:], os.Stdout, os.Stderr)
+			})
+			return
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var cfg app.Config

@@ -1,4 +1,4 @@
-package main
+package certscmd
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func TestRun(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder
-			err := run(tc.args, &out, io.Discard)
+			err := Run(tc.args, &out, io.Discard)
 			if !errors.Is(err, tc.err) {
 				t.Fatalf("err %v, want %v", err, tc.err)
 			}
