@@ -241,6 +241,14 @@ var StackSites = [][3]string{
 	{"muenchen", "Klinikum der Universität München", "LMU University Hospital Munich"},
 }
 
+// registerSites puts StackSites into the broker's site registry.
+func (s *Stack) registerSites(t *testing.T) {
+	t.Helper()
+	for _, site := range StackSites {
+		s.BrokerCLI(t, 0, "create-site", "-id", site[0], "-name-de", site[1], "-name-en", site[2], "-if-missing")
+	}
+}
+
 // uploadBroker is upload's -broker-addr: the site registry, when the
 // stack runs a broker.
 func (s *Stack) uploadBroker() []string {
@@ -301,9 +309,7 @@ func NewStack(t *testing.T, o Options) *Stack {
 		s.BrokerAddr, s.BrokerOps = s.Broker.addrs["grpc"], s.Broker.addrs["ops"]
 		gw = append(gw, "-broker-addr", s.BrokerAddr)
 		if !o.NoSites {
-			for _, site := range StackSites {
-				s.BrokerCLI(t, 0, "create-site", "-id", site[0], "-name-de", site[1], "-name-en", site[2], "-if-missing")
-			}
+			s.registerSites(t)
 		}
 	}
 	if hasBinary("upload") {

@@ -36,7 +36,7 @@ func (b BrokerSites) Check(ctx context.Context, id string) error {
 	case codes.NotFound, codes.InvalidArgument:
 		return rpcerr.New(rpcerr.ErrInvalid, "unknown site %q: it is not in the site registry (an operator adds it with `broker create-site`)", id)
 	}
-	return rpcerr.Errorf(codes.Unavailable, "the site registry (broker) could not be asked about site %q; try again later", id)
+	return rpcerr.Errorf(codes.Unavailable, "the site registry (broker) could not be asked about site %q (%s); try again later", id, status.Convert(err).Message())
 }
 
 func (b BrokerSites) Ensure(ctx context.Context, ids []string) error {
