@@ -202,4 +202,7 @@ step "8/8 down -v"
 $dc down -v --remove-orphans >/dev/null 2>&1
 left=$(podman ps -a -q --filter "label=com.docker.compose.project=$proj"; podman volume ls -q --filter "label=com.docker.compose.project=$proj")
 [ -z "$left" ] || fail "left after down -v: $left"
+# The build stages' untagged images (hundreds of MB per source change); the
+# next build recompiles from the Go build cache mount in about a minute.
+podman image prune -f >/dev/null
 echo "compose-test: passed: $checks checks in $((SECONDS - t0)) s (previous release ${prev:0:12} -> this tree: upgrade, walkthroughs, restart, backup and restore)"
