@@ -37,6 +37,7 @@ import (
 	"fris.dev/gateway/internal/i18n"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/identity"
+	authv1 "fris.dev/proto/auth/v1"
 	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	uploadv1 "fris.dev/proto/upload/v1"
@@ -120,6 +121,7 @@ type Config struct {
 	Banks    brokerv1.BrokerAdminClient
 	Uploads  uploadv1.UploadAdminClient
 	Registry mdrv1.MdrAdminClient
+	Users    authv1.AuthAdminClient
 	// StaleAfter: the sites view highlights teilers without an upload for
 	// longer (default DefaultStaleAfter).
 	StaleAfter time.Duration
