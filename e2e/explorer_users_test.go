@@ -57,7 +57,7 @@ func usersForm(t *testing.T, s *Stack, c *http.Client, csrf, path string, form u
 
 // TestExplorerUsers: the users view over HTTP against the real services.
 // A user without the operator role is refused; an operator finds users,
-// creates one, grants scopes that the next sign-in carries, ends the
+// creates one, sees their sign-in, grants scopes that the next sign-in carries, ends the
 // user's sessions (a refresh token issued before stops working), disables
 // (the user cannot sign in) and enables them; a form without the CSRF
 // token is refused; auth audits each change with the operator as actor.
@@ -105,6 +105,10 @@ func TestExplorerUsers(t *testing.T) {
 	st, access, refresh := passwordSignIn(t, s, graceEmail, gracePass)
 	if st != http.StatusFound || !strings.Contains(scopeOf(t, access), identity.ScopeResearcher) {
 		t.Fatalf("new user's sign-in: %d, scope %q", st, scopeOf(t, access))
+	}
+	// The sign-in is recorded, with the address the gateway saw.
+	if _, body := getPage(t, c, s.URL+"/explorer/operator/users?q=grace"); !strings.Contains(body, "from <code>127.0.0.1</code>") {
+		t.Errorf("the users view lacks the last sign-in:\n%s", body)
 	}
 
 	// Scopes: the next sign-in carries them.

@@ -66,6 +66,9 @@ type userLine struct {
 	// Other are the scopes that are no known role, space-separated.
 	Other   string
 	Created when
+	// LastSignIn is the newest sign-in at the login form, from LastAddr.
+	LastSignIn when
+	LastAddr   string
 }
 
 type usersData struct {
@@ -111,7 +114,7 @@ func (a *App) users(q *req) error {
 	for i, u := range found[from:to] {
 		l := userLine{ID: "user-" + strconv.Itoa(from+i), Email: u.GetEmail(), Name: u.GetRealName(), Disabled: u.GetDisabled(),
 			HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Roles: roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
-			Created: a.whenUnix(u.GetCreated())}
+			Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr()}
 		d.Users = append(d.Users, l)
 	}
 	if len(found) > 0 {

@@ -106,7 +106,8 @@ func newUsersEnv(t *testing.T, n int, scopes ...string) (*env, *fakeUsers) {
 			HasPassword: true, Created: uint32(t0.Unix()) - 3600})
 	}
 	fu.users = append(fu.users, &authv1.UserRecord{Id: 900, Email: "ada@lab.example", RealName: "Ada Lovelace",
-		Scopes: []string{identity.ScopeResearcher, "mdr:secret"}, Created: uint32(t0.Unix()) - 86400})
+		Scopes: []string{identity.ScopeResearcher, "mdr:secret"}, Created: uint32(t0.Unix()) - 86400,
+		LastSignIn: uint32(t0.Unix()) - 7200, LastSignInAddr: "198.51.100.7"})
 	e.store = NewMemory(100, e.clock.now)
 	a, err := New(Config{MDR: e.mdr, Verifier: v, Loopback: e.idp, Store: e.store, Now: e.clock.now,
 		ClientID: "explorer", ClientSecret: "s3cret-s3cret-s3cret", Users: fu})
@@ -152,7 +153,9 @@ func TestUsersList(t *testing.T) {
 		want, absent []string
 	}{
 		{UsersPath, []string{"1–25 of 31", "ada@lab.example", "u023@example.org", `href="/explorer/operator/users?page=2" rel="next"`, "Page 1 of 2",
-			`aria-current="page">Users`, `value="broker:researcher" checked`, `value="mdr:secret"`}, []string{"u024@example.org", `rel="prev"`}},
+			`aria-current="page">Users`, `value="broker:researcher" checked`, `value="mdr:secret"`,
+			`<dt>Last sign-in</dt><dd><time datetime="2023-11-14T20:13:20Z">2023-11-14 20:13 UTC</time> <span class="muted">(2 h ago)</span> <span class="muted">from <code>198.51.100.7</code>`,
+			`<dt>Last sign-in</dt><dd><span class="muted">none recorded</span></dd>`}, []string{"u024@example.org", `rel="prev"`}},
 		{UsersPath + "?page=2", []string{"26–31 of 31", "u029@example.org", `rel="prev"`}, []string{"ada@lab.example", `rel="next"`}},
 		{UsersPath + "?page=99", []string{"26–31 of 31"}, nil},
 		{UsersPath + "?q=LOVELACE", []string{"1–1 of 1", "ada@lab.example"}, []string{"u000@example.org", "Page 1"}},

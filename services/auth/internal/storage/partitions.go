@@ -19,6 +19,7 @@ import (
 //	refresh/<jti>, token-revoked/<jti>   p/<fnv(jti) % 32>
 //	chain-revoked/<chain>                p/<fnv(chain) % 32>
 //	revpending/<kind>/<id>               the bucket of that record
+//	signin/<id>                          p/<id % 32>
 //
 // A new user's id is chosen in the bucket of its email (CreateUser), so a
 // user, its email's index and its keys are written in one transaction.
@@ -57,6 +58,7 @@ var bucketed = []struct {
 	{pPending + pendingClient, hashed},
 	{pPending + pendingChain, hashed},
 	{pPending + pendingToken, hashed},
+	{pSignIn, numeric},
 }
 
 type partitions struct{}
