@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"fris.dev/pkg/identity"
 )
 
@@ -160,4 +163,58 @@ func TestExplorerUsers(t *testing.T) {
 	if code, _ := usersForm(t, s, researcher, csrf, "disable", url.Values{"email": {graceEmail}, "confirm": {"yes"}}); code != http.StatusForbidden {
 		t.Errorf("non-operator's disable: %d", code)
 	}
+}
+
+// TestExplorerUsersBrowser: the users view in Chromium. An operator
+// creates a user, finds them by keyboard, disables them (the browser holds
+// the form back until the confirmation is ticked), in English and German,
+// on a phone-sized screen too; axe-core finds no serious issue, light and
+// dark.
+func TestExplorerUsersBrowser(t *testing.T) {
+	p := newPage(t)
+	s := explorerStack(t, Options{})
+	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	p.signIn(s)
+	p.do("open the users view", chromedp.Navigate(s.URL+"/explorer/operator/users"), chromedp.WaitVisible(chromedp.ID("users-q")))
+	p.wantText("#users-heading + p", "1–1 of 1")
+	p.do("open the creation", chromedp.Click(chromedp.CSS(`details.create summary`)), chromedp.WaitVisible(chromedp.ID("new-email")))
+	p.do("create a user", chromedp.SendKeys(chromedp.ID("new-email"), graceEmail), chromedp.SendKeys(chromedp.ID("new-name"), "Grace Hopper"),
+		chromedp.Click(chromedp.CSS(`label[for="new-role-broker:researcher"]`)),
+		chromedp.Click(chromedp.CSS(`form[action$="/users/create"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="created"]`)))
+	p.wantText("#op-status", graceEmail+" is created.")
+	p.check("operator-users")
+
+	p.do("search by keyboard", chromedp.Navigate(s.URL+"/explorer/operator/users"), chromedp.WaitVisible(chromedp.ID("users-q")),
+		chromedp.SendKeys(chromedp.ID("users-q"), "hopper"+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`li.bank h3`)))
+	p.wantText("li.bank h3", graceEmail)
+	if n := p.count(`li.bank`); n != 1 {
+		t.Errorf("the search shows %d users, want 1", n)
+	}
+	p.do("open the disabling", chromedp.Click(chromedp.CSS(`li.bank details.danger summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`li.bank form[action$="/disable"] button`)))
+	p.do("disable unconfirmed", chromedp.Click(chromedp.CSS(`li.bank form[action$="/disable"] button`)))
+	if valid, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`document.querySelector('li.bank form[action$="/disable"]').checkValidity()`)); err != nil || valid {
+		t.Errorf("the unconfirmed disabling form is valid (%v)", err)
+	}
+	p.do("confirm and disable", chromedp.Click(chromedp.CSS(`li.bank form[action$="/disable"] input[name=confirm]`)),
+		chromedp.Click(chromedp.CSS(`li.bank form[action$="/disable"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="disabled"]`)))
+	p.wantText("li.bank h3", "disabled")
+
+	p.do("switch to German", chromedp.Click(chromedp.CSS(`a[hreflang="de"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="de"]`)))
+	p.wantText("h1", "Benutzer")
+	p.wantText("li.bank h3", "gesperrt")
+
+	// Last, as the emulation stays: a phone-sized screen.
+	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
+	p.do("open the roles", chromedp.Click(chromedp.CSS(`li.bank details:not(.danger) summary`)), chromedp.WaitVisible(chromedp.CSS(`li.bank form[action$="/scopes"] button`)))
+	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if width > 360 {
+		t.Errorf("the users page is %d px wide on a 360 px screen", width)
+	}
+	p.check("operator-users-360px")
 }
