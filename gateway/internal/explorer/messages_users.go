@@ -60,6 +60,7 @@ var userMessages = i18n.Catalogue{
 
 	"op.users.error.email":   {i18n.English: "The form lacks the user's email.", i18n.German: "Im Formular fehlt die E-Mail des Benutzers."},
 	"op.users.error.confirm": {i18n.English: "Please confirm with the checkbox.", i18n.German: "Bitte mit dem Kontrollkästchen bestätigen."},
+	"op.users.error.self":    {i18n.English: "You cannot disable your own account: another operator can.", i18n.German: "Das eigene Konto lässt sich nicht sperren: Ein anderer Betreiber kann es."},
 	"op.users.error.scopes":  {i18n.English: "A scope is malformed: known roles, and other scopes as single words.", i18n.German: "Ein Scope ist fehlerhaft: bekannte Rollen, und weitere Scopes als einzelne Wörter."},
 }
 

@@ -60,6 +60,7 @@ type userLine struct {
 	ID          string // the element id stem of its forms
 	Email, Name string
 	Disabled    bool
+	Self        bool // the signed-in operator
 	HasPassword bool
 	Verified    bool
 	Roles       []roleBox
@@ -112,7 +113,7 @@ func (a *App) users(q *req) error {
 	d.Page = min(max(d.Page, 1), d.Pages)
 	from, to := (d.Page-1)*usersPerPage, min(d.Page*usersPerPage, len(found))
 	for i, u := range found[from:to] {
-		l := userLine{ID: "user-" + strconv.Itoa(from+i), Email: u.GetEmail(), Name: u.GetRealName(), Disabled: u.GetDisabled(),
+		l := userLine{ID: "user-" + strconv.Itoa(from+i), Email: u.GetEmail(), Self: q.sess.User != nil && strings.EqualFold(u.GetEmail(), q.sess.User.Email), Name: u.GetRealName(), Disabled: u.GetDisabled(),
 			HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Roles: roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
 			Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr()}
 		d.Users = append(d.Users, l)
@@ -210,6 +211,11 @@ func (a *App) userAction(act userAct) func(*req) error {
 		email := strings.TrimSpace(f.Get("email"))
 		if email == "" || len(email) > 254 {
 			return fail(http.StatusBadRequest, "op.users.error.email")
+		}
+		// An operator who disabled themselves would lock themselves out
+		// mid-action; another operator (or bin/auth) can.
+		if act == userDisable && q.sess.User != nil && strings.EqualFold(email, q.sess.User.Email) {
+			return fail(http.StatusBadRequest, "op.users.error.self")
 		}
 		if (act == userDisable || act == userEndSessions) && f.Get("confirm") != "yes" {
 			return fail(http.StatusBadRequest, "op.users.error.confirm")

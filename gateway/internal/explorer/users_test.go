@@ -216,11 +216,15 @@ func TestUsersActions(t *testing.T) {
 		{"unknown role", UserScopesPath, url.Values{CSRFField: {tok}, "email": {"ada@lab.example"}, "role": {"root"}}, nil, 400},
 		{"scope with a quote", UserScopesPath, url.Values{CSRFField: {tok}, "email": {"ada@lab.example"}, "other": {`mdr:"x`}}, nil, 400},
 		{"disable unconfirmed", UserDisablePath, url.Values{CSRFField: {tok}, "email": {"ada@lab.example"}}, nil, 400},
+		{"disable oneself", UserDisablePath, url.Values{CSRFField: {tok}, "email": {sess.User.Email}, "confirm": {"yes"}}, nil, 400},
 		{"end sessions unconfirmed", UserSessionsPath, url.Values{CSRFField: {tok}, "email": {"ada@lab.example"}, "confirm": {"on"}}, nil, 400},
 	} {
 		if rec := b.do("POST", tc.path, tc.form, tc.hdr...); rec.Code != tc.want {
 			t.Errorf("%s: %d, want %d\n%s", tc.name, rec.Code, tc.want, rec.Body)
 		}
+	}
+	if rec := b.do("POST", UserDisablePath, url.Values{CSRFField: {tok}, "email": {"ADA@example.org"}, "confirm": {"yes"}}); !strings.Contains(rec.Body.String(), "You cannot disable your own account") {
+		t.Errorf("disabling oneself: %d\n%s", rec.Code, rec.Body)
 	}
 	if c := fu.seen(); len(c) != 0 {
 		t.Fatalf("a refused form reached auth: %v", c)
