@@ -95,6 +95,11 @@ prev=${FRIS_PREVIOUS_RELEASE:-$(grep -v '^#' deploy/local/previous-release | hea
 prevtag=prev-${prev:0:12}
 step "2/8 images: the previous release ($prevtag) and today's (compose-test)"
 mkdir -p "$tmp/prev"
+if ! git cat-file -e "$prev^{commit}" 2>/dev/null; then
+  # A shallow clone: fetch the history the upgrade starts from.
+  git fetch --quiet --unshallow 2>/dev/null || git fetch --quiet origin "$prev" 2>/dev/null || true
+fi
+git cat-file -e "$prev^{commit}" 2>/dev/null || fail "the previous release $prev is not in this clone (a shallow clone? git fetch --unshallow)"
 git archive "$prev" | tar -x -C "$tmp/prev"
 if ! podman image exists "fris-gateway:$prevtag"; then
   # That release's Dockerfile wrote its probe as a heredoc, which buildah
