@@ -18,6 +18,7 @@ import (
 //	client/<id>, ukey-hash/<sha512>      p/<fnv(id) % 32>
 //	refresh/<jti>, token-revoked/<jti>   p/<fnv(jti) % 32>
 //	chain-revoked/<chain>                p/<fnv(chain) % 32>
+//	account-token/<sha256>               p/<fnv(sha256) % 32>
 //	revpending/<kind>/<id>               the bucket of that record
 //
 // A new user's id is chosen in the bucket of its email (CreateUser), so a
@@ -51,6 +52,7 @@ var bucketed = []struct {
 	{pRefresh, hashed},
 	{pJTI, hashed},
 	{pChain, hashed},
+	{pAcctToken, hashed},
 	{seqUser + "/", literal},
 	{seqKey + "/", literal},
 	{pPending + pendingUser, numeric},
