@@ -463,7 +463,8 @@ func (x *VerifyEmailResponse) GetEmail() string {
 }
 
 // ChangePasswordRequest changes the password of the user of the access
-// token in the `authorization` metadata.
+// token in the `authorization` metadata. Every session of the user ends;
+// the caller's own goes on with the tokens of the answer.
 type ChangePasswordRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	CurrentPassword string                 `protobuf:"bytes,1,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
@@ -516,8 +517,15 @@ func (x *ChangePasswordRequest) GetNewPassword() string {
 	return ""
 }
 
+// ChangePasswordResponse holds a new sign-in for the session that changed
+// the password (the client of the presented token, a new refresh chain):
+// the tokens it held were revoked with all others.
 type ChangePasswordResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken  string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	RefreshToken string                 `protobuf:"bytes,2,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
+	// expires_in is the access token's lifetime in seconds.
+	ExpiresIn     uint32 `protobuf:"varint,3,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -552,6 +560,27 @@ func (*ChangePasswordResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_account_proto_rawDescGZIP(), []int{9}
 }
 
+func (x *ChangePasswordResponse) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *ChangePasswordResponse) GetRefreshToken() string {
+	if x != nil {
+		return x.RefreshToken
+	}
+	return ""
+}
+
+func (x *ChangePasswordResponse) GetExpiresIn() uint32 {
+	if x != nil {
+		return x.ExpiresIn
+	}
+	return 0
+}
+
 var File_auth_v1_account_proto protoreflect.FileDescriptor
 
 const file_auth_v1_account_proto_rawDesc = "" +
@@ -578,8 +607,12 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\x05email\x18\x01 \x01(\tR\x05email\"e\n" +
 	"\x15ChangePasswordRequest\x12)\n" +
 	"\x10current_password\x18\x01 \x01(\tR\x0fcurrentPassword\x12!\n" +
-	"\fnew_password\x18\x02 \x01(\tR\vnewPassword\"\x18\n" +
-	"\x16ChangePasswordResponse*\x94\x01\n" +
+	"\fnew_password\x18\x02 \x01(\tR\vnewPassword\"\x7f\n" +
+	"\x16ChangePasswordResponse\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12#\n" +
+	"\rrefresh_token\x18\x02 \x01(\tR\frefreshToken\x12\x1d\n" +
+	"\n" +
+	"expires_in\x18\x03 \x01(\rR\texpiresIn*\x94\x01\n" +
 	"\x13AccountTokenPurpose\x12%\n" +
 	"!ACCOUNT_TOKEN_PURPOSE_UNSPECIFIED\x10\x00\x12(\n" +
 	"$ACCOUNT_TOKEN_PURPOSE_PASSWORD_RESET\x10\x01\x12,\n" +
