@@ -19,14 +19,17 @@ import (
 
 // resetLinks are the password-reset links auth logged for email, oldest
 // first.
-func resetLinks(s *Stack, email string) []string {
+func resetLinks(s *Stack, email string) []string { return loggedLinks(s, "password reset link", email) }
+
+// loggedLinks are the links of a kind auth logged for email, oldest first.
+func loggedLinks(s *Stack, kind, email string) []string {
 	var out []string
 	for _, line := range strings.Split(s.Auth.logs(), "\n") {
 		var rec map[string]any
 		if json.Unmarshal([]byte(line), &rec) != nil {
 			continue
 		}
-		if msg, _ := rec["msg"].(string); strings.HasPrefix(msg, "password reset link") && rec["email"] == email {
+		if msg, _ := rec["msg"].(string); strings.HasPrefix(msg, kind) && rec["email"] == email {
 			out = append(out, fmt.Sprint(rec["link"]))
 		}
 	}

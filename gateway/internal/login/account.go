@@ -26,6 +26,7 @@ import (
 const (
 	ForgotPath = "/forgot"
 	ResetPath  = "/reset"
+	VerifyPath = "/verify"
 )
 
 // Messages of the self-service pages.
@@ -37,6 +38,7 @@ const (
 	DeadLink         = "This link has expired or has been used already."
 	LinkSent         = "If an account has this address, we have sent it a link to set a new password. The link works once, for a short time."
 	PasswordSet      = "Your password has been changed, and you have been signed out everywhere. Sign in with your new password."
+	EmailVerified    = "Your email address is confirmed. Thank you."
 )
 
 type forgotPage struct {
@@ -243,4 +245,61 @@ func authorizeQuery(vals url.Values) string {
 		return ""
 	}
 	return q.Encode()
+}
+
+type verifyPage struct {
+	base
+	Title, Nonce, Action, CSRF, Email, Token string
+}
+
+// verify serves the mailed verification link. GET only shows a button:
+// mail scanners follow links, and only the person confirms; POST spends
+// the link.
+func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		vals, msg := single(r.URL.Query())
+		if msg != "" {
+			h.fail(w, r, http.StatusBadRequest, msg, "")
+			return
+		}
+		tok := vals.Get("token")
+		ctx, cancel := h.accountContext(r)
+		defer cancel()
+		res, err := h.cfg.Client.CheckAccountToken(ctx, &authv1.CheckAccountTokenRequest{Token: tok, Purpose: authv1.AccountTokenPurpose_ACCOUNT_TOKEN_PURPOSE_EMAIL_VERIFICATION})
+		if status.Code(err) == codes.NotFound || (err == nil && tok == "") {
+			h.deadVerifyLink(w, r)
+			return
+		}
+		if err != nil {
+			h.failRPC(w, r, err)
+			return
+		}
+		p := verifyPage{base: newBase(w, r, h.cfg.Prefix+VerifyPath+"?"+url.Values{"token": {tok}}.Encode()), Title: "Confirm your email address",
+			Nonce: token(16), Action: h.cfg.Prefix + VerifyPath, Email: res.GetEmail(), Token: tok}
+		p.CSRF = h.csrfToken(r)
+		h.setCSRF(w, r, p.CSRF, h.cfg.CSRFMaxAge)
+		h.render(w, http.StatusOK, "verify.html", p.Nonce, p, "")
+		return
+	}
+	vals, ok := h.readForm(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := h.accountContext(r)
+	defer cancel()
+	_, err := h.cfg.Client.VerifyEmail(ctx, &authv1.VerifyEmailRequest{Token: vals.Get("token")})
+	switch status.Code(err) {
+	case codes.OK:
+		h.notice(w, r, http.StatusOK, noticePage{Title: "Email address confirmed", Message: EmailVerified})
+	case codes.NotFound:
+		h.deadVerifyLink(w, r)
+	default:
+		h.failRPC(w, r, err)
+	}
+}
+
+// deadVerifyLink: a new verification link is an operator's to send (or
+// comes with the next change of address); there is no form to ask for one.
+func (h *Handler) deadVerifyLink(w http.ResponseWriter, r *http.Request) {
+	h.notice(w, r, http.StatusNotFound, noticePage{Title: "This link cannot be used", Message: DeadLink, Alert: true})
 }

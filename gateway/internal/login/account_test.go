@@ -50,10 +50,29 @@ func (f *accountAuth) RequestPasswordReset(ctx context.Context, in *authv1.Reque
 
 func (f *accountAuth) live(tok string) bool { return tok == "good-token" && !f.spent }
 
+// purposeOf: "verify-token" is the one live verification token.
+func purposeOf(tok string) authv1.AccountTokenPurpose {
+	if tok == "verify-token" {
+		return authv1.AccountTokenPurpose_ACCOUNT_TOKEN_PURPOSE_EMAIL_VERIFICATION
+	}
+	return authv1.AccountTokenPurpose_ACCOUNT_TOKEN_PURPOSE_PASSWORD_RESET
+}
+
+func (f *accountAuth) VerifyEmail(_ context.Context, in *authv1.VerifyEmailRequest, _ ...grpc.CallOption) (*authv1.VerifyEmailResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if in.GetToken() != "verify-token" || f.spent {
+		return nil, status.Error(codes.NotFound, "this link has expired or has been used already")
+	}
+	f.spent = true
+	return &authv1.VerifyEmailResponse{Email: "ada@example.org"}, nil
+}
+
 func (f *accountAuth) CheckAccountToken(_ context.Context, in *authv1.CheckAccountTokenRequest, _ ...grpc.CallOption) (*authv1.CheckAccountTokenResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.live(in.GetToken()) || in.GetPurpose() != authv1.AccountTokenPurpose_ACCOUNT_TOKEN_PURPOSE_PASSWORD_RESET {
+	tok := in.GetToken()
+	if (tok != "verify-token" && !f.live(tok)) || (tok == "verify-token" && f.spent) || in.GetPurpose() != purposeOf(tok) {
 		return nil, status.Error(codes.NotFound, "this link has expired or has been used already")
 	}
 	return &authv1.CheckAccountTokenResponse{Email: "ada@example.org"}, nil
@@ -221,6 +240,41 @@ func TestResetPage(t *testing.T) {
 	rec = post("good-token", "a new horse", "a new horse")
 	if rec.Code != 404 || !strings.Contains(rec.Body.String(), DeadLink) {
 		t.Fatalf("spent link = %d:\n%s", rec.Code, rec.Body)
+	}
+	if m := messages.Missing(); len(m) > 0 {
+		t.Errorf("texts missing: %v", m)
+	}
+}
+
+// The verification link's GET only shows a button (mail scanners follow
+// links); the POST, with the page's CSRF token, confirms once.
+func TestVerifyPage(t *testing.T) {
+	f := &accountAuth{}
+	h := New(Config{Client: f, Prefix: "/oauth2", MaxForm: 4096})
+	rec := serve(h, "GET", "/oauth2/verify?token=verify-token", nil, "Accept-Language", "de")
+	body := rec.Body.String()
+	for _, want := range []string{"E-Mail-Adresse bestätigen", "ada@example.org", `action="/oauth2/verify"`, `name="token" value="verify-token"`, `name="csrf_token"`} {
+		if rec.Code != 200 || !strings.Contains(body, want) {
+			t.Fatalf("GET verify = %d, lacks %q:\n%s", rec.Code, want, body)
+		}
+	}
+	if f.spent {
+		t.Fatal("showing the page confirmed the address")
+	}
+	// A reset token is no verification token.
+	if rec := serve(h, "GET", "/oauth2/verify?token=good-token", nil); rec.Code != 404 {
+		t.Fatalf("a reset token on the verify page = %d", rec.Code)
+	}
+	if rec := serve(h, "POST", "/oauth2/verify", url.Values{"token": {"verify-token"}, CSRFField: {"nope"}}); rec.Code != 400 || f.spent {
+		t.Fatalf("without the CSRF token = %d, spent %v", rec.Code, f.spent)
+	}
+	rec = serve(h, "POST", "/oauth2/verify", url.Values{"token": {"verify-token"}, CSRFField: {goodCSRF}})
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), EmailVerified) {
+		t.Fatalf("POST verify = %d:\n%s", rec.Code, rec.Body)
+	}
+	rec = serve(h, "POST", "/oauth2/verify", url.Values{"token": {"verify-token"}, CSRFField: {goodCSRF}})
+	if rec.Code != 404 || !strings.Contains(rec.Body.String(), DeadLink) {
+		t.Fatalf("the spent link = %d:\n%s", rec.Code, rec.Body)
 	}
 	if m := messages.Missing(); len(m) > 0 {
 		t.Errorf("texts missing: %v", m)

@@ -100,6 +100,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.forgot(w, r)
 	case ResetPath:
 		h.reset(w, r)
+	case VerifyPath:
+		h.verify(w, r)
 	default:
 		if r.Method == http.MethodPost {
 			h.submit(w, r)

@@ -32,8 +32,9 @@ const AuthorizePath = "/authorize"
 
 // loginPaths are the pages the login handler serves below the prefix: the
 // authorize page, and the self-service pages beside it (forgot password,
-// the mailed reset link; login.ForgotPath, login.ResetPath).
-var loginPaths = []string{AuthorizePath, "/forgot", "/reset"}
+// the mailed reset and verification links; login.ForgotPath, ResetPath,
+// VerifyPath).
+var loginPaths = []string{AuthorizePath, "/forgot", "/reset", "/verify"}
 
 // body kinds a POST route of group A accepts (see rewrite).
 type bodyKind int

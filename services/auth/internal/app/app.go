@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Reset:     limits.Guard("password_reset", cfg.LimitReset, cfg.LimitResetAddr).WithCeiling(cfg.LimitResetCeiling),
 			Link:      limits.Guard("account_link", ratelimit.Policy{}, cfg.LimitAddr),
 		},
-		Mail: accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL,
+		Mail: accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
 	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +178,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 // service then writes the links to the log.
 func accountMailer(c Account, log *slog.Logger) service.Mailer {
 	if c.SMTPAddr == "" {
-		log.Warn("no -smtp-addr: password-reset links are written to this log for the operator")
+		log.Warn("no -smtp-addr: password-reset and email verification links are written to this log for the operator")
 		return nil
 	}
 	return mailer.SMTP{Addr: c.SMTPAddr, From: c.SMTPFrom, User: c.SMTPUser, Password: c.SMTPPassword}

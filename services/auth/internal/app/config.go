@@ -263,9 +263,10 @@ func (c *Limits) Validate() error {
 }
 
 // Account is account self-service: the links mailed to people (password
-// reset) and the mail server that sends them.
+// reset, email verification) and the mail server that sends them.
 type Account struct {
 	ResetTTL     time.Duration
+	VerifyTTL    time.Duration
 	SMTPAddr     string
 	SMTPFrom     string
 	SMTPUser     string
@@ -275,7 +276,8 @@ type Account struct {
 // RegisterFlags adds self-service's flags to fs.
 func (c *Account) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ResetTTL, "reset-ttl", 30*time.Minute, "how long a mailed password-reset link may be used (once)")
-	fs.StringVar(&c.SMTPAddr, "smtp-addr", "", "SMTP server host:port for password-reset mails (empty: the links go to the log)")
+	fs.DurationVar(&c.VerifyTTL, "verify-ttl", 72*time.Hour, "how long a mailed email verification link may be used (once)")
+	fs.StringVar(&c.SMTPAddr, "smtp-addr", "", "SMTP server host:port for password-reset and verification mails (empty: the links go to the log)")
 	fs.StringVar(&c.SMTPFrom, "smtp-from", "", "sender address of the mails")
 	fs.StringVar(&c.SMTPUser, "smtp-user", "", "SMTP user (empty: no authentication)")
 	fs.StringVar(&c.SMTPPassword, "smtp-password", "", "SMTP password (prefer FRIS_AUTH_SMTP_PASSWORD)")
@@ -286,6 +288,9 @@ func (c *Account) Validate() error {
 	var errs []error
 	if c.ResetTTL <= 0 || c.ResetTTL > 24*time.Hour {
 		errs = append(errs, errors.New("-reset-ttl must be positive and at most 24h"))
+	}
+	if c.VerifyTTL <= 0 || c.VerifyTTL > 30*24*time.Hour {
+		errs = append(errs, errors.New("-verify-ttl must be positive and at most 720h"))
 	}
 	if c.SMTPAddr != "" {
 		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {

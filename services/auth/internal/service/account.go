@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/inputlimit"
@@ -93,7 +94,7 @@ func (p Public) RequestPasswordReset(ctx context.Context, r *authv1.RequestPassw
 	}
 	user = u.ID
 	link := strings.TrimRight(p.cfg.Issuer, "/") + publicPrefix(ctx) + "/reset?token=" + token
-	subject, body := resetMail(r.GetLang(), u.Email, link, p.cfg.ResetTTL.String())
+	subject, body := resetMail(r.GetLang(), u.Email, link, ttlText(p.cfg.ResetTTL))
 	p.mail(ctx, "password reset link", u.Email, subject, body, link)
 	return &authv1.RequestPasswordResetResponse{}, nil
 }
@@ -113,6 +114,18 @@ func (s *Service) mail(ctx context.Context, what, to, subject, body, link string
 			s.log.ErrorContext(ctx, "sending a mail failed", "what", what, "email", to, "err", err)
 		}
 	})
+}
+
+// ttlText writes a link's lifetime as people read it: "30m", "72h".
+func ttlText(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // resetMail is the reset link's mail, in the language the page was in.
@@ -161,11 +174,14 @@ func (p Public) liveToken(ctx context.Context, token, purpose string) (storage.A
 	return t, u, err
 }
 
-// stillGood: a reset token only for the password it was issued for.
+// stillGood: a reset token only for the password it was issued for, a
+// verification token only for the address it was sent to.
 func stillGood(t storage.AccountToken, u storage.User) bool {
 	switch t.Purpose {
 	case storage.TokenPasswordReset:
 		return t.Stamp == passwordStamp(u.PasswordHash)
+	case storage.TokenEmailVerification:
+		return storage.NormalizeEmail(t.Email) == storage.NormalizeEmail(u.Email)
 	}
 	return false
 }

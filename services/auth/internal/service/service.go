@@ -54,8 +54,10 @@ type Config struct {
 	// Mail sends people their links (account.go); nil writes the links
 	// to the log instead.
 	Mail Mailer
-	// ResetTTL is how long a password-reset link may be used.
-	ResetTTL time.Duration
+	// ResetTTL is how long a password-reset link may be used, VerifyTTL
+	// an email verification link.
+	ResetTTL  time.Duration
+	VerifyTTL time.Duration
 }
 
 // Guards limit failed credential checks per account and client address,
@@ -102,6 +104,9 @@ func New(cfg Config, store storage.Store, k *keys.Manager, t *tokens.Issuer, h *
 	}
 	if cfg.ResetTTL <= 0 {
 		cfg.ResetTTL = 30 * time.Minute
+	}
+	if cfg.VerifyTTL <= 0 {
+		cfg.VerifyTTL = 72 * time.Hour
 	}
 	return &Service{cfg: cfg, store: store, keys: k, tokens: t, hash: h, log: log, now: time.Now, spawn: func(f func()) { go f() }}
 }
