@@ -66,3 +66,48 @@ func TestAccountChangePassword(t *testing.T) {
 		t.Fatalf("the new password = %d %s", res.StatusCode, b)
 	}
 }
+
+// TestAccountSessions: the account page lists where the user is signed in
+// (each Explorer sign-in, this browser marked) and "sign out everywhere"
+// ends them all, this browser's too.
+func TestAccountSessions(t *testing.T) {
+	s := explorerStack(t, Options{})
+	me, other := signInHTTP(t, s), signInHTTP(t, s)
+	code, page := getPage(t, me, s.URL+"/explorer/account")
+	if code != 200 || strings.Count(page, "<td data-label=\"Application\">FRIS Explorer") != 2 || strings.Count(page, "(this browser)") != 1 ||
+		strings.Count(page, "<code>127.0.0.1</code>") != 2 || !strings.Contains(page, "Ada Lovelace") || !strings.Contains(page, "(confirmed)") {
+		t.Fatalf("account page: %d\n%s", code, page)
+	}
+	m := regexp.MustCompile(`action="/explorer/account/signout-everywhere">\s*<input type="hidden" name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no sign-out-everywhere form:\n%s", page)
+	}
+	res, err := me.PostForm(s.URL+"/explorer/account/signout-everywhere", url.Values{"csrf_token": {m[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, res)
+	if res.StatusCode != 200 || res.Request.URL.Path != "/explorer/" || strings.Contains(body, "Ada Lovelace") {
+		t.Fatalf("sign out everywhere: %d at %s\n%s", res.StatusCode, res.Request.URL, body)
+	}
+	ended := false
+	for range 100 {
+		code, body := getPage(t, other, s.URL+"/explorer/")
+		if code == 200 && !strings.Contains(body, "Ada Lovelace") {
+			ended = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !ended {
+		t.Fatal("the other browser is still signed in")
+	}
+	if auditCount(s, "auth.sign_out_everywhere") != 1 {
+		t.Fatal("not audited")
+	}
+	// Signed in again: only the new sign-in stands.
+	again := signInHTTP(t, s)
+	if _, page := getPage(t, again, s.URL+"/explorer/account"); strings.Count(page, "<td data-label=\"Application\">FRIS Explorer") != 1 {
+		t.Fatalf("after signing out everywhere and in again:\n%s", page)
+	}
+}

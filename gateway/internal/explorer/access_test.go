@@ -50,6 +50,7 @@ var wantAccess = map[string]access{
 	"GET /explorer/query/preview":                 public,
 	"GET /explorer/account":                       signedIn,
 	"POST /explorer/account/password":             signedIn,
+	"POST /explorer/account/signout-everywhere":   signedIn,
 }
 
 func TestRouteAccess(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -21,8 +22,10 @@ import (
 // it: the current password is "old horse", and a change answers new tokens.
 type fakeAccountAuth struct {
 	authv1.AuthServiceClient
-	mu      sync.Mutex
-	bearers []string
+	mu        sync.Mutex
+	bearers   []string // ChangePassword's
+	seen      []string // the other calls'
+	signedOut int
 }
 
 func (f *fakeAccountAuth) ChangePassword(ctx context.Context, r *authv1.ChangePasswordRequest, _ ...grpc.CallOption) (*authv1.ChangePasswordResponse, error) {
@@ -37,6 +40,36 @@ func (f *fakeAccountAuth) ChangePassword(ctx context.Context, r *authv1.ChangePa
 		return nil, status.Error(codes.InvalidArgument, "a password needs at least 8 characters")
 	}
 	return &authv1.ChangePasswordResponse{AccessToken: "at-after-change", RefreshToken: "rt-after-change", ExpiresIn: 3600}, nil
+}
+
+func (f *fakeAccountAuth) GetUserInfo(ctx context.Context, _ *authv1.GetUserInfoRequest, _ ...grpc.CallOption) (*authv1.UserInfo, error) {
+	f.saw(ctx)
+	return &authv1.UserInfo{RealName: "Ada Lovelace", Email: "ada@example.org", EmailVerified: true, ContactInformation: "+49 30 1234",
+		Locality: &authv1.Locality{Name: "Charité", Description: "Berlin"}}, nil
+}
+
+func (f *fakeAccountAuth) ListSessions(ctx context.Context, _ *authv1.ListSessionsRequest, _ ...grpc.CallOption) (*authv1.ListSessionsResponse, error) {
+	f.saw(ctx)
+	return &authv1.ListSessionsResponse{Sessions: []*authv1.AccountSession{
+		{Id: "c2", ClientId: "explorer", ClientName: "FRIS Explorer", Address: "192.0.2.7", Created: uint32(t0.Add(-time.Hour).Unix()), Current: true},
+		{Id: "c1", ClientId: "app", Address: "198.51.100.4", Created: uint32(t0.Add(-72 * time.Hour).Unix())},
+	}}, nil
+}
+
+func (f *fakeAccountAuth) SignOutEverywhere(ctx context.Context, _ *authv1.SignOutEverywhereRequest, _ ...grpc.CallOption) (*authv1.SignOutEverywhereResponse, error) {
+	f.saw(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signedOut++
+	return &authv1.SignOutEverywhereResponse{}, nil
+}
+
+// saw records the bearer a call carried.
+func (f *fakeAccountAuth) saw(ctx context.Context) {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen = append(f.seen, strings.Join(md.Get("authorization"), ","))
 }
 
 func newAccountEnv(t *testing.T) (*env, *fakeAccountAuth) {
@@ -67,7 +100,9 @@ func TestAccountPage(t *testing.T) {
 	}
 	rec := b.do("GET", AccountPath, nil, "Accept-Language", "de")
 	body := rec.Body.String()
-	for _, want := range []string{"Ihr Konto", "Passwort ändern", `action="/explorer/account/password"`, `autocomplete="current-password"`, `name="csrf_token"`, `aria-current="page"`} {
+	for _, want := range []string{"Ihr Konto", "Passwort ändern", `action="/explorer/account/password"`, `autocomplete="current-password"`, `name="csrf_token"`, `aria-current="page"`,
+		"49 30 1234", "Charité", "(bestätigt)", "FRIS Explorer", "<code>192.0.2.7</code>", "(dieser Browser)", "<code>198.51.100.4</code>", ">app<", "vor 3 Tagen",
+		`action="/explorer/account/signout-everywhere"`, "Überall abmelden"} {
 		if rec.Code != 200 || !strings.Contains(body, want) {
 			t.Fatalf("account page = %d, lacks %q:\n%s", rec.Code, want, body)
 		}
@@ -146,5 +181,43 @@ func TestAccountChangePassword(t *testing.T) {
 	rec = b.do("GET", AccountPath+"?done=password", nil)
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "Your password has been changed") {
 		t.Fatalf("after the change: %d\n%s", rec.Code, rec.Body)
+	}
+}
+
+// Signing out everywhere: the form's CSRF token and this origin; the
+// identity provider revokes every token, this browser's session ends.
+func TestAccountSignOutEverywhere(t *testing.T) {
+	e, fa := newAccountEnv(t)
+	b := e.browser()
+	b.signIn()
+	sess, err := e.store.Get(context.Background(), b.cookies[SessionCookie].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := b.do("POST", SignOutAll, url.Values{CSRFField: {"nope"}}); rec.Code != http.StatusForbidden {
+		t.Fatalf("without the CSRF token: %d", rec.Code)
+	}
+	if rec := b.do("POST", SignOutAll, url.Values{CSRFField: {sess.CSRF}}, "Sec-Fetch-Site", "cross-site"); rec.Code != http.StatusForbidden {
+		t.Fatalf("from another site: %d", rec.Code)
+	}
+	fa.mu.Lock()
+	if fa.signedOut != 0 {
+		t.Fatal("signed out without the form's token")
+	}
+	fa.mu.Unlock()
+	rec := b.do("POST", SignOutAll, url.Values{CSRFField: {sess.CSRF}})
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != Home {
+		t.Fatalf("sign out everywhere = %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	fa.mu.Lock()
+	if fa.signedOut != 1 || fa.seen[len(fa.seen)-1] != "Bearer "+sess.Token.AccessToken {
+		t.Fatalf("signed out %d times, with %v", fa.signedOut, fa.seen)
+	}
+	fa.mu.Unlock()
+	if _, err := e.store.Get(context.Background(), sess.ID); err == nil {
+		t.Fatal("the session is still stored")
+	}
+	if _, ok := b.cookies[SessionCookie]; ok {
+		t.Fatal("the session cookie is still set")
 	}
 }

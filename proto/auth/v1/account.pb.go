@@ -581,6 +581,248 @@ func (x *ChangePasswordResponse) GetExpiresIn() uint32 {
 	return 0
 }
 
+type ListSessionsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsRequest) Reset() {
+	*x = ListSessionsRequest{}
+	mi := &file_auth_v1_account_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsRequest) ProtoMessage() {}
+
+func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{10}
+}
+
+// AccountSession is one sign-in of the user (a refresh chain), while it
+// stands: not expired, not signed out, not revoked.
+type AccountSession struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id names the sign-in (its chain) on the account page.
+	Id         string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ClientId   string `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientName string `protobuf:"bytes,3,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
+	// address is the client address the sign-in came from.
+	Address string `protobuf:"bytes,4,opt,name=address,proto3" json:"address,omitempty"`
+	// created: seconds since the Unix epoch.
+	Created uint32 `protobuf:"varint,5,opt,name=created,proto3" json:"created,omitempty"`
+	// current: the sign-in of the token that asked.
+	Current       bool `protobuf:"varint,6,opt,name=current,proto3" json:"current,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountSession) Reset() {
+	*x = AccountSession{}
+	mi := &file_auth_v1_account_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountSession) ProtoMessage() {}
+
+func (x *AccountSession) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountSession.ProtoReflect.Descriptor instead.
+func (*AccountSession) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AccountSession) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AccountSession) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *AccountSession) GetClientName() string {
+	if x != nil {
+		return x.ClientName
+	}
+	return ""
+}
+
+func (x *AccountSession) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *AccountSession) GetCreated() uint32 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *AccountSession) GetCurrent() bool {
+	if x != nil {
+		return x.Current
+	}
+	return false
+}
+
+type ListSessionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sessions      []*AccountSession      `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsResponse) Reset() {
+	*x = ListSessionsResponse{}
+	mi := &file_auth_v1_account_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsResponse) ProtoMessage() {}
+
+func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
+func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListSessionsResponse) GetSessions() []*AccountSession {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+type SignOutEverywhereRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignOutEverywhereRequest) Reset() {
+	*x = SignOutEverywhereRequest{}
+	mi := &file_auth_v1_account_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignOutEverywhereRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignOutEverywhereRequest) ProtoMessage() {}
+
+func (x *SignOutEverywhereRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignOutEverywhereRequest.ProtoReflect.Descriptor instead.
+func (*SignOutEverywhereRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{13}
+}
+
+type SignOutEverywhereResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignOutEverywhereResponse) Reset() {
+	*x = SignOutEverywhereResponse{}
+	mi := &file_auth_v1_account_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignOutEverywhereResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignOutEverywhereResponse) ProtoMessage() {}
+
+func (x *SignOutEverywhereResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignOutEverywhereResponse.ProtoReflect.Descriptor instead.
+func (*SignOutEverywhereResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{14}
+}
+
 var File_auth_v1_account_proto protoreflect.FileDescriptor
 
 const file_auth_v1_account_proto_rawDesc = "" +
@@ -612,7 +854,20 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12#\n" +
 	"\rrefresh_token\x18\x02 \x01(\tR\frefreshToken\x12\x1d\n" +
 	"\n" +
-	"expires_in\x18\x03 \x01(\rR\texpiresIn*\x94\x01\n" +
+	"expires_in\x18\x03 \x01(\rR\texpiresIn\"\x15\n" +
+	"\x13ListSessionsRequest\"\xac\x01\n" +
+	"\x0eAccountSession\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\tclient_id\x18\x02 \x01(\tR\bclientId\x12\x1f\n" +
+	"\vclient_name\x18\x03 \x01(\tR\n" +
+	"clientName\x12\x18\n" +
+	"\aaddress\x18\x04 \x01(\tR\aaddress\x12\x18\n" +
+	"\acreated\x18\x05 \x01(\rR\acreated\x12\x18\n" +
+	"\acurrent\x18\x06 \x01(\bR\acurrent\"P\n" +
+	"\x14ListSessionsResponse\x128\n" +
+	"\bsessions\x18\x01 \x03(\v2\x1c.fris.auth.v1.AccountSessionR\bsessions\"\x1a\n" +
+	"\x18SignOutEverywhereRequest\"\x1b\n" +
+	"\x19SignOutEverywhereResponse*\x94\x01\n" +
 	"\x13AccountTokenPurpose\x12%\n" +
 	"!ACCOUNT_TOKEN_PURPOSE_UNSPECIFIED\x10\x00\x12(\n" +
 	"$ACCOUNT_TOKEN_PURPOSE_PASSWORD_RESET\x10\x01\x12,\n" +
@@ -631,7 +886,7 @@ func file_auth_v1_account_proto_rawDescGZIP() []byte {
 }
 
 var file_auth_v1_account_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_auth_v1_account_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_auth_v1_account_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_auth_v1_account_proto_goTypes = []any{
 	(AccountTokenPurpose)(0),             // 0: fris.auth.v1.AccountTokenPurpose
 	(*RequestPasswordResetRequest)(nil),  // 1: fris.auth.v1.RequestPasswordResetRequest
@@ -644,14 +899,20 @@ var file_auth_v1_account_proto_goTypes = []any{
 	(*VerifyEmailResponse)(nil),          // 8: fris.auth.v1.VerifyEmailResponse
 	(*ChangePasswordRequest)(nil),        // 9: fris.auth.v1.ChangePasswordRequest
 	(*ChangePasswordResponse)(nil),       // 10: fris.auth.v1.ChangePasswordResponse
+	(*ListSessionsRequest)(nil),          // 11: fris.auth.v1.ListSessionsRequest
+	(*AccountSession)(nil),               // 12: fris.auth.v1.AccountSession
+	(*ListSessionsResponse)(nil),         // 13: fris.auth.v1.ListSessionsResponse
+	(*SignOutEverywhereRequest)(nil),     // 14: fris.auth.v1.SignOutEverywhereRequest
+	(*SignOutEverywhereResponse)(nil),    // 15: fris.auth.v1.SignOutEverywhereResponse
 }
 var file_auth_v1_account_proto_depIdxs = []int32{
-	0, // 0: fris.auth.v1.CheckAccountTokenRequest.purpose:type_name -> fris.auth.v1.AccountTokenPurpose
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	0,  // 0: fris.auth.v1.CheckAccountTokenRequest.purpose:type_name -> fris.auth.v1.AccountTokenPurpose
+	12, // 1: fris.auth.v1.ListSessionsResponse.sessions:type_name -> fris.auth.v1.AccountSession
+	2,  // [2:2] is the sub-list for method output_type
+	2,  // [2:2] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_account_proto_init() }
@@ -665,7 +926,7 @@ func file_auth_v1_account_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_account_proto_rawDesc), len(file_auth_v1_account_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   10,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

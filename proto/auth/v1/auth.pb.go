@@ -2460,7 +2460,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\rLoginResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x16\n" +
-	"\x06device\x18\x03 \x01(\tR\x06device2\xa5\x0f\n" +
+	"\x06device\x18\x03 \x01(\tR\x06device2\xe2\x10\n" +
 	"\vAuthService\x12t\n" +
 	"\vListClients\x12 .fris.auth.v1.ListClientsRequest\x1a!.fris.auth.v1.ListClientsResponse\" \x82\xd3\xe4\x93\x02\x1ab\aclients\x12\x0f/oauth2/clients\x12i\n" +
 	"\tListCerts\x12\x1e.fris.auth.v1.ListCertsRequest\x1a\x1f.fris.auth.v1.ListCertsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15b\x04keys\x12\r/oauth2/certs\x12Q\n" +
@@ -2481,7 +2481,9 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x11CheckAccountToken\x12&.fris.auth.v1.CheckAccountTokenRequest\x1a'.fris.auth.v1.CheckAccountTokenResponse\x12X\n" +
 	"\rResetPassword\x12\".fris.auth.v1.ResetPasswordRequest\x1a#.fris.auth.v1.ResetPasswordResponse\x12R\n" +
 	"\vVerifyEmail\x12 .fris.auth.v1.VerifyEmailRequest\x1a!.fris.auth.v1.VerifyEmailResponse\x12[\n" +
-	"\x0eChangePassword\x12#.fris.auth.v1.ChangePasswordRequest\x1a$.fris.auth.v1.ChangePasswordResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
+	"\x0eChangePassword\x12#.fris.auth.v1.ChangePasswordRequest\x1a$.fris.auth.v1.ChangePasswordResponse\x12U\n" +
+	"\fListSessions\x12!.fris.auth.v1.ListSessionsRequest\x1a\".fris.auth.v1.ListSessionsResponse\x12d\n" +
+	"\x11SignOutEverywhere\x12&.fris.auth.v1.SignOutEverywhereRequest\x1a'.fris.auth.v1.SignOutEverywhereResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_auth_proto_rawDescOnce sync.Once
@@ -2535,12 +2537,16 @@ var file_auth_v1_auth_proto_goTypes = []any{
 	(*ResetPasswordRequest)(nil),         // 35: fris.auth.v1.ResetPasswordRequest
 	(*VerifyEmailRequest)(nil),           // 36: fris.auth.v1.VerifyEmailRequest
 	(*ChangePasswordRequest)(nil),        // 37: fris.auth.v1.ChangePasswordRequest
-	(*RegisterResponse)(nil),             // 38: fris.auth.v1.RegisterResponse
-	(*RequestPasswordResetResponse)(nil), // 39: fris.auth.v1.RequestPasswordResetResponse
-	(*CheckAccountTokenResponse)(nil),    // 40: fris.auth.v1.CheckAccountTokenResponse
-	(*ResetPasswordResponse)(nil),        // 41: fris.auth.v1.ResetPasswordResponse
-	(*VerifyEmailResponse)(nil),          // 42: fris.auth.v1.VerifyEmailResponse
-	(*ChangePasswordResponse)(nil),       // 43: fris.auth.v1.ChangePasswordResponse
+	(*ListSessionsRequest)(nil),          // 38: fris.auth.v1.ListSessionsRequest
+	(*SignOutEverywhereRequest)(nil),     // 39: fris.auth.v1.SignOutEverywhereRequest
+	(*RegisterResponse)(nil),             // 40: fris.auth.v1.RegisterResponse
+	(*RequestPasswordResetResponse)(nil), // 41: fris.auth.v1.RequestPasswordResetResponse
+	(*CheckAccountTokenResponse)(nil),    // 42: fris.auth.v1.CheckAccountTokenResponse
+	(*ResetPasswordResponse)(nil),        // 43: fris.auth.v1.ResetPasswordResponse
+	(*VerifyEmailResponse)(nil),          // 44: fris.auth.v1.VerifyEmailResponse
+	(*ChangePasswordResponse)(nil),       // 45: fris.auth.v1.ChangePasswordResponse
+	(*ListSessionsResponse)(nil),         // 46: fris.auth.v1.ListSessionsResponse
+	(*SignOutEverywhereResponse)(nil),    // 47: fris.auth.v1.SignOutEverywhereResponse
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.ListClientsResponse.clients:type_name -> fris.auth.v1.Client
@@ -2569,27 +2575,31 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	35, // 23: fris.auth.v1.AuthService.ResetPassword:input_type -> fris.auth.v1.ResetPasswordRequest
 	36, // 24: fris.auth.v1.AuthService.VerifyEmail:input_type -> fris.auth.v1.VerifyEmailRequest
 	37, // 25: fris.auth.v1.AuthService.ChangePassword:input_type -> fris.auth.v1.ChangePasswordRequest
-	2,  // 26: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
-	5,  // 27: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
-	8,  // 28: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
-	22, // 29: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
-	10, // 30: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
-	12, // 31: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
-	14, // 32: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
-	16, // 33: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
-	19, // 34: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
-	24, // 35: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
-	26, // 36: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
-	38, // 37: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
-	30, // 38: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
-	32, // 39: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
-	39, // 40: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
-	40, // 41: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
-	41, // 42: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
-	42, // 43: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
-	43, // 44: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
-	26, // [26:45] is the sub-list for method output_type
-	7,  // [7:26] is the sub-list for method input_type
+	38, // 26: fris.auth.v1.AuthService.ListSessions:input_type -> fris.auth.v1.ListSessionsRequest
+	39, // 27: fris.auth.v1.AuthService.SignOutEverywhere:input_type -> fris.auth.v1.SignOutEverywhereRequest
+	2,  // 28: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
+	5,  // 29: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
+	8,  // 30: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
+	22, // 31: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
+	10, // 32: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
+	12, // 33: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
+	14, // 34: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
+	16, // 35: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
+	19, // 36: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
+	24, // 37: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
+	26, // 38: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
+	40, // 39: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
+	30, // 40: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
+	32, // 41: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
+	41, // 42: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
+	42, // 43: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
+	43, // 44: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
+	44, // 45: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
+	45, // 46: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
+	46, // 47: fris.auth.v1.AuthService.ListSessions:output_type -> fris.auth.v1.ListSessionsResponse
+	47, // 48: fris.auth.v1.AuthService.SignOutEverywhere:output_type -> fris.auth.v1.SignOutEverywhereResponse
+	28, // [28:49] is the sub-list for method output_type
+	7,  // [7:28] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name

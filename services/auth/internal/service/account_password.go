@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/identity"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/ratelimit"
 	authv1 "fris.dev/proto/auth/v1"
@@ -66,7 +67,7 @@ func (p Public) ChangePassword(ctx context.Context, r *authv1.ChangePasswordRequ
 			return nil, p.err(ctx, err)
 		}
 	}
-	set, err := p.issue(ctx, changed, c, "", nil)
+	set, err := p.signIn(ctx, changed, c, "", identity.Incoming(ctx, identity.KeyClientAddr))
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}

@@ -65,6 +65,12 @@ type Store interface {
 	TakeAccountToken(ctx context.Context, token string) (AccountToken, error)
 	PeekAccountToken(ctx context.Context, token string) (AccountToken, error)
 
+	// PutSession records a sign-in (a refresh chain's start) for the
+	// account page until its Expires; Sessions lists a user's, oldest
+	// first, at most limit (0: all).
+	PutSession(ctx context.Context, s Session) error
+	Sessions(ctx context.Context, user int32, limit int) ([]Session, error)
+
 	// SigningKeys returns the keys, decrypted; an error when one does not
 	// decrypt, so a wrong secret never looks like an empty key set.
 	SigningKeys(ctx context.Context) ([]SigningKey, error)
@@ -113,6 +119,7 @@ const (
 	pKeyHash   = "ukey-hash/"
 	pGrant     = "grant/"
 	pAcctToken = "account-token/"
+	pSession   = "user-session/"
 	pSigning   = "signing-key/"
 	pRefresh   = "refresh/"
 	pChain     = "chain-revoked/"

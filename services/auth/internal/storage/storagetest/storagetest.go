@@ -30,6 +30,7 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		{"AccountTokensAreSingleUse", false, onStore(testAccountTokensAreSingleUse)},
 		{"AccountTokensExpire", true, onStore(testAccountTokensExpire)},
 		{"AccountTokensHashedAtRest", false, testAccountTokensHashedAtRest},
+		{"Sessions", false, onStore(testSessions)},
 		{"SigningKeys", false, onStore(testSigningKeys)},
 		{"SigningKeysEncryptedAtRest", false, testSigningKeysEncryptedAtRest},
 		{"PlaintextKeysMigrate", false, testPlaintextKeysMigrate},
