@@ -89,13 +89,19 @@ func (p Public) RequestPasswordReset(ctx context.Context, r *authv1.RequestPassw
 	token := tokens.RandomString(32)
 	t := storage.AccountToken{Purpose: storage.TokenPasswordReset, UserID: u.ID, Email: u.Email, Stamp: passwordStamp(u.PasswordHash),
 		Expires: p.now().Add(p.cfg.ResetTTL).Unix()}
-	if err := p.store.PutAccountToken(ctx, token, t); err != nil {
-		return nil, p.err(ctx, err)
-	}
 	user = u.ID
 	link := strings.TrimRight(p.cfg.Issuer, "/") + publicPrefix(ctx) + "/reset?token=" + token
 	subject, body := resetMail(r.GetLang(), u.Email, link, ttlText(p.cfg.ResetTTL))
-	p.mail(ctx, "password reset link", u.Email, subject, body, link)
+	// Stored and sent in the background: the answer for an address with
+	// an account must not take longer than for one without.
+	bg := context.WithoutCancel(ctx)
+	p.spawn(func() {
+		if err := p.store.PutAccountToken(bg, token, t); err != nil {
+			p.log.ErrorContext(bg, "storing a password reset link failed", "user", u.ID, "err", err)
+			return
+		}
+		p.mail(bg, "password reset link", u.Email, subject, body, link)
+	})
 	return &authv1.RequestPasswordResetResponse{}, nil
 }
 
