@@ -70,6 +70,10 @@ compat: ## run only the client compatibility suite (the deployed clients' exact 
 k8s-check: ## render deploy/k8s with kustomize (no cluster, no network) and check every object strictly (make test runs it too)
 	cd tools && go test -count=1 ./k8scheck
 
+.PHONY: buildkit-check
+buildkit-check: ## build the five images from deploy/Dockerfile with Docker BuildKit and run them (root, podman; the first run builds BuildKit: 5-20 min, then 15-30 s)
+	deploy/local/buildkit-check.sh
+
 .PHONY: bench
 bench: build ## run the load benchmarks (see BENCHMARKS.md)
 	deploy/local/bench.sh

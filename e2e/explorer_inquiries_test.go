@@ -52,7 +52,7 @@ func TestExplorerInquiry(t *testing.T) {
 	p.check("inquiries-empty")
 
 	p.do("open the form", chromedp.Click(chromedp.CSS(`a[href="/explorer/inquiries/new"]`)), chromedp.WaitVisible(chromedp.ID("label")))
-	p.wantText("form.inquiry", "charite", "dresden", "Query", "Target sites")
+	p.wantText("form.inquiry", "Charité – Universitätsmedizin Berlin", "University Hospital Dresden", "Query", "Target sites")
 	p.check("inquiry-form")
 
 	// The builder: find "Donor age", add it, give a range; find "Sex",

@@ -222,13 +222,40 @@ type Options struct {
 	RedisURL string
 	// Cluster runs the stack on the Redis Cluster at REDIS_CLUSTER_URL
 	// (Redis is implied).
-	Cluster     bool
-	NoDemo      bool
+	Cluster bool
+	NoDemo  bool
+	// NoSites leaves the broker's site registry empty (else StackSites).
+	NoSites     bool
 	GatewayArgs []string
 	MDRArgs     []string
 	AuthArgs    []string
 	UploadArgs  []string
 	BrokerArgs  []string
+}
+
+// StackSites are the sites (id, German and English name) a stack's
+// registry holds unless Options.NoSites.
+var StackSites = [][3]string{
+	{"charite", "Charité – Universitätsmedizin Berlin", "Charité – Universitätsmedizin Berlin"},
+	{"dresden", "Universitätsklinikum Dresden", "University Hospital Dresden"},
+	{"muenchen", "Klinikum der Universität München", "LMU University Hospital Munich"},
+}
+
+// registerSites puts StackSites into the broker's site registry.
+func (s *Stack) registerSites(t *testing.T) {
+	t.Helper()
+	for _, site := range StackSites {
+		s.BrokerCLI(t, 0, "create-site", "-id", site[0], "-name-de", site[1], "-name-en", site[2], "-if-missing")
+	}
+}
+
+// uploadBroker is upload's -broker-addr: the site registry, when the
+// stack runs a broker.
+func (s *Stack) uploadBroker() []string {
+	if s.BrokerAddr == "" {
+		return nil
+	}
+	return []string{"-broker-addr", s.BrokerAddr}
 }
 
 // hasBinary tells whether TestMain built the named service.
@@ -276,17 +303,21 @@ func NewStack(t *testing.T, o Options) *Stack {
 	s.AuthAddr, s.AuthOps = s.Auth.addrs["grpc"], s.Auth.addrs["ops"]
 	gw := []string{"-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0", "-mdr-addr", s.MDRAddr, "-auth-addr", s.AuthAddr,
 		"-jwks-url", "http://" + s.AuthOps + "/jwks", "-issuer", Issuer}
-	if hasBinary("upload") {
-		s.Upload = start(t, "upload", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
-			"-log-level", "debug", "-mdr-addr", s.MDRAddr, "-argon2-memory-kib", "1024"}, storeArgs(t, o)...), o.UploadArgs...)...)
-		s.UploadAddr, s.UploadOps = s.Upload.addrs["grpc"], s.Upload.addrs["ops"]
-		gw = append(gw, "-upload-addr", s.UploadAddr)
-	}
 	if hasBinary("broker") {
 		s.Broker = start(t, "broker", append(append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
 			"-log-level", "debug"}, storeArgs(t, o)...), o.BrokerArgs...)...)
 		s.BrokerAddr, s.BrokerOps = s.Broker.addrs["grpc"], s.Broker.addrs["ops"]
 		gw = append(gw, "-broker-addr", s.BrokerAddr)
+		if !o.NoSites {
+			s.registerSites(t)
+		}
+	}
+	if hasBinary("upload") {
+		args := append([]string{"serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "127.0.0.1:0",
+			"-log-level", "debug", "-mdr-addr", s.MDRAddr, "-argon2-memory-kib", "1024"}, s.uploadBroker()...)
+		s.Upload = start(t, "upload", append(append(args, storeArgs(t, o)...), o.UploadArgs...)...)
+		s.UploadAddr, s.UploadOps = s.Upload.addrs["grpc"], s.Upload.addrs["ops"]
+		gw = append(gw, "-upload-addr", s.UploadAddr)
 	}
 	s.Gateway = start(t, "gateway", append(gw, o.GatewayArgs...)...)
 	s.URL = "http://" + s.Gateway.addrs["http"]

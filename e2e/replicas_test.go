@@ -125,6 +125,7 @@ func TestReplicasAndFailover(t *testing.T) {
 	s.URL = "http://" + s.Gateway.addrs["http"]
 	s.client.Transport.(*apiCheck).gateway = s.Gateway.addrs["http"]
 	s.waitFor(t, "/health/groups", 200, 15*time.Second)
+	s.registerSites(t)
 	seedSites(t, s)
 	seedAuth(t, s)
 	// Two banks poll one released inquiry and reply to it, each reply a

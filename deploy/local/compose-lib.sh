@@ -78,6 +78,16 @@ wait_seeds() {
   fail "one-shots not done within $1 s:$pending${failed:+ (failed:$failed)}"
 }
 
+# hardened PROJECT: every FRIS service container runs as the image's
+# non-root user with a read-only root filesystem.
+hardened() {
+  local svc got
+  for svc in mdr auth upload broker gateway; do
+    got=$(podman inspect --format '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$1-$svc-1")
+    expect "$svc runs as nonroot on a read-only root" "65532:65532 true" "$got"
+  done
+}
+
 # login: flow 1 (the login form, then the code exchange); prints the tokens.
 login() {
   local jar csrf loc c

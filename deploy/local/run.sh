@@ -221,7 +221,7 @@ start auth serve -data-dir "$DATA" -grpc-addr "$AUTH" -ops-addr "$AUTH_OPS" -iss
   -key-secret-file "$key_secret"
 start mdr serve -data-dir "$DATA" -grpc-addr "$MDR" -ops-addr "$MDR_OPS"
 start upload serve -data-dir "$DATA" -grpc-addr "$UPLOAD" -ops-addr "$UPLOAD_OPS" \
-  -mdr-addr "$MDR" -validation warn
+  -mdr-addr "$MDR" -validation warn -broker-addr "$BROKER"
 start broker serve -data-dir "$DATA" -grpc-addr "$BROKER" -ops-addr "$BROKER_OPS" \
   -registration activation-code -public-url "http://$ADDR/broker/rest/searchbroker"
 wait_ready http://$AUTH_OPS/readyz auth
@@ -238,6 +238,13 @@ admin auth create-user -addr "$AUTH" -if-missing -email "$FRIS_USER_EMAIL" -pass
 # Both roles (docs/security.md, Roles), also on a data directory made before
 # roles existed: set-scopes is idempotent.
 admin auth set-scopes -addr "$AUTH" -scopes broker:researcher,users:search,fris:operator "$FRIS_USER_EMAIL"
+# The site registry (the broker's) before what names its sites: upload's
+# credentials, the broker's banks and the demo inquiry.
+wait_ready http://$BROKER_OPS/readyz broker
+admin broker create-site -addr "$BROKER" -if-missing -id "$FRIS_SITE_ID" \
+  -name-de "Charité – Universitätsmedizin Berlin" -name-en "Charité – Universitätsmedizin Berlin" >/dev/null
+admin broker create-site -addr "$BROKER" -if-missing -id "$FRIS_SITE2_ID" \
+  -name-de "Universitätsklinikum Dresden" -name-en "University Hospital Dresden" >/dev/null
 wait_ready http://$UPLOAD_OPS/readyz upload
 admin upload create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE_ID" -teiler "$FRIS_TEILER_ID" \
   -password "$FRIS_SITE_PASSWORD" "$FRIS_SITE_USER" >/dev/null
@@ -245,7 +252,6 @@ admin upload create-credential -addr "$UPLOAD" -if-missing -site "$FRIS_SITE2_ID
   -password "$FRIS_SITE2_PASSWORD" "$FRIS_SITE2_USER" >/dev/null
 # The demo inquiry belongs to the demo researcher: its author is the user id
 # that is the subject of the researcher's access tokens.
-wait_ready http://$BROKER_OPS/readyz broker
 FRIS_USER_ID=$(admin auth users -addr "$AUTH" | awk -v e="$FRIS_USER_EMAIL" '$2 == e { print $1 }')
 FRIS_INQUIRY_ID=$(admin broker seed-demo -addr "$BROKER" -author "$FRIS_USER_ID" -sites charite,dresden)
 

@@ -20,7 +20,7 @@ func (a *App) newInquiry(q *req) error {
 		}
 	}
 	var err error
-	if f.Sites, err = a.targetSites(q, nil); err != nil {
+	if f.Sites, _, err = a.targetSites(q, nil); err != nil {
 		return err
 	}
 	// A data element's page links here to start a query with it.

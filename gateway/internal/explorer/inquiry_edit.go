@@ -19,7 +19,7 @@ func (a *App) editInquiry(q *req) error {
 	f := &inquiryForm{ID: in.GetId(), Action: inquiryHref(in.GetId()), Label: in.GetLabel(), Description: in.GetDescription(),
 		Title: ct.GetTitle(), First: ct.GetFirstname(), Last: ct.GetLastname(), Email: ct.GetEmail(), Phone: ct.GetPhone(), Org: ct.GetOrganization(),
 		Expires: day(in.GetExpiresAt()), Expose: in.GetExpose()}
-	if f.Sites, err = a.targetSites(q, in.GetTargetSites()); err != nil {
+	if f.Sites, _, err = a.targetSites(q, in.GetTargetSites()); err != nil {
 		return err
 	}
 	if f.B, err = a.builderOf(q, in.GetQuery()); err != nil {

@@ -196,7 +196,11 @@ func (f *fakeBroker) ListReplies(ctx context.Context, r *brokerv1.ListRepliesReq
 }
 
 func (f *fakeBroker) ListSites(context.Context, *brokerv1.ListSitesRequest, ...grpc.CallOption) (*brokerv1.ListSitesResponse, error) {
-	return &brokerv1.ListSitesResponse{Sites: f.sites}, nil
+	res := &brokerv1.ListSitesResponse{SiteIds: f.sites}
+	for _, id := range f.sites {
+		res.Sites = append(res.Sites, &brokerv1.Site{Id: id, NameDe: "Standort " + id, NameEn: "Site " + id, HasActiveBank: id != "dresden"})
+	}
+	return res, nil
 }
 
 func (f *fakeBroker) WatchReplies(ctx context.Context, r *brokerv1.ListRepliesRequest, _ ...grpc.CallOption) (grpc.ServerStreamingClient[brokerv1.ListRepliesResponse], error) {

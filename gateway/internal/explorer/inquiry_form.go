@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fris.dev/gateway/internal/explorer/querybuild"
+	"fris.dev/gateway/internal/i18n"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,33 +47,60 @@ type inquiryForm struct {
 }
 
 type siteChoice struct {
-	ID      string
-	Checked bool
+	ID, Name string
+	Checked  bool
+	// Active: an approved bank reads what targets the site.
+	Active bool
+	// Unknown: chosen, but not in the broker's site registry.
+	Unknown bool
 }
 
-// targetSites are the sites the broker knows, those chosen checked; a chosen
-// site the broker no longer knows stays in the list, so an edit keeps it.
-func (a *App) targetSites(q *req, chosen []string) ([]siteChoice, error) {
+// targetSites are the sites of the broker's registry by their names in the
+// page's language, those chosen checked; a chosen site the registry does
+// not hold stays in the list, marked, and is returned in unknown.
+func (a *App) targetSites(q *req, chosen []string) (out []siteChoice, unknown []string, err error) {
 	b, err := a.broker()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := b.ListSites(q.ctx, &brokerv1.ListSitesRequest{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ids := append([]string(nil), res.GetSites()...)
-	for _, c := range chosen {
-		if !slices.Contains(ids, c) {
-			ids = append(ids, c)
+	sites := res.GetSites()
+	if len(sites) == 0 {
+		// A broker of the previous release names ids only.
+		for _, id := range res.GetSiteIds() {
+			sites = append(sites, &brokerv1.Site{Id: id, HasActiveBank: true})
 		}
 	}
-	sort.Strings(ids)
-	out := make([]siteChoice, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, siteChoice{ID: id, Checked: slices.Contains(chosen, id)})
+	known := map[string]bool{}
+	for _, site := range sites {
+		known[site.GetId()] = true
+		out = append(out, siteChoice{ID: site.GetId(), Name: siteName(site, q.lang), Checked: slices.Contains(chosen, site.GetId()), Active: site.GetHasActiveBank()})
 	}
-	return out, nil
+	for _, c := range chosen {
+		if !known[c] {
+			known[c] = true
+			unknown = append(unknown, c)
+			out = append(out, siteChoice{ID: c, Name: c, Checked: true, Unknown: true})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return strings.ToLower(out[i].Name) < strings.ToLower(out[j].Name) })
+	return out, unknown, nil
+}
+
+// siteName is a site's display name in the language l, else the other's,
+// else its id.
+func siteName(site *brokerv1.Site, l i18n.Lang) string {
+	de, en := site.GetNameDe(), site.GetNameEn()
+	if l == i18n.German && de != "" || en == "" && de != "" {
+		return de
+	}
+	if en != "" {
+		return en
+	}
+	return site.GetId()
 }
 
 // formPage renders the inquiry form, its builder's conditions described.
@@ -196,7 +224,8 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 	if len(chosen) > maxListedSites {
 		return nil, nil, fail(http.StatusBadRequest, "error.badrequest")
 	}
-	if f.Sites, err = a.targetSites(q, chosen); err != nil {
+	var unknown []string
+	if f.Sites, unknown, err = a.targetSites(q, chosen); err != nil {
 		return nil, nil, err
 	}
 	if f.Label == "" {
@@ -210,6 +239,12 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 	if len(chosen) == 0 {
 		f.BadSites = true
 		f.Errors = append(f.Errors, v.T("inq.err.sites"))
+	}
+	if len(unknown) > 0 {
+		// Checked here too, so the form marks the field; the broker refuses
+		// them all the same.
+		f.BadSites = true
+		f.Errors = append(f.Errors, v.T("inq.err.unknownsite", strings.Join(unknown, ", ")))
 	}
 	c := &brokerv1.InquiryContent{Label: f.Label, Description: f.Description, TargetSites: chosen,
 		Contact: &brokerv1.Contact{Title: f.Title, Firstname: f.First, Lastname: f.Last, Email: f.Email, Phone: f.Phone, Organization: f.Org}}

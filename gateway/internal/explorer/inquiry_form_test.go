@@ -102,3 +102,37 @@ func TestInquiryMessages(t *testing.T) {
 		t.Errorf("texts missing: %v", m)
 	}
 }
+
+// TestInquiryFormSites: the target sites are the registry's, by their
+// names in the page's language, those without an active bank marked; a
+// site the registry does not hold (a crafted form value) is refused and
+// named, and nothing is created.
+func TestInquiryFormSites(t *testing.T) {
+	e, fb, _ := newInqEnv(t)
+	b := e.browser()
+	b.signIn()
+	for lang, want := range map[string][]string{
+		"en": {"> Site berlin</label>", "> Site dresden <span class=\"hint\">(no active bank yet)</span>"},
+		"de": {"> Standort berlin</label>", "> Standort dresden <span class=\"hint\">(noch keine aktive Biobank)</span>"},
+	} {
+		body := b.do("GET", InquiriesPath+"/new?lang="+lang, nil).Body.String()
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Fatalf("%s form lacks %q:\n%s", lang, w, body)
+			}
+		}
+	}
+	csrf := csrfOf(t, b.do("GET", InquiriesPath+"/new", nil).Body.String())
+	f := inquiryFields(csrf)
+	f.Add("site", "nosuch")
+	ct, form := multipartForm(t, f, nil)
+	rec := b.post(InquiriesPath+"?lang=en", ct, form)
+	for _, want := range []string{"Not in the site registry: nosuch.", `value="nosuch" checked> nosuch <span class="hint">(not in the site registry)</span>`, `aria-invalid="true"`} {
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), want) {
+			t.Fatalf("lacks %q: %d\n%s", want, rec.Code, rec.Body)
+		}
+	}
+	if len(fb.ins) != 0 {
+		t.Fatal("a form naming an unknown site created an inquiry")
+	}
+}

@@ -130,12 +130,16 @@ type bankLine struct {
 	Approved     when
 }
 
+// siteOption is a site an operator may link a bank to.
+type siteOption struct{ ID, Name string }
+
 type banksData struct {
 	Pending []bankLine
 	Active  []bankLine
-	// Sites are the site ids known (linked banks and uploading teilers),
-	// offered as suggestions.
-	Sites []string
+	// Sites are the site registry's sites (from a broker of the previous
+	// release: the ids of linked banks and uploading teilers), offered as
+	// suggestions.
+	Sites []siteOption
 	// Done says what the last action did, for the status line; DoneKind
 	// which action it was (approved, linked, deleted).
 	Done, DoneKind string
@@ -163,9 +167,14 @@ func (a *App) banks(q *req) error {
 			d.Pending = append(d.Pending, l)
 		}
 	}
-	// The sites that upload are the likeliest to link to; the view works
-	// without them.
-	if a.cfg.Uploads != nil {
+	// The registry's sites are the ones a bank may be linked to; the view
+	// works without them.
+	if rs, err := a.cfg.Banks.ListSites(q.ctx, &brokerv1.ListSitesRequest{}); err == nil && len(rs.GetSites()) > 0 {
+		for _, site := range rs.GetSites() {
+			d.Sites = append(d.Sites, siteOption{ID: site.GetId(), Name: siteName(site, q.lang)})
+		}
+		sites = nil
+	} else if a.cfg.Uploads != nil {
 		if ts, err := a.cfg.Uploads.ListTeilers(q.ctx, &uploadv1.ListTeilersRequest{NamesOnly: true}); err == nil {
 			for _, t := range ts.GetTeilers() {
 				sites[t.GetTeiler().GetSiteId()] = true
@@ -173,9 +182,9 @@ func (a *App) banks(q *req) error {
 		}
 	}
 	for s := range sites {
-		d.Sites = append(d.Sites, s)
+		d.Sites = append(d.Sites, siteOption{ID: s, Name: s})
 	}
-	sort.Strings(d.Sites)
+	sort.Slice(d.Sites, func(i, j int) bool { return d.Sites[i].ID < d.Sites[j].ID })
 	v := a.opView(q, "op.banks.title", "banks")
 	// The status line of the action just done, only where the list bears it
 	// out: the link's parameters are anyone's to write.

@@ -62,6 +62,16 @@ func (f *fakeAdmin) seen() []string {
 
 var t0 = time.Unix(1_700_000_000, 0)
 
+// ListSites is the site registry.
+func (f *fakeAdmin) ListSites(ctx context.Context, _ *brokerv1.ListSitesRequest, _ ...grpc.CallOption) (*brokerv1.ListSitesResponse, error) {
+	f.saw(ctx, "ListSites")
+	return &brokerv1.ListSitesResponse{SiteIds: []string{"charite", "dresden", "mainz"}, Sites: []*brokerv1.Site{
+		{Id: "charite", NameDe: "Charité Berlin", NameEn: "Charité Berlin"},
+		{Id: "dresden", NameDe: "Universitätsklinikum Dresden", NameEn: "University Hospital Dresden"},
+		{Id: "mainz", NameDe: "mainz", NameEn: "mainz"},
+	}}, nil
+}
+
 func (f *fakeAdmin) ListBanks(ctx context.Context, _ *brokerv1.ListBanksRequest, _ ...grpc.CallOption) (*brokerv1.ListBanksResponse, error) {
 	f.saw(ctx, "ListBanks")
 	f.mu.Lock()
@@ -222,7 +232,7 @@ func TestOperatorBanks(t *testing.T) {
 	page := b.do("GET", BanksPath, nil)
 	body := page.Body.String()
 	for _, want := range []string{"Waiting for approval", "new@bank.example", `value="Dresden"`, `name="csrf_token" value="` + sess.CSRF + `"`,
-		`action="/explorer/operator/banks/approve"`, "Approved banks", "old@bank.example", `<option value="charite">`, `<option value="mainz">`,
+		`action="/explorer/operator/banks/approve"`, "Approved banks", "old@bank.example", `<option value="charite" label="Charité Berlin">`, `<option value="mainz">`,
 		`aria-current="page">Banks`, `role="status"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("banks page lacks %q", want)
@@ -279,12 +289,12 @@ func TestOperatorBanks(t *testing.T) {
 		t.Errorf("delete: %d", rec.Code)
 	}
 	want := []string{
-		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
-		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
-		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
-		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
+		"ListBanks as 42 openid,fris:operator", "ListSites as 42 openid,fris:operator",
+		"ListBanks as 42 openid,fris:operator", "ListSites as 42 openid,fris:operator",
+		"ListBanks as 42 openid,fris:operator", "ListSites as 42 openid,fris:operator",
+		"ListBanks as 42 openid,fris:operator", "ListSites as 42 openid,fris:operator",
 		"ApproveBank new@bank.example dresden as 42 openid,fris:operator",
-		"ListBanks as 42 openid,fris:operator", "ListTeilers as 42 openid,fris:operator",
+		"ListBanks as 42 openid,fris:operator", "ListSites as 42 openid,fris:operator",
 		"LinkBankSite old@bank.example mainz as 42 openid,fris:operator",
 		"LinkBankSite old@bank.example a b as 42 openid,fris:operator",
 		"DeleteBank old@bank.example as 42 openid,fris:operator",

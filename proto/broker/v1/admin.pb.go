@@ -4,9 +4,9 @@
 // 	protoc        (unknown)
 // source: broker/v1/admin.proto
 
-// The broker's operator API: banks (approve, link to a site, delete) and
-// every inquiry regardless of author. Served on the service's gRPC port
-// only; the gateway never exposes it.
+// The broker's operator API: the site registry, banks (approve, link to a
+// site, delete) and every inquiry regardless of author. Served on the
+// service's gRPC port only; the gateway never exposes it.
 
 package brokerv1
 
@@ -654,7 +654,7 @@ var File_broker_v1_admin_proto protoreflect.FileDescriptor
 
 const file_broker_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15broker/v1/admin.proto\x12\x0efris.broker.v1\x1a\x16broker/v1/broker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x02\n" +
+	"\x15broker/v1/admin.proto\x12\x0efris.broker.v1\x1a\x16broker/v1/broker.proto\x1a\x15broker/v1/sites.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x02\n" +
 	"\x04Bank\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x122\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1a.fris.broker.v1.BankStatusR\x06status\x12\x17\n" +
@@ -695,7 +695,8 @@ const file_broker_v1_admin_proto_rawDesc = "" +
 	"\x17AdminDeleteBankResponse\"j\n" +
 	"\x19AdminListInquiriesRequest\x125\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x1d.fris.broker.v1.InquiryStatusR\x06status\x12\x16\n" +
-	"\x06author\x18\x02 \x01(\tR\x06author2\xee\a\n" +
+	"\x06author\x18\x02 \x01(\tR\x06author2\x8f\n" +
+	"\n" +
 	"\vBrokerAdmin\x12P\n" +
 	"\tListBanks\x12 .fris.broker.v1.ListBanksRequest\x1a!.fris.broker.v1.ListBanksResponse\x12G\n" +
 	"\vApproveBank\x12\".fris.broker.v1.ApproveBankRequest\x1a\x14.fris.broker.v1.Bank\x12I\n" +
@@ -710,7 +711,13 @@ const file_broker_v1_admin_proto_rawDesc = "" +
 	"\x0eReleaseInquiry\x12%.fris.broker.v1.ReleaseInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\x12L\n" +
 	"\fCloseInquiry\x12#.fris.broker.v1.CloseInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\x12V\n" +
 	"\vListReplies\x12\".fris.broker.v1.ListRepliesRequest\x1a#.fris.broker.v1.ListRepliesResponse\x12_\n" +
-	"\x0eListMonitoring\x12%.fris.broker.v1.ListMonitoringRequest\x1a&.fris.broker.v1.ListMonitoringResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
+	"\x0eListMonitoring\x12%.fris.broker.v1.ListMonitoringRequest\x1a&.fris.broker.v1.ListMonitoringResponse\x12E\n" +
+	"\n" +
+	"CreateSite\x12!.fris.broker.v1.CreateSiteRequest\x1a\x14.fris.broker.v1.Site\x12E\n" +
+	"\n" +
+	"UpdateSite\x12!.fris.broker.v1.UpdateSiteRequest\x1a\x14.fris.broker.v1.Site\x12?\n" +
+	"\aGetSite\x12\x1e.fris.broker.v1.GetSiteRequest\x1a\x14.fris.broker.v1.Site\x12P\n" +
+	"\tListSites\x12 .fris.broker.v1.ListSitesRequest\x1a!.fris.broker.v1.ListSitesResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
 
 var (
 	file_broker_v1_admin_proto_rawDescOnce sync.Once
@@ -747,9 +754,15 @@ var file_broker_v1_admin_proto_goTypes = []any{
 	(*ReleaseInquiryRequest)(nil),     // 18: fris.broker.v1.ReleaseInquiryRequest
 	(*CloseInquiryRequest)(nil),       // 19: fris.broker.v1.CloseInquiryRequest
 	(*ListRepliesRequest)(nil),        // 20: fris.broker.v1.ListRepliesRequest
-	(*Inquiry)(nil),                   // 21: fris.broker.v1.Inquiry
-	(*InquiryList)(nil),               // 22: fris.broker.v1.InquiryList
-	(*ListRepliesResponse)(nil),       // 23: fris.broker.v1.ListRepliesResponse
+	(*CreateSiteRequest)(nil),         // 21: fris.broker.v1.CreateSiteRequest
+	(*UpdateSiteRequest)(nil),         // 22: fris.broker.v1.UpdateSiteRequest
+	(*GetSiteRequest)(nil),            // 23: fris.broker.v1.GetSiteRequest
+	(*ListSitesRequest)(nil),          // 24: fris.broker.v1.ListSitesRequest
+	(*Inquiry)(nil),                   // 25: fris.broker.v1.Inquiry
+	(*InquiryList)(nil),               // 26: fris.broker.v1.InquiryList
+	(*ListRepliesResponse)(nil),       // 27: fris.broker.v1.ListRepliesResponse
+	(*Site)(nil),                      // 28: fris.broker.v1.Site
+	(*ListSitesResponse)(nil),         // 29: fris.broker.v1.ListSitesResponse
 }
 var file_broker_v1_admin_proto_depIdxs = []int32{
 	12, // 0: fris.broker.v1.Bank.status:type_name -> fris.broker.v1.BankStatus
@@ -772,20 +785,28 @@ var file_broker_v1_admin_proto_depIdxs = []int32{
 	19, // 17: fris.broker.v1.BrokerAdmin.CloseInquiry:input_type -> fris.broker.v1.CloseInquiryRequest
 	20, // 18: fris.broker.v1.BrokerAdmin.ListReplies:input_type -> fris.broker.v1.ListRepliesRequest
 	3,  // 19: fris.broker.v1.BrokerAdmin.ListMonitoring:input_type -> fris.broker.v1.ListMonitoringRequest
-	6,  // 20: fris.broker.v1.BrokerAdmin.ListBanks:output_type -> fris.broker.v1.ListBanksResponse
-	0,  // 21: fris.broker.v1.BrokerAdmin.ApproveBank:output_type -> fris.broker.v1.Bank
-	0,  // 22: fris.broker.v1.BrokerAdmin.LinkBankSite:output_type -> fris.broker.v1.Bank
-	10, // 23: fris.broker.v1.BrokerAdmin.DeleteBank:output_type -> fris.broker.v1.AdminDeleteBankResponse
-	21, // 24: fris.broker.v1.BrokerAdmin.CreateInquiry:output_type -> fris.broker.v1.Inquiry
-	22, // 25: fris.broker.v1.BrokerAdmin.ListInquiries:output_type -> fris.broker.v1.InquiryList
-	21, // 26: fris.broker.v1.BrokerAdmin.GetInquiry:output_type -> fris.broker.v1.Inquiry
-	21, // 27: fris.broker.v1.BrokerAdmin.UpdateInquiry:output_type -> fris.broker.v1.Inquiry
-	21, // 28: fris.broker.v1.BrokerAdmin.ReleaseInquiry:output_type -> fris.broker.v1.Inquiry
-	21, // 29: fris.broker.v1.BrokerAdmin.CloseInquiry:output_type -> fris.broker.v1.Inquiry
-	23, // 30: fris.broker.v1.BrokerAdmin.ListReplies:output_type -> fris.broker.v1.ListRepliesResponse
-	4,  // 31: fris.broker.v1.BrokerAdmin.ListMonitoring:output_type -> fris.broker.v1.ListMonitoringResponse
-	20, // [20:32] is the sub-list for method output_type
-	8,  // [8:20] is the sub-list for method input_type
+	21, // 20: fris.broker.v1.BrokerAdmin.CreateSite:input_type -> fris.broker.v1.CreateSiteRequest
+	22, // 21: fris.broker.v1.BrokerAdmin.UpdateSite:input_type -> fris.broker.v1.UpdateSiteRequest
+	23, // 22: fris.broker.v1.BrokerAdmin.GetSite:input_type -> fris.broker.v1.GetSiteRequest
+	24, // 23: fris.broker.v1.BrokerAdmin.ListSites:input_type -> fris.broker.v1.ListSitesRequest
+	6,  // 24: fris.broker.v1.BrokerAdmin.ListBanks:output_type -> fris.broker.v1.ListBanksResponse
+	0,  // 25: fris.broker.v1.BrokerAdmin.ApproveBank:output_type -> fris.broker.v1.Bank
+	0,  // 26: fris.broker.v1.BrokerAdmin.LinkBankSite:output_type -> fris.broker.v1.Bank
+	10, // 27: fris.broker.v1.BrokerAdmin.DeleteBank:output_type -> fris.broker.v1.AdminDeleteBankResponse
+	25, // 28: fris.broker.v1.BrokerAdmin.CreateInquiry:output_type -> fris.broker.v1.Inquiry
+	26, // 29: fris.broker.v1.BrokerAdmin.ListInquiries:output_type -> fris.broker.v1.InquiryList
+	25, // 30: fris.broker.v1.BrokerAdmin.GetInquiry:output_type -> fris.broker.v1.Inquiry
+	25, // 31: fris.broker.v1.BrokerAdmin.UpdateInquiry:output_type -> fris.broker.v1.Inquiry
+	25, // 32: fris.broker.v1.BrokerAdmin.ReleaseInquiry:output_type -> fris.broker.v1.Inquiry
+	25, // 33: fris.broker.v1.BrokerAdmin.CloseInquiry:output_type -> fris.broker.v1.Inquiry
+	27, // 34: fris.broker.v1.BrokerAdmin.ListReplies:output_type -> fris.broker.v1.ListRepliesResponse
+	4,  // 35: fris.broker.v1.BrokerAdmin.ListMonitoring:output_type -> fris.broker.v1.ListMonitoringResponse
+	28, // 36: fris.broker.v1.BrokerAdmin.CreateSite:output_type -> fris.broker.v1.Site
+	28, // 37: fris.broker.v1.BrokerAdmin.UpdateSite:output_type -> fris.broker.v1.Site
+	28, // 38: fris.broker.v1.BrokerAdmin.GetSite:output_type -> fris.broker.v1.Site
+	29, // 39: fris.broker.v1.BrokerAdmin.ListSites:output_type -> fris.broker.v1.ListSitesResponse
+	24, // [24:40] is the sub-list for method output_type
+	8,  // [8:24] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -797,6 +818,7 @@ func file_broker_v1_admin_proto_init() {
 		return
 	}
 	file_broker_v1_broker_proto_init()
+	file_broker_v1_sites_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

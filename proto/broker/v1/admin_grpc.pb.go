@@ -4,9 +4,9 @@
 // - protoc             (unknown)
 // source: broker/v1/admin.proto
 
-// The broker's operator API: banks (approve, link to a site, delete) and
-// every inquiry regardless of author. Served on the service's gRPC port
-// only; the gateway never exposes it.
+// The broker's operator API: the site registry, banks (approve, link to a
+// site, delete) and every inquiry regardless of author. Served on the
+// service's gRPC port only; the gateway never exposes it.
 
 package brokerv1
 
@@ -35,6 +35,10 @@ const (
 	BrokerAdmin_CloseInquiry_FullMethodName   = "/fris.broker.v1.BrokerAdmin/CloseInquiry"
 	BrokerAdmin_ListReplies_FullMethodName    = "/fris.broker.v1.BrokerAdmin/ListReplies"
 	BrokerAdmin_ListMonitoring_FullMethodName = "/fris.broker.v1.BrokerAdmin/ListMonitoring"
+	BrokerAdmin_CreateSite_FullMethodName     = "/fris.broker.v1.BrokerAdmin/CreateSite"
+	BrokerAdmin_UpdateSite_FullMethodName     = "/fris.broker.v1.BrokerAdmin/UpdateSite"
+	BrokerAdmin_GetSite_FullMethodName        = "/fris.broker.v1.BrokerAdmin/GetSite"
+	BrokerAdmin_ListSites_FullMethodName      = "/fris.broker.v1.BrokerAdmin/ListSites"
 )
 
 // BrokerAdminClient is the client API for BrokerAdmin service.
@@ -54,6 +58,12 @@ type BrokerAdminClient interface {
 	ListReplies(ctx context.Context, in *ListRepliesRequest, opts ...grpc.CallOption) (*ListRepliesResponse, error)
 	// ListMonitoring shows the latest status report of every bank (or one).
 	ListMonitoring(ctx context.Context, in *ListMonitoringRequest, opts ...grpc.CallOption) (*ListMonitoringResponse, error)
+	// The site registry. ApproveBank, LinkBankSite, inquiries and upload
+	// credentials name a site CreateSite made (InvalidArgument otherwise).
+	CreateSite(ctx context.Context, in *CreateSiteRequest, opts ...grpc.CallOption) (*Site, error)
+	UpdateSite(ctx context.Context, in *UpdateSiteRequest, opts ...grpc.CallOption) (*Site, error)
+	GetSite(ctx context.Context, in *GetSiteRequest, opts ...grpc.CallOption) (*Site, error)
+	ListSites(ctx context.Context, in *ListSitesRequest, opts ...grpc.CallOption) (*ListSitesResponse, error)
 }
 
 type brokerAdminClient struct {
@@ -184,6 +194,46 @@ func (c *brokerAdminClient) ListMonitoring(ctx context.Context, in *ListMonitori
 	return out, nil
 }
 
+func (c *brokerAdminClient) CreateSite(ctx context.Context, in *CreateSiteRequest, opts ...grpc.CallOption) (*Site, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Site)
+	err := c.cc.Invoke(ctx, BrokerAdmin_CreateSite_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brokerAdminClient) UpdateSite(ctx context.Context, in *UpdateSiteRequest, opts ...grpc.CallOption) (*Site, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Site)
+	err := c.cc.Invoke(ctx, BrokerAdmin_UpdateSite_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brokerAdminClient) GetSite(ctx context.Context, in *GetSiteRequest, opts ...grpc.CallOption) (*Site, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Site)
+	err := c.cc.Invoke(ctx, BrokerAdmin_GetSite_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brokerAdminClient) ListSites(ctx context.Context, in *ListSitesRequest, opts ...grpc.CallOption) (*ListSitesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSitesResponse)
+	err := c.cc.Invoke(ctx, BrokerAdmin_ListSites_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BrokerAdminServer is the server API for BrokerAdmin service.
 // All implementations must embed UnimplementedBrokerAdminServer
 // for forward compatibility.
@@ -201,6 +251,12 @@ type BrokerAdminServer interface {
 	ListReplies(context.Context, *ListRepliesRequest) (*ListRepliesResponse, error)
 	// ListMonitoring shows the latest status report of every bank (or one).
 	ListMonitoring(context.Context, *ListMonitoringRequest) (*ListMonitoringResponse, error)
+	// The site registry. ApproveBank, LinkBankSite, inquiries and upload
+	// credentials name a site CreateSite made (InvalidArgument otherwise).
+	CreateSite(context.Context, *CreateSiteRequest) (*Site, error)
+	UpdateSite(context.Context, *UpdateSiteRequest) (*Site, error)
+	GetSite(context.Context, *GetSiteRequest) (*Site, error)
+	ListSites(context.Context, *ListSitesRequest) (*ListSitesResponse, error)
 	mustEmbedUnimplementedBrokerAdminServer()
 }
 
@@ -246,6 +302,18 @@ func (UnimplementedBrokerAdminServer) ListReplies(context.Context, *ListRepliesR
 }
 func (UnimplementedBrokerAdminServer) ListMonitoring(context.Context, *ListMonitoringRequest) (*ListMonitoringResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMonitoring not implemented")
+}
+func (UnimplementedBrokerAdminServer) CreateSite(context.Context, *CreateSiteRequest) (*Site, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateSite not implemented")
+}
+func (UnimplementedBrokerAdminServer) UpdateSite(context.Context, *UpdateSiteRequest) (*Site, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateSite not implemented")
+}
+func (UnimplementedBrokerAdminServer) GetSite(context.Context, *GetSiteRequest) (*Site, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSite not implemented")
+}
+func (UnimplementedBrokerAdminServer) ListSites(context.Context, *ListSitesRequest) (*ListSitesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSites not implemented")
 }
 func (UnimplementedBrokerAdminServer) mustEmbedUnimplementedBrokerAdminServer() {}
 func (UnimplementedBrokerAdminServer) testEmbeddedByValue()                     {}
@@ -484,6 +552,78 @@ func _BrokerAdmin_ListMonitoring_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BrokerAdmin_CreateSite_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateSiteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerAdminServer).CreateSite(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerAdmin_CreateSite_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerAdminServer).CreateSite(ctx, req.(*CreateSiteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrokerAdmin_UpdateSite_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateSiteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerAdminServer).UpdateSite(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerAdmin_UpdateSite_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerAdminServer).UpdateSite(ctx, req.(*UpdateSiteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrokerAdmin_GetSite_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSiteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerAdminServer).GetSite(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerAdmin_GetSite_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerAdminServer).GetSite(ctx, req.(*GetSiteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrokerAdmin_ListSites_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSitesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrokerAdminServer).ListSites(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrokerAdmin_ListSites_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrokerAdminServer).ListSites(ctx, req.(*ListSitesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BrokerAdmin_ServiceDesc is the grpc.ServiceDesc for BrokerAdmin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -538,6 +678,22 @@ var BrokerAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListMonitoring",
 			Handler:    _BrokerAdmin_ListMonitoring_Handler,
+		},
+		{
+			MethodName: "CreateSite",
+			Handler:    _BrokerAdmin_CreateSite_Handler,
+		},
+		{
+			MethodName: "UpdateSite",
+			Handler:    _BrokerAdmin_UpdateSite_Handler,
+		},
+		{
+			MethodName: "GetSite",
+			Handler:    _BrokerAdmin_GetSite_Handler,
+		},
+		{
+			MethodName: "ListSites",
+			Handler:    _BrokerAdmin_ListSites_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -17,7 +17,6 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
-	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -28,95 +27,12 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-type ListSitesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ListSitesRequest) Reset() {
-	*x = ListSitesRequest{}
-	mi := &file_broker_v1_researcher_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ListSitesRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ListSitesRequest) ProtoMessage() {}
-
-func (x *ListSitesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_researcher_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ListSitesRequest.ProtoReflect.Descriptor instead.
-func (*ListSitesRequest) Descriptor() ([]byte, []int) {
-	return file_broker_v1_researcher_proto_rawDescGZIP(), []int{0}
-}
-
-type ListSitesResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// sites are site ids, sorted.
-	Sites         []string `protobuf:"bytes,1,rep,name=sites,proto3" json:"sites,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ListSitesResponse) Reset() {
-	*x = ListSitesResponse{}
-	mi := &file_broker_v1_researcher_proto_msgTypes[1]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ListSitesResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ListSitesResponse) ProtoMessage() {}
-
-func (x *ListSitesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_researcher_proto_msgTypes[1]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ListSitesResponse.ProtoReflect.Descriptor instead.
-func (*ListSitesResponse) Descriptor() ([]byte, []int) {
-	return file_broker_v1_researcher_proto_rawDescGZIP(), []int{1}
-}
-
-func (x *ListSitesResponse) GetSites() []string {
-	if x != nil {
-		return x.Sites
-	}
-	return nil
-}
-
 var File_broker_v1_researcher_proto protoreflect.FileDescriptor
 
 const file_broker_v1_researcher_proto_rawDesc = "" +
 	"\n" +
-	"\x1abroker/v1/researcher.proto\x12\x0efris.broker.v1\x1a\x16broker/v1/broker.proto\x1a\x1cgoogle/api/annotations.proto\"\x12\n" +
-	"\x10ListSitesRequest\")\n" +
-	"\x11ListSitesResponse\x12\x14\n" +
-	"\x05sites\x18\x01 \x03(\tR\x05sites2\xce\t\n" +
+	"\x1abroker/v1/researcher.proto\x12\x0efris.broker.v1\x1a\x16broker/v1/broker.proto\x1a\x15broker/v1/sites.proto\x1a\x1cgoogle/api/annotations.proto2\x83\n" +
+	"\n" +
 	"\x11ResearcherService\x12\x8f\x01\n" +
 	"\rCreateInquiry\x12$.fris.broker.v1.CreateInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\"?\x82\xd3\xe4\x93\x029:\acontent\"./broker/rest/searchbroker/researcher/inquiries\x12\x92\x01\n" +
 	"\rListInquiries\x12,.fris.broker.v1.ListInquiriesOfAuthorRequest\x1a\x1b.fris.broker.v1.InquiryList\"6\x82\xd3\xe4\x93\x020\x12./broker/rest/searchbroker/researcher/inquiries\x12\x85\x01\n" +
@@ -126,55 +42,42 @@ const file_broker_v1_researcher_proto_rawDesc = "" +
 	"\x0eReleaseInquiry\x12%.fris.broker.v1.ReleaseInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\"C\x82\xd3\xe4\x93\x02=\";/broker/rest/searchbroker/researcher/inquiries/{id}/release\x12\x8f\x01\n" +
 	"\fCloseInquiry\x12#.fris.broker.v1.CloseInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\"A\x82\xd3\xe4\x93\x02;\"9/broker/rest/searchbroker/researcher/inquiries/{id}/close\x12\x9b\x01\n" +
 	"\vListReplies\x12\".fris.broker.v1.ListRepliesRequest\x1a#.fris.broker.v1.ListRepliesResponse\"C\x82\xd3\xe4\x93\x02=\x12;/broker/rest/searchbroker/researcher/inquiries/{id}/replies\x12Y\n" +
-	"\fWatchReplies\x12\".fris.broker.v1.ListRepliesRequest\x1a#.fris.broker.v1.ListRepliesResponse0\x01\x12P\n" +
-	"\tListSites\x12 .fris.broker.v1.ListSitesRequest\x1a!.fris.broker.v1.ListSitesResponseB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
+	"\fWatchReplies\x12\".fris.broker.v1.ListRepliesRequest\x1a#.fris.broker.v1.ListRepliesResponse0\x01\x12\x84\x01\n" +
+	"\tListSites\x12 .fris.broker.v1.ListSitesRequest\x1a!.fris.broker.v1.ListSitesResponse\"2\x82\xd3\xe4\x93\x02,\x12*/broker/rest/searchbroker/researcher/sitesB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
 
-var (
-	file_broker_v1_researcher_proto_rawDescOnce sync.Once
-	file_broker_v1_researcher_proto_rawDescData []byte
-)
-
-func file_broker_v1_researcher_proto_rawDescGZIP() []byte {
-	file_broker_v1_researcher_proto_rawDescOnce.Do(func() {
-		file_broker_v1_researcher_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_broker_v1_researcher_proto_rawDesc), len(file_broker_v1_researcher_proto_rawDesc)))
-	})
-	return file_broker_v1_researcher_proto_rawDescData
-}
-
-var file_broker_v1_researcher_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_broker_v1_researcher_proto_goTypes = []any{
-	(*ListSitesRequest)(nil),             // 0: fris.broker.v1.ListSitesRequest
-	(*ListSitesResponse)(nil),            // 1: fris.broker.v1.ListSitesResponse
-	(*CreateInquiryRequest)(nil),         // 2: fris.broker.v1.CreateInquiryRequest
-	(*ListInquiriesOfAuthorRequest)(nil), // 3: fris.broker.v1.ListInquiriesOfAuthorRequest
-	(*GetInquiryRequest)(nil),            // 4: fris.broker.v1.GetInquiryRequest
-	(*UpdateInquiryRequest)(nil),         // 5: fris.broker.v1.UpdateInquiryRequest
-	(*ReleaseInquiryRequest)(nil),        // 6: fris.broker.v1.ReleaseInquiryRequest
-	(*CloseInquiryRequest)(nil),          // 7: fris.broker.v1.CloseInquiryRequest
-	(*ListRepliesRequest)(nil),           // 8: fris.broker.v1.ListRepliesRequest
-	(*Inquiry)(nil),                      // 9: fris.broker.v1.Inquiry
-	(*InquiryList)(nil),                  // 10: fris.broker.v1.InquiryList
-	(*ListRepliesResponse)(nil),          // 11: fris.broker.v1.ListRepliesResponse
+	(*CreateInquiryRequest)(nil),         // 0: fris.broker.v1.CreateInquiryRequest
+	(*ListInquiriesOfAuthorRequest)(nil), // 1: fris.broker.v1.ListInquiriesOfAuthorRequest
+	(*GetInquiryRequest)(nil),            // 2: fris.broker.v1.GetInquiryRequest
+	(*UpdateInquiryRequest)(nil),         // 3: fris.broker.v1.UpdateInquiryRequest
+	(*ReleaseInquiryRequest)(nil),        // 4: fris.broker.v1.ReleaseInquiryRequest
+	(*CloseInquiryRequest)(nil),          // 5: fris.broker.v1.CloseInquiryRequest
+	(*ListRepliesRequest)(nil),           // 6: fris.broker.v1.ListRepliesRequest
+	(*ListSitesRequest)(nil),             // 7: fris.broker.v1.ListSitesRequest
+	(*Inquiry)(nil),                      // 8: fris.broker.v1.Inquiry
+	(*InquiryList)(nil),                  // 9: fris.broker.v1.InquiryList
+	(*ListRepliesResponse)(nil),          // 10: fris.broker.v1.ListRepliesResponse
+	(*ListSitesResponse)(nil),            // 11: fris.broker.v1.ListSitesResponse
 }
 var file_broker_v1_researcher_proto_depIdxs = []int32{
-	2,  // 0: fris.broker.v1.ResearcherService.CreateInquiry:input_type -> fris.broker.v1.CreateInquiryRequest
-	3,  // 1: fris.broker.v1.ResearcherService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesOfAuthorRequest
-	4,  // 2: fris.broker.v1.ResearcherService.GetInquiry:input_type -> fris.broker.v1.GetInquiryRequest
-	5,  // 3: fris.broker.v1.ResearcherService.UpdateInquiry:input_type -> fris.broker.v1.UpdateInquiryRequest
-	6,  // 4: fris.broker.v1.ResearcherService.ReleaseInquiry:input_type -> fris.broker.v1.ReleaseInquiryRequest
-	7,  // 5: fris.broker.v1.ResearcherService.CloseInquiry:input_type -> fris.broker.v1.CloseInquiryRequest
-	8,  // 6: fris.broker.v1.ResearcherService.ListReplies:input_type -> fris.broker.v1.ListRepliesRequest
-	8,  // 7: fris.broker.v1.ResearcherService.WatchReplies:input_type -> fris.broker.v1.ListRepliesRequest
-	0,  // 8: fris.broker.v1.ResearcherService.ListSites:input_type -> fris.broker.v1.ListSitesRequest
-	9,  // 9: fris.broker.v1.ResearcherService.CreateInquiry:output_type -> fris.broker.v1.Inquiry
-	10, // 10: fris.broker.v1.ResearcherService.ListInquiries:output_type -> fris.broker.v1.InquiryList
-	9,  // 11: fris.broker.v1.ResearcherService.GetInquiry:output_type -> fris.broker.v1.Inquiry
-	9,  // 12: fris.broker.v1.ResearcherService.UpdateInquiry:output_type -> fris.broker.v1.Inquiry
-	9,  // 13: fris.broker.v1.ResearcherService.ReleaseInquiry:output_type -> fris.broker.v1.Inquiry
-	9,  // 14: fris.broker.v1.ResearcherService.CloseInquiry:output_type -> fris.broker.v1.Inquiry
-	11, // 15: fris.broker.v1.ResearcherService.ListReplies:output_type -> fris.broker.v1.ListRepliesResponse
-	11, // 16: fris.broker.v1.ResearcherService.WatchReplies:output_type -> fris.broker.v1.ListRepliesResponse
-	1,  // 17: fris.broker.v1.ResearcherService.ListSites:output_type -> fris.broker.v1.ListSitesResponse
+	0,  // 0: fris.broker.v1.ResearcherService.CreateInquiry:input_type -> fris.broker.v1.CreateInquiryRequest
+	1,  // 1: fris.broker.v1.ResearcherService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesOfAuthorRequest
+	2,  // 2: fris.broker.v1.ResearcherService.GetInquiry:input_type -> fris.broker.v1.GetInquiryRequest
+	3,  // 3: fris.broker.v1.ResearcherService.UpdateInquiry:input_type -> fris.broker.v1.UpdateInquiryRequest
+	4,  // 4: fris.broker.v1.ResearcherService.ReleaseInquiry:input_type -> fris.broker.v1.ReleaseInquiryRequest
+	5,  // 5: fris.broker.v1.ResearcherService.CloseInquiry:input_type -> fris.broker.v1.CloseInquiryRequest
+	6,  // 6: fris.broker.v1.ResearcherService.ListReplies:input_type -> fris.broker.v1.ListRepliesRequest
+	6,  // 7: fris.broker.v1.ResearcherService.WatchReplies:input_type -> fris.broker.v1.ListRepliesRequest
+	7,  // 8: fris.broker.v1.ResearcherService.ListSites:input_type -> fris.broker.v1.ListSitesRequest
+	8,  // 9: fris.broker.v1.ResearcherService.CreateInquiry:output_type -> fris.broker.v1.Inquiry
+	9,  // 10: fris.broker.v1.ResearcherService.ListInquiries:output_type -> fris.broker.v1.InquiryList
+	8,  // 11: fris.broker.v1.ResearcherService.GetInquiry:output_type -> fris.broker.v1.Inquiry
+	8,  // 12: fris.broker.v1.ResearcherService.UpdateInquiry:output_type -> fris.broker.v1.Inquiry
+	8,  // 13: fris.broker.v1.ResearcherService.ReleaseInquiry:output_type -> fris.broker.v1.Inquiry
+	8,  // 14: fris.broker.v1.ResearcherService.CloseInquiry:output_type -> fris.broker.v1.Inquiry
+	10, // 15: fris.broker.v1.ResearcherService.ListReplies:output_type -> fris.broker.v1.ListRepliesResponse
+	10, // 16: fris.broker.v1.ResearcherService.WatchReplies:output_type -> fris.broker.v1.ListRepliesResponse
+	11, // 17: fris.broker.v1.ResearcherService.ListSites:output_type -> fris.broker.v1.ListSitesResponse
 	9,  // [9:18] is the sub-list for method output_type
 	0,  // [0:9] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
@@ -188,19 +91,19 @@ func file_broker_v1_researcher_proto_init() {
 		return
 	}
 	file_broker_v1_broker_proto_init()
+	file_broker_v1_sites_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_broker_v1_researcher_proto_rawDesc), len(file_broker_v1_researcher_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   0,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_broker_v1_researcher_proto_goTypes,
 		DependencyIndexes: file_broker_v1_researcher_proto_depIdxs,
-		MessageInfos:      file_broker_v1_researcher_proto_msgTypes,
 	}.Build()
 	File_broker_v1_researcher_proto = out.File
 	file_broker_v1_researcher_proto_goTypes = nil

@@ -312,6 +312,27 @@ func local_request_ResearcherService_ListReplies_0(ctx context.Context, marshale
 	return msg, metadata, err
 }
 
+func request_ResearcherService_ListSites_0(ctx context.Context, marshaler runtime.Marshaler, client ResearcherServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListSitesRequest
+		metadata runtime.ServerMetadata
+	)
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListSites(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ResearcherService_ListSites_0(ctx context.Context, marshaler runtime.Marshaler, server ResearcherServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListSitesRequest
+		metadata runtime.ServerMetadata
+	)
+	msg, err := server.ListSites(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterResearcherServiceHandlerServer registers the http handlers for service ResearcherService to "mux".
 // UnaryRPC     :call ResearcherServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -457,6 +478,26 @@ func RegisterResearcherServiceHandlerServer(ctx context.Context, mux *runtime.Se
 			return
 		}
 		forward_ResearcherService_ListReplies_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_ResearcherService_ListSites_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/fris.broker.v1.ResearcherService/ListSites", runtime.WithHTTPPathPattern("/broker/rest/searchbroker/researcher/sites"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ResearcherService_ListSites_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ResearcherService_ListSites_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -617,6 +658,23 @@ func RegisterResearcherServiceHandlerClient(ctx context.Context, mux *runtime.Se
 		}
 		forward_ResearcherService_ListReplies_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ResearcherService_ListSites_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/fris.broker.v1.ResearcherService/ListSites", runtime.WithHTTPPathPattern("/broker/rest/searchbroker/researcher/sites"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ResearcherService_ListSites_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ResearcherService_ListSites_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -628,6 +686,7 @@ var (
 	pattern_ResearcherService_ReleaseInquiry_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "release"}, ""))
 	pattern_ResearcherService_CloseInquiry_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "close"}, ""))
 	pattern_ResearcherService_ListReplies_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "replies"}, ""))
+	pattern_ResearcherService_ListSites_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"broker", "rest", "searchbroker", "researcher", "sites"}, ""))
 )
 
 var (
@@ -638,4 +697,5 @@ var (
 	forward_ResearcherService_ReleaseInquiry_0 = runtime.ForwardResponseMessage
 	forward_ResearcherService_CloseInquiry_0   = runtime.ForwardResponseMessage
 	forward_ResearcherService_ListReplies_0    = runtime.ForwardResponseMessage
+	forward_ResearcherService_ListSites_0      = runtime.ForwardResponseMessage
 )

@@ -55,8 +55,9 @@ type ResearcherServiceClient interface {
 	// the Explorer's results page streams it to browsers as Server-Sent
 	// Events.
 	WatchReplies(ctx context.Context, in *ListRepliesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListRepliesResponse], error)
-	// ListSites names the sites banks are linked to, the sites an inquiry
-	// can target. No HTTP rule: the Explorer's inquiry form lists them.
+	// ListSites is every site of the network (the site registry), the sites
+	// an inquiry can target, with their display names, whether an active
+	// bank reads what targets them and when one last replied.
 	ListSites(ctx context.Context, in *ListSitesRequest, opts ...grpc.CallOption) (*ListSitesResponse, error)
 }
 
@@ -186,8 +187,9 @@ type ResearcherServiceServer interface {
 	// the Explorer's results page streams it to browsers as Server-Sent
 	// Events.
 	WatchReplies(*ListRepliesRequest, grpc.ServerStreamingServer[ListRepliesResponse]) error
-	// ListSites names the sites banks are linked to, the sites an inquiry
-	// can target. No HTTP rule: the Explorer's inquiry form lists them.
+	// ListSites is every site of the network (the site registry), the sites
+	// an inquiry can target, with their display names, whether an active
+	// bank reads what targets them and when one last replied.
 	ListSites(context.Context, *ListSitesRequest) (*ListSitesResponse, error)
 	mustEmbedUnimplementedResearcherServiceServer()
 }

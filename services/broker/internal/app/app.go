@@ -3,6 +3,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +11,7 @@ import (
 
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/backup"
+	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -52,6 +54,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			ActivationMail: limits.Guard("activation_mail", cfg.LimitMail, cfg.LimitMailAddr),
 		},
 	}, storage.New(db), m, log)
+	if err := svc.MigrateSites(ctx); err != nil {
+		return fmt.Errorf("site registry: adding the sites banks name: %w", err)
+	}
 	return server.Run(ctx, cfg.Server, server.Service{
 		Name: "fris.broker.v1.BrokerService",
 		Log:  log,
@@ -63,12 +68,20 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
-		// The Explorer's operator views (docs/security.md): the banks and
-		// their monitoring reports, never the inquiries.
+		// Upload checks that a new credential's site is in the registry,
+		// and puts the sites its credentials name into it at start
+		// (docs/decisions.md, "The broker owns the site registry").
+		Access: server.Access{
+			brokerv1.BrokerAdmin_GetSite_FullMethodName:    {mtls.Admin, mtls.Upload},
+			brokerv1.BrokerAdmin_CreateSite_FullMethodName: {mtls.Admin, mtls.Upload},
+		},
+		// The Explorer's operator views (docs/security.md): the banks, the
+		// site registry they link to and the monitoring reports, never the
+		// inquiries.
 		Operator: []string{
 			brokerv1.BrokerAdmin_ListBanks_FullMethodName, brokerv1.BrokerAdmin_ApproveBank_FullMethodName,
 			brokerv1.BrokerAdmin_LinkBankSite_FullMethodName, brokerv1.BrokerAdmin_DeleteBank_FullMethodName,
-			brokerv1.BrokerAdmin_ListMonitoring_FullMethodName,
+			brokerv1.BrokerAdmin_ListMonitoring_FullMethodName, brokerv1.BrokerAdmin_ListSites_FullMethodName,
 		},
 	})
 }

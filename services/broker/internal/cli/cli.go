@@ -1,5 +1,6 @@
 // Package cli is the broker command: `serve` runs the search broker, the
-// other subcommands manage banks and inquiries through its admin API.
+// other subcommands manage the site registry, banks and inquiries through
+// its admin API.
 package cli
 
 import (
@@ -289,9 +290,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	// Every service's store is copied and put back the same way.
 	bk, rs := backup.Commands(t, stdout)
-	return t.Root(serve, banks, bankSite("approve-bank", "approve a bank and link it to its site", true),
+	subs := []*ffcli.Command{serve}
+	subs = append(subs, siteCommands(t, stdout)...)
+	subs = append(subs, banks, bankSite("approve-bank", "approve a bank and link it to its site", true),
 		bankSite("link-bank", "link a bank to another site (its status stays)", false), deleteBank,
-		create, update, release, closeInq, list, get, replies, seed, monitor, bk, rs).ParseAndRun(ctx, args)
+		create, update, release, closeInq, list, get, replies, seed, monitor, bk, rs)
+	return t.Root(subs...).ParseAndRun(ctx, args)
 }
 
 // contentFlags are an inquiry's content on the command line; texts that

@@ -244,18 +244,6 @@ func (r Researcher) WatchReplies(req *brokerv1.ListRepliesRequest, stream grpc.S
 	return nil
 }
 
-// ListSites names the sites an inquiry can target.
-func (r Researcher) ListSites(ctx context.Context, _ *brokerv1.ListSitesRequest) (*brokerv1.ListSitesResponse, error) {
-	if _, err := r.subject(ctx); err != nil {
-		return nil, r.err(ctx, err)
-	}
-	sites, err := r.Sites(ctx)
-	if err != nil {
-		return nil, r.err(ctx, err)
-	}
-	return &brokerv1.ListSitesResponse{Sites: sites}, nil
-}
-
 // researcherCall runs fn for the caller; a change (action not empty) is
 // audited.
 func researcherCall(ctx context.Context, r Researcher, action, id string, fn func(ctx context.Context, id, author string) (*brokerv1.Inquiry, error)) (*brokerv1.Inquiry, error) {
@@ -323,6 +311,9 @@ func (a Admin) setBank(ctx context.Context, email, site string, activate bool) (
 	}
 	site = trimmed(site)
 	if err := CheckSite(site); err != nil {
+		return nil, a.err(ctx, err)
+	}
+	if err := a.requireSites(ctx, site); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	b, err := a.store.UpdateBank(ctx, e, func(b *storage.Bank) error {

@@ -179,6 +179,9 @@ func (s *Service) CreateInquiry(ctx context.Context, author string, c *brokerv1.
 	if err != nil {
 		return nil, err
 	}
+	if err := s.requireSites(ctx, ct.c.TargetSites...); err != nil {
+		return nil, err
+	}
 	in := &brokerv1.Inquiry{Revision: 1, Status: brokerv1.InquiryStatus_DRAFT, Author: author, CreatedAt: timestamppb.New(s.now())}
 	ct.apply(in)
 	out, err := s.store.CreateInquiry(ctx, in, ct.expose())
@@ -226,6 +229,9 @@ var errClosed = rpcerr.New(rpcerr.ErrInvalid, "the inquiry is closed")
 func (s *Service) UpdateInquiry(ctx context.Context, id, author string, c *brokerv1.InquiryContent) (*brokerv1.Inquiry, error) {
 	ct, err := s.validate(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.requireSites(ctx, ct.c.TargetSites...); err != nil {
 		return nil, err
 	}
 	return s.update(ctx, id, author, func(in *brokerv1.Inquiry) (*storage.NewExpose, error) {

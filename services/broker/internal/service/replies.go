@@ -55,6 +55,10 @@ func (s *Service) Reply(ctx context.Context, id, email string, body []byte, cont
 	if err := s.store.PutReply(ctx, r); err != nil {
 		return err
 	}
+	if err := s.store.SiteReplied(ctx, b.SiteID, r.ReceivedAt); err != nil {
+		// The reply is stored; only the site's "last replied" lags.
+		s.log.WarnContext(ctx, "recording the site's last reply failed", "site", b.SiteID, "err", err)
+	}
 	s.watchers.notify(id)
 	s.log.InfoContext(ctx, "reply stored", "inquiry", id, "bank", b.Email, "site", b.SiteID, "count", countAttr(r.Count))
 	return nil

@@ -55,6 +55,8 @@ func testConfig(mode string) Config {
 		TokenCacheTTL: 5 * time.Second, ListCacheTTL: time.Second, PublicURL: "http://b/broker/rest/searchbroker"}
 }
 
+var testSites = []string{"s1", "s2", "s3", "charite", "dresden"}
+
 // replicas returns n services sharing one store, as replicas share Redis.
 func replicas(t *testing.T, n int, mode string) ([]*Service, *clock, *codeBox) {
 	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "b.db"), kv.BoltOptions{Partitions: storage.Partitions})
@@ -69,6 +71,12 @@ func replicas(t *testing.T, n int, mode string) ([]*Service, *clock, *codeBox) {
 		s := New(testConfig(mode), storage.New(db), box, slog.New(slog.DiscardHandler))
 		s.SetClock(c.now)
 		out = append(out, s)
+	}
+	// The sites the tests name are in the registry.
+	for _, id := range testSites {
+		if _, _, err := out[0].CreateSite(context.Background(), &brokerv1.CreateSiteRequest{Id: id, NameDe: "Standort " + id, NameEn: "Site " + id}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return out, c, box
 }

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"sort"
 	"sync"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"fris.dev/pkg/rpcerr"
 	brokerv1 "fris.dev/proto/broker/v1"
-	"fris.dev/services/broker/internal/storage"
 )
 
 // maxWatchers bounds the open WatchReplies calls of one replica: each holds
@@ -115,23 +113,4 @@ func (s *Service) WatchReplies(ctx context.Context, id, author string, send func
 		case <-tick.C:
 		}
 	}
-}
-
-// Sites lists the sites active banks are linked to, sorted: the sites an
-// inquiry can target.
-func (s *Service) Sites(ctx context.Context) ([]string, error) {
-	banks, err := s.store.Banks(ctx)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	out := []string{}
-	for _, b := range banks {
-		if b.Status == storage.BankActive && b.SiteID != "" && !seen[b.SiteID] {
-			seen[b.SiteID] = true
-			out = append(out, b.SiteID)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }

@@ -106,8 +106,17 @@ func TestWatchReplies(t *testing.T) {
 		t.Fatal("a malformed id is not refused")
 	}
 	sites, err := a.Sites(ctx)
-	if err != nil || !slices.Equal(sites, []string{"s1", "s2"}) {
+	if err != nil || len(sites) != len(testSites) {
 		t.Fatalf("sites = %v, %v", sites, err)
+	}
+	var active []string
+	for _, site := range sites {
+		if site.GetHasActiveBank() {
+			active = append(active, site.GetId())
+		}
+	}
+	if !slices.Equal(active, []string{"s1", "s2"}) {
+		t.Fatalf("sites with an active bank = %v", active)
 	}
 }
 

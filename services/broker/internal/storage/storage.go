@@ -1,6 +1,6 @@
-// Package storage keeps the broker's data: banks (by email, and by the hash
-// of their token), pending activation codes, inquiries, their expose PDFs
-// and the banks' replies.
+// Package storage keeps the broker's data: the site registry, banks (by
+// email, and by the hash of their token), pending activation codes,
+// inquiries, their expose PDFs and the banks' replies.
 package storage
 
 import (
@@ -126,6 +126,18 @@ type Store interface {
 	PutReport(ctx context.Context, r Report) error
 	// Reports returns every bank's latest report, by email.
 	Reports(ctx context.Context) ([]Report, error)
+
+	// CreateSite adds a site to the registry (ErrExists when its id is
+	// taken); LastReplyAt is ignored.
+	CreateSite(ctx context.Context, site Site) error
+	Site(ctx context.Context, id string) (Site, error)
+	// UpdateSite changes a site atomically; fn must not change the id.
+	UpdateSite(ctx context.Context, id string, fn func(*Site) error) (Site, error)
+	// Sites returns every site, by id.
+	Sites(ctx context.Context) ([]Site, error)
+	// SiteReplied records that a bank of the site replied at (unix
+	// nanoseconds), unless a later reply was recorded already.
+	SiteReplied(ctx context.Context, id string, at int64) error
 
 	Ping(ctx context.Context) error
 }

@@ -20,6 +20,7 @@ import (
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcclient"
 	"fris.dev/pkg/server"
+	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	uploadv1 "fris.dev/proto/upload/v1"
 	"fris.dev/services/upload/internal/service"
@@ -30,6 +31,7 @@ import (
 type Config struct {
 	server.Base
 	MDRAddr          string
+	BrokerAddr       string
 	Validation       string
 	MaxDocumentBytes int64
 	MaxDepth         int
@@ -54,6 +56,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Server.MaxRecvBytes = 24 << 20
 	c.Base.RegisterFlags(fs, "127.0.0.1:9103", "127.0.0.1:9203")
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "", "gRPC address of the mdr service, for value validation (empty: validation off)")
+	fs.StringVar(&c.BrokerAddr, "broker-addr", "", "gRPC address of the broker, whose site registry a new credential's site must be in (empty: not checked)")
 	fs.StringVar(&c.Validation, "validation", "", "values checked against the registry: off, warn (stored, problems logged and counted) or reject (422); default warn with -mdr-addr, else off")
 	fs.Int64Var(&c.MaxDocumentBytes, "max-document-bytes", 10<<20, "largest patient document")
 	fs.IntVar(&c.MaxDepth, "max-depth", 32, "deepest element nesting of a patient document")
@@ -157,6 +160,23 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		defer cc.Close()
 		checker = service.Registry{Client: mdrv1.NewMdrServiceClient(cc)}
 	}
+	var sites service.Sites
+	if cfg.BrokerAddr != "" {
+		// Upload's own certificate: the broker admits it to GetSite and
+		// CreateSite.
+		transport, err := cfg.Server.TLS.DialOption()
+		if err != nil {
+			return err
+		}
+		cc, err := rpcclient.Dial(cfg.BrokerAddr, transport)
+		if err != nil {
+			return fmt.Errorf("broker: %w", err)
+		}
+		defer cc.Close()
+		sites = service.BrokerSites{Client: brokerv1.NewBrokerAdminClient(cc)}
+	} else {
+		log.Warn("no -broker-addr: credentials are created for any site id, unchecked against the site registry")
+	}
 	params := password.Default
 	params.Memory = uint32(cfg.Argon2Memory)
 	reg := prometheus.NewRegistry()
@@ -176,8 +196,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}, func() float64 { return float64(hasher.Computations()) }))
 	svc := service.New(service.Config{
 		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation, MaxParseBytes: cfg.MaxParseBytes,
-		Guard: limits.Guard("basic", cfg.LimitBasic, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
+		Guard: limits.Guard("basic", cfg.LimitBasic, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling), Sites: sites,
 	}, storage.New(db), hasher, checker, newCounters(reg), log)
+	// In the background: the broker may start after upload, and uploads
+	// need no registry.
+	go migrateSites(ctx, svc, log)
 	return server.Run(ctx, cfg.Server, server.Service{
 		Name: "fris.upload.v1.UploadService",
 		Log:  log,
@@ -192,4 +215,23 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		// (docs/security.md): counts and times, never a patient.
 		Operator: []string{uploadv1.UploadAdmin_ListTeilers_FullMethodName},
 	})
+}
+
+// migrateSites puts the sites the credentials name into the broker's site
+// registry, retrying until the broker answers or ctx ends.
+func migrateSites(ctx context.Context, svc *service.Service, log *slog.Logger) {
+	wait := time.Second
+	for {
+		err := svc.MigrateSites(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		log.WarnContext(ctx, "site registry: the sites of the credentials could not be added yet; retrying", "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Minute)
+	}
 }

@@ -56,6 +56,11 @@ func (s *Service) CreateCredential(ctx context.Context, username string, t stora
 	if err := checkPassword(pass); err != nil {
 		return "", false, err
 	}
+	if s.cfg.Sites != nil {
+		if err := s.cfg.Sites.Check(ctx, t.SiteID); err != nil {
+			return "", false, err
+		}
+	}
 	hash, err := s.hasher.Hash(ctx, pass)
 	if err != nil {
 		return "", false, err

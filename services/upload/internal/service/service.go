@@ -45,6 +45,9 @@ type Config struct {
 	// MaxParseBytes bounds the bytes of documents parsed at once (a
 	// document waits for its share); 0: no bound.
 	MaxParseBytes int64
+	// Sites, when set, is the site registry a new credential's site must
+	// be in; nil checks nothing.
+	Sites Sites
 }
 
 // Checker validates values against the registry.

@@ -26,6 +26,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 		{"InquiriesAndExposes", testInquiriesAndExposes},
 		{"Replies", testReplies},
 		{"Reports", testReports},
+		{"Sites", testSites},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
 	}
