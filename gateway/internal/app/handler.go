@@ -159,6 +159,9 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 	if up.Upload != nil {
 		ec.Uploads = uploadv1.NewUploadAdminClient(up.Upload)
 	}
+	if up.Auth != nil {
+		ec.Auth = authv1.NewAuthServiceClient(up.Auth)
+	}
 	if cfg.ExplorerClientSecretFile != "" {
 		b, err := os.ReadFile(cfg.ExplorerClientSecretFile)
 		if err != nil {

@@ -37,6 +37,7 @@ import (
 	"fris.dev/gateway/internal/i18n"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/identity"
+	authv1 "fris.dev/proto/auth/v1"
 	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	uploadv1 "fris.dev/proto/upload/v1"
@@ -123,6 +124,9 @@ type Config struct {
 	// StaleAfter: the sites view highlights teilers without an upload for
 	// longer (default DefaultStaleAfter).
 	StaleAfter time.Duration
+	// Auth is the identity provider's API, for the account page
+	// (account.go); nil: changing a password answers 503.
+	Auth authv1.AuthServiceClient
 }
 
 // App serves the Explorer's pages.

@@ -272,8 +272,8 @@ func TestSignInCommitsNothingDurable(t *testing.T) {
 	if n := durable.updates.Load(); n != 0 {
 		t.Fatalf("two sign-ins committed %d durable transactions, want 0", n)
 	}
-	if n := codes.updates.Load(); n != 4 {
-		t.Fatalf("two sign-ins committed %d code transactions, want 4 (put and take each)", n)
+	if n := codes.updates.Load(); n != 6 {
+		t.Fatalf("two sign-ins committed %d code transactions, want 6 (put and take each, and each sign-in's record for the account page)", n)
 	}
 	if _, err := e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: signed.GetRefreshToken()}); err != nil {
 		t.Fatal(err)
