@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -168,9 +169,16 @@ func TestExplorerInquiry(t *testing.T) {
 
 	// A phone-sized screen, in German, the breakdowns and the unreadable
 	// body open.
-	p.do("in German", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=de"), chromedp.WaitVisible(chromedp.ID("results-total")),
-		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#results details").forEach(d => d.open = true)`))
-	p.wantText("main", "Freigegeben", "Alle Zielstandorte haben geantwortet.", "Antworten je Standort", "nicht lesbar", "männlich", "lots <b>")
+	// The results stream renders #results again once it connects, closing
+	// the details: open them (again) until the text is all there.
+	p.do("in German", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=de"), chromedp.WaitVisible(chromedp.ID("results-total")))
+	german := []string{"Freigegeben", "Alle Zielstandorte haben geantwortet.", "Antworten je Standort", "nicht lesbar", "männlich", "lots <b>"}
+	wantJS, _ := json.Marshal(german)
+	if err := chromedp.Do(p.ctx, chromedp.Poll[chromedp.Void](`(() => { document.querySelectorAll("#results details").forEach(d => d.open = true);
+		const t = document.querySelector("main").innerText; return `+string(wantJS)+`.every(w => t.includes(w)); })()`, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
+		p.wantText("main", german...)
+		t.Fatalf("the German results page: %v", err)
+	}
 	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
 	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 	if err != nil || width > 360 {

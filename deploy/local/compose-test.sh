@@ -70,6 +70,9 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+# A stop from outside (Ctrl-C, a CI timeout) cleans up too.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 for _ in $(seq 1 100); do [ -S "$tmp/podman.sock" ] && break; sleep 0.1; done
 
 # A free loopback port for the gateway.
@@ -95,6 +98,11 @@ prev=${FRIS_PREVIOUS_RELEASE:-$(grep -v '^#' deploy/local/previous-release | hea
 prevtag=prev-${prev:0:12}
 step "2/8 images: the previous release ($prevtag) and today's (compose-test)"
 mkdir -p "$tmp/prev"
+if ! git cat-file -e "$prev^{commit}" 2>/dev/null; then
+  # A shallow clone: fetch the history the upgrade starts from.
+  git fetch --quiet --unshallow 2>/dev/null || git fetch --quiet origin "$prev" 2>/dev/null || true
+fi
+git cat-file -e "$prev^{commit}" 2>/dev/null || fail "the previous release $prev is not in this clone (a shallow clone? git fetch --unshallow)"
 git archive "$prev" | tar -x -C "$tmp/prev"
 if ! podman image exists "fris-gateway:$prevtag"; then
   # That release's Dockerfile wrote its probe as a heredoc, which buildah
@@ -134,7 +142,7 @@ step "3/8 upgrade: the previous release up, data written"
   sleep 2
 done) &
 pump_pid=$!
-$dc up -d --no-build --quiet-pull >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up of the previous release"; }
+timeout 300 $dc up -d --no-build --quiet-pull >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up of the previous release"; }
 wait_up 180
 wait_seeds 180
 write_data "$tmp/data"
@@ -144,7 +152,7 @@ pump_pid=
 
 dc="$compose_bin -p $proj -f docker-compose.yml"
 step "3/8 upgrade: today's images on the same volumes"
-$dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up"; }
+timeout 300 $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up"; }
 wait_up 180
 wait_seeds 180
 verify_data "$tmp/data"
@@ -156,7 +164,7 @@ write_data "$tmp/data2"
 
 step "5/8 restart: down (volumes kept), up"
 $dc down >/dev/null 2>&1
-$dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up after down"; }
+timeout 300 $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up after down"; }
 wait_up 180
 wait_seeds 180
 verify_data "$tmp/data"
@@ -165,18 +173,18 @@ verify_data "$tmp/data2"
 step "6/8 rotate the key secret (new first, the old one after it for one start, then the new one alone) and the CA"
 demo_secret=TpIfDxwiEFWehgt4H2qYVUzgyvBpOWkgrC33R1jkG0U=
 new_secret=$(head -c 32 /dev/urandom | base64)
-FRIS_AUTH_KEY_SECRETS="$new_secret,$demo_secret" $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with the new key secret first"; }
+FRIS_AUTH_KEY_SECRETS="$new_secret,$demo_secret" timeout 300 $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with the new key secret first"; }
 wait_up 180
 wait_seeds 180
 verify_data "$tmp/data"
 export FRIS_AUTH_KEY_SECRETS=$new_secret
-$dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with the new key secret alone"; }
+timeout 300 $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with the new key secret alone"; }
 wait_up 180
 wait_seeds 180
 verify_data "$tmp/data"
 ca_before=$($dc run --rm --no-deps -T volumes-tool sha256sum /tls/ca.pem)
 $dc run --rm --no-deps -T volumes-tool sh -c 'rm -f /tls/*.pem'
-$dc up -d --no-build --force-recreate >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with a new CA"; }
+timeout 300 $dc up -d --no-build --force-recreate >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up with a new CA"; }
 wait_up 180
 wait_seeds 180
 ca_after=$($dc run --rm --no-deps -T volumes-tool sha256sum /tls/ca.pem)
@@ -192,7 +200,7 @@ ls -l "$backup" | sed 's/^/compose-test:   /'
 $dc down -v >/dev/null 2>&1
 [ -z "$(podman volume ls -q --filter "label=com.docker.compose.project=$proj")" ] || fail "volumes left after down -v"
 deploy/compose-restore.sh "$backup" $dc
-$dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up after the restore"; }
+timeout 300 $dc up -d --no-build >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up after the restore"; }
 wait_up 180
 wait_seeds 180
 verify_data "$tmp/data"

@@ -160,6 +160,7 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 		ec.Uploads = uploadv1.NewUploadAdminClient(up.Upload)
 	}
 	if up.Auth != nil {
+		ec.Auth = authv1.NewAuthServiceClient(up.Auth)
 		ec.Users = authv1.NewAuthAdminClient(up.Auth)
 	}
 	if cfg.ExplorerClientSecretFile != "" {

@@ -54,6 +54,9 @@ var wantAccess = map[string]access{
 	"GET /explorer/query/condition":               public,
 	"GET /explorer/query/group":                   public,
 	"GET /explorer/query/preview":                 public,
+	"GET /explorer/account":                       signedIn,
+	"POST /explorer/account/password":             signedIn,
+	"POST /explorer/account/signout-everywhere":   signedIn,
 }
 
 func TestRouteAccess(t *testing.T) {

@@ -125,6 +125,9 @@ type Config struct {
 	// StaleAfter: the sites view highlights teilers without an upload for
 	// longer (default DefaultStaleAfter).
 	StaleAfter time.Duration
+	// Auth is the identity provider's API, for the account page
+	// (account.go); nil: changing a password answers 503.
+	Auth authv1.AuthServiceClient
 }
 
 // App serves the Explorer's pages.

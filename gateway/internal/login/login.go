@@ -1,7 +1,7 @@
 // Package login is the browser side of the authorization code flow: the
 // page behind GET /oauth2/authorize that asks for email and password, and
 // the form POST that signs in and sends the browser back to the client with
-// a code. The auth service decides everything (client, redirect URI, PKCE,
+// a code; beside it the forgot-password and reset pages (account.go). The auth service decides everything (client, redirect URI, PKCE,
 // credentials); this package renders, protects the form and redirects only
 // to the URI the service returned.
 package login
@@ -13,7 +13,6 @@ import (
 	"errors"
 	"html/template"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -90,13 +89,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every response, the redirect included; pages refine the CSP.
 	securityHeaders(w.Header(), "", "")
 	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-		h.show(w, r)
-	case http.MethodPost:
-		h.submit(w, r)
+	case http.MethodGet, http.MethodHead, http.MethodPost:
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		apierr.WriteJSON(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed here")
+		return
+	}
+	switch strings.TrimPrefix(r.URL.Path, h.cfg.Prefix) {
+	case ForgotPath:
+		h.forgot(w, r)
+	case ResetPath:
+		h.reset(w, r)
+	case VerifyPath:
+		h.verify(w, r)
+	default:
+		if r.Method == http.MethodPost {
+			h.submit(w, r)
+		} else {
+			h.show(w, r)
+		}
 	}
 }
 
@@ -123,33 +134,8 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 
 // submit checks the form and signs in.
 func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
-	// The form only ever posts to its own origin. Browsers say where a
-	// request comes from; refuse anything from another site outright.
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		h.fail(w, r, http.StatusForbidden, "The sign-in form was sent from another site.", "")
-		return
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		h.fail(w, r, http.StatusUnsupportedMediaType, "The sign-in form must be sent as a form.", "")
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.cfg.MaxForm)
-	if err := r.ParseForm(); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			h.fail(w, r, http.StatusRequestEntityTooLarge, "The sign-in form is too large.", "")
-			return
-		}
-		h.fail(w, r, http.StatusBadRequest, "The sign-in form could not be read.", "")
-		return
-	}
-	vals, msg := single(r.PostForm)
-	if msg != "" {
-		h.fail(w, r, http.StatusBadRequest, msg, "")
-		return
-	}
-	if !h.csrfOK(r, vals.Get(CSRFField)) {
-		h.fail(w, r, http.StatusBadRequest, "This sign-in form has expired or was not sent from this page.", h.restart(vals))
+	vals, ok := h.readForm(w, r)
+	if !ok {
 		return
 	}
 	areq := authorizeRequest(vals)
@@ -219,7 +205,7 @@ func authorizeRequest(v url.Values) *authv1.AuthorizeRequest {
 
 // single refuses a request parameter sent more than once (RFC 6749 3.1).
 func single(v url.Values) (url.Values, string) {
-	for _, name := range append(params, CSRFField, "email", "password") {
+	for _, name := range append(params, CSRFField, "email", "password", "password2", "token") {
 		if len(v[name]) > 1 {
 			return nil, "The parameter " + name + " was sent more than once."
 		}
@@ -274,8 +260,8 @@ func newBase(w http.ResponseWriter, r *http.Request, again string) base {
 
 type loginPage struct {
 	base
-	Title, Nonce, ClientName, Action, CSRF, Email, Error string
-	Hidden                                               []hidden
+	Title, Nonce, ClientName, Action, CSRF, Email, Error, Forgot string
+	Hidden                                                       []hidden
 }
 
 type errorPage struct {
@@ -285,7 +271,11 @@ type errorPage struct {
 
 // page renders the login form.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request, code int, vals url.Values, res *authv1.AuthorizeResponse, email, msg string) {
-	p := loginPage{base: newBase(w, r, h.restart(vals)), Title: "Sign in", Nonce: token(16), ClientName: res.GetClientName(), Action: h.action, Email: email, Error: msg}
+	p := loginPage{base: newBase(w, r, h.restart(vals)), Title: "Sign in", Nonce: token(16), ClientName: res.GetClientName(), Action: h.action, Email: email, Error: msg,
+		Forgot: h.cfg.Prefix + ForgotPath}
+	if q := authorizeQuery(vals); q != "" {
+		p.Forgot += "?" + q
+	}
 	if p.ClientName == "" {
 		p.ClientName = vals.Get("client_id")
 	}

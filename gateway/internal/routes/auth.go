@@ -30,6 +30,12 @@ const DiscoveryPath = "/.well-known/openid-configuration"
 // AuthorizePath is the browser login below the prefix.
 const AuthorizePath = "/authorize"
 
+// loginPaths are the pages the login handler serves below the prefix: the
+// authorize page, and the self-service pages beside it (forgot password,
+// the mailed reset and verification links; login.ForgotPath, ResetPath,
+// VerifyPath).
+var loginPaths = []string{AuthorizePath, "/forgot", "/reset", "/verify"}
+
 // body kinds a POST route of group A accepts (see rewrite).
 type bodyKind int
 
@@ -99,8 +105,10 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 		for _, rt := range authRoutes {
 			mux.Handle(rt.method+" "+prefix+rt.path, off)
 		}
-		mux.Handle("GET "+prefix+AuthorizePath, off)
-		mux.Handle("POST "+prefix+AuthorizePath, off)
+		for _, path := range loginPaths {
+			mux.Handle("GET "+prefix+path, off)
+			mux.Handle("POST "+prefix+path, off)
+		}
 		mux.Handle("GET "+DiscoveryPath, off)
 		mux.Handle("GET "+prefix+DiscoveryPath, off)
 		return
@@ -124,8 +132,10 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 		}
 		mux.Handle(rt.method+" "+prefix+rt.path, rh)
 	}
-	mux.Handle("GET "+prefix+AuthorizePath, login)
-	mux.Handle("POST "+prefix+AuthorizePath, login) // bounded by its own MaxForm, with a page
+	for _, path := range loginPaths {
+		mux.Handle("GET "+prefix+path, login)
+		mux.Handle("POST "+prefix+path, login) // bounded by its own MaxForm, with a page
+	}
 	discovery := asGET(withAuthPrefix(prefix, gw))
 	mux.Handle("GET "+DiscoveryPath, discovery)
 	// Also below the prefix, where the Samply auth client looks for it

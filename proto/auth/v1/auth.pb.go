@@ -2275,7 +2275,7 @@ var File_auth_v1_auth_proto protoreflect.FileDescriptor
 
 const file_auth_v1_auth_proto_rawDesc = "" +
 	"\n" +
-	"\x12auth/v1/auth.proto\x12\ffris.auth.v1\x1a\x16auth/v1/register.proto\x1a\x1cgoogle/api/annotations.proto\"\x90\x01\n" +
+	"\x12auth/v1/auth.proto\x12\ffris.auth.v1\x1a\x15auth/v1/account.proto\x1a\x16auth/v1/register.proto\x1a\x1cgoogle/api/annotations.proto\"\x90\x01\n" +
 	"\x06Client\x12\x1a\n" +
 	"\bclientId\x18\x01 \x01(\tR\bclientId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -2460,7 +2460,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\rLoginResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x16\n" +
-	"\x06device\x18\x03 \x01(\tR\x06device2\xc5\v\n" +
+	"\x06device\x18\x03 \x01(\tR\x06device2\xe2\x10\n" +
 	"\vAuthService\x12t\n" +
 	"\vListClients\x12 .fris.auth.v1.ListClientsRequest\x1a!.fris.auth.v1.ListClientsResponse\" \x82\xd3\xe4\x93\x02\x1ab\aclients\x12\x0f/oauth2/clients\x12i\n" +
 	"\tListCerts\x12\x1e.fris.auth.v1.ListCertsRequest\x1a\x1f.fris.auth.v1.ListCertsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15b\x04keys\x12\r/oauth2/certs\x12Q\n" +
@@ -2476,7 +2476,14 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"Introspect\x12\x1f.fris.auth.v1.IntrospectRequest\x1a\x1b.fris.auth.v1.Introspection\"\x1d\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/oauth2/introspect\x12f\n" +
 	"\bRegister\x12\x1d.fris.auth.v1.RegisterRequest\x1a\x1e.fris.auth.v1.RegisterResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/oauth2/register\x12L\n" +
 	"\tAuthorize\x12\x1e.fris.auth.v1.AuthorizeRequest\x1a\x1f.fris.auth.v1.AuthorizeResponse\x12@\n" +
-	"\x05Login\x12\x1a.fris.auth.v1.LoginRequest\x1a\x1b.fris.auth.v1.LoginResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
+	"\x05Login\x12\x1a.fris.auth.v1.LoginRequest\x1a\x1b.fris.auth.v1.LoginResponse\x12m\n" +
+	"\x14RequestPasswordReset\x12).fris.auth.v1.RequestPasswordResetRequest\x1a*.fris.auth.v1.RequestPasswordResetResponse\x12d\n" +
+	"\x11CheckAccountToken\x12&.fris.auth.v1.CheckAccountTokenRequest\x1a'.fris.auth.v1.CheckAccountTokenResponse\x12X\n" +
+	"\rResetPassword\x12\".fris.auth.v1.ResetPasswordRequest\x1a#.fris.auth.v1.ResetPasswordResponse\x12R\n" +
+	"\vVerifyEmail\x12 .fris.auth.v1.VerifyEmailRequest\x1a!.fris.auth.v1.VerifyEmailResponse\x12[\n" +
+	"\x0eChangePassword\x12#.fris.auth.v1.ChangePasswordRequest\x1a$.fris.auth.v1.ChangePasswordResponse\x12U\n" +
+	"\fListSessions\x12!.fris.auth.v1.ListSessionsRequest\x1a\".fris.auth.v1.ListSessionsResponse\x12d\n" +
+	"\x11SignOutEverywhere\x12&.fris.auth.v1.SignOutEverywhereRequest\x1a'.fris.auth.v1.SignOutEverywhereResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_auth_proto_rawDescOnce sync.Once
@@ -2492,40 +2499,54 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 
 var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_auth_v1_auth_proto_goTypes = []any{
-	(*Client)(nil),              // 0: fris.auth.v1.Client
-	(*ListClientsRequest)(nil),  // 1: fris.auth.v1.ListClientsRequest
-	(*ListClientsResponse)(nil), // 2: fris.auth.v1.ListClientsResponse
-	(*PublicKey)(nil),           // 3: fris.auth.v1.PublicKey
-	(*ListCertsRequest)(nil),    // 4: fris.auth.v1.ListCertsRequest
-	(*ListCertsResponse)(nil),   // 5: fris.auth.v1.ListCertsResponse
-	(*JWK)(nil),                 // 6: fris.auth.v1.JWK
-	(*GetJWKSRequest)(nil),      // 7: fris.auth.v1.GetJWKSRequest
-	(*JWKS)(nil),                // 8: fris.auth.v1.JWKS
-	(*TokenRequest)(nil),        // 9: fris.auth.v1.TokenRequest
-	(*TokenResponse)(nil),       // 10: fris.auth.v1.TokenResponse
-	(*SignRequestRequest)(nil),  // 11: fris.auth.v1.SignRequestRequest
-	(*SignRequestResponse)(nil), // 12: fris.auth.v1.SignRequestResponse
-	(*GetTokenInfoRequest)(nil), // 13: fris.auth.v1.GetTokenInfoRequest
-	(*TokenInfo)(nil),           // 14: fris.auth.v1.TokenInfo
-	(*Locality)(nil),            // 15: fris.auth.v1.Locality
-	(*UserInfo)(nil),            // 16: fris.auth.v1.UserInfo
-	(*GetUserInfoRequest)(nil),  // 17: fris.auth.v1.GetUserInfoRequest
-	(*SearchUsersRequest)(nil),  // 18: fris.auth.v1.SearchUsersRequest
-	(*SearchUsersResponse)(nil), // 19: fris.auth.v1.SearchUsersResponse
-	(*RegisterRequest)(nil),     // 20: fris.auth.v1.RegisterRequest
-	(*GetDiscoveryRequest)(nil), // 21: fris.auth.v1.GetDiscoveryRequest
-	(*Discovery)(nil),           // 22: fris.auth.v1.Discovery
-	(*RevokeRequest)(nil),       // 23: fris.auth.v1.RevokeRequest
-	(*RevokeResponse)(nil),      // 24: fris.auth.v1.RevokeResponse
-	(*IntrospectRequest)(nil),   // 25: fris.auth.v1.IntrospectRequest
-	(*Introspection)(nil),       // 26: fris.auth.v1.Introspection
-	(*Revocation)(nil),          // 27: fris.auth.v1.Revocation
-	(*RevocationList)(nil),      // 28: fris.auth.v1.RevocationList
-	(*AuthorizeRequest)(nil),    // 29: fris.auth.v1.AuthorizeRequest
-	(*AuthorizeResponse)(nil),   // 30: fris.auth.v1.AuthorizeResponse
-	(*LoginRequest)(nil),        // 31: fris.auth.v1.LoginRequest
-	(*LoginResponse)(nil),       // 32: fris.auth.v1.LoginResponse
-	(*RegisterResponse)(nil),    // 33: fris.auth.v1.RegisterResponse
+	(*Client)(nil),                       // 0: fris.auth.v1.Client
+	(*ListClientsRequest)(nil),           // 1: fris.auth.v1.ListClientsRequest
+	(*ListClientsResponse)(nil),          // 2: fris.auth.v1.ListClientsResponse
+	(*PublicKey)(nil),                    // 3: fris.auth.v1.PublicKey
+	(*ListCertsRequest)(nil),             // 4: fris.auth.v1.ListCertsRequest
+	(*ListCertsResponse)(nil),            // 5: fris.auth.v1.ListCertsResponse
+	(*JWK)(nil),                          // 6: fris.auth.v1.JWK
+	(*GetJWKSRequest)(nil),               // 7: fris.auth.v1.GetJWKSRequest
+	(*JWKS)(nil),                         // 8: fris.auth.v1.JWKS
+	(*TokenRequest)(nil),                 // 9: fris.auth.v1.TokenRequest
+	(*TokenResponse)(nil),                // 10: fris.auth.v1.TokenResponse
+	(*SignRequestRequest)(nil),           // 11: fris.auth.v1.SignRequestRequest
+	(*SignRequestResponse)(nil),          // 12: fris.auth.v1.SignRequestResponse
+	(*GetTokenInfoRequest)(nil),          // 13: fris.auth.v1.GetTokenInfoRequest
+	(*TokenInfo)(nil),                    // 14: fris.auth.v1.TokenInfo
+	(*Locality)(nil),                     // 15: fris.auth.v1.Locality
+	(*UserInfo)(nil),                     // 16: fris.auth.v1.UserInfo
+	(*GetUserInfoRequest)(nil),           // 17: fris.auth.v1.GetUserInfoRequest
+	(*SearchUsersRequest)(nil),           // 18: fris.auth.v1.SearchUsersRequest
+	(*SearchUsersResponse)(nil),          // 19: fris.auth.v1.SearchUsersResponse
+	(*RegisterRequest)(nil),              // 20: fris.auth.v1.RegisterRequest
+	(*GetDiscoveryRequest)(nil),          // 21: fris.auth.v1.GetDiscoveryRequest
+	(*Discovery)(nil),                    // 22: fris.auth.v1.Discovery
+	(*RevokeRequest)(nil),                // 23: fris.auth.v1.RevokeRequest
+	(*RevokeResponse)(nil),               // 24: fris.auth.v1.RevokeResponse
+	(*IntrospectRequest)(nil),            // 25: fris.auth.v1.IntrospectRequest
+	(*Introspection)(nil),                // 26: fris.auth.v1.Introspection
+	(*Revocation)(nil),                   // 27: fris.auth.v1.Revocation
+	(*RevocationList)(nil),               // 28: fris.auth.v1.RevocationList
+	(*AuthorizeRequest)(nil),             // 29: fris.auth.v1.AuthorizeRequest
+	(*AuthorizeResponse)(nil),            // 30: fris.auth.v1.AuthorizeResponse
+	(*LoginRequest)(nil),                 // 31: fris.auth.v1.LoginRequest
+	(*LoginResponse)(nil),                // 32: fris.auth.v1.LoginResponse
+	(*RequestPasswordResetRequest)(nil),  // 33: fris.auth.v1.RequestPasswordResetRequest
+	(*CheckAccountTokenRequest)(nil),     // 34: fris.auth.v1.CheckAccountTokenRequest
+	(*ResetPasswordRequest)(nil),         // 35: fris.auth.v1.ResetPasswordRequest
+	(*VerifyEmailRequest)(nil),           // 36: fris.auth.v1.VerifyEmailRequest
+	(*ChangePasswordRequest)(nil),        // 37: fris.auth.v1.ChangePasswordRequest
+	(*ListSessionsRequest)(nil),          // 38: fris.auth.v1.ListSessionsRequest
+	(*SignOutEverywhereRequest)(nil),     // 39: fris.auth.v1.SignOutEverywhereRequest
+	(*RegisterResponse)(nil),             // 40: fris.auth.v1.RegisterResponse
+	(*RequestPasswordResetResponse)(nil), // 41: fris.auth.v1.RequestPasswordResetResponse
+	(*CheckAccountTokenResponse)(nil),    // 42: fris.auth.v1.CheckAccountTokenResponse
+	(*ResetPasswordResponse)(nil),        // 43: fris.auth.v1.ResetPasswordResponse
+	(*VerifyEmailResponse)(nil),          // 44: fris.auth.v1.VerifyEmailResponse
+	(*ChangePasswordResponse)(nil),       // 45: fris.auth.v1.ChangePasswordResponse
+	(*ListSessionsResponse)(nil),         // 46: fris.auth.v1.ListSessionsResponse
+	(*SignOutEverywhereResponse)(nil),    // 47: fris.auth.v1.SignOutEverywhereResponse
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.ListClientsResponse.clients:type_name -> fris.auth.v1.Client
@@ -2549,22 +2570,36 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	20, // 18: fris.auth.v1.AuthService.Register:input_type -> fris.auth.v1.RegisterRequest
 	29, // 19: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
 	31, // 20: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
-	2,  // 21: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
-	5,  // 22: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
-	8,  // 23: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
-	22, // 24: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
-	10, // 25: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
-	12, // 26: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
-	14, // 27: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
-	16, // 28: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
-	19, // 29: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
-	24, // 30: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
-	26, // 31: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
-	33, // 32: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
-	30, // 33: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
-	32, // 34: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
-	21, // [21:35] is the sub-list for method output_type
-	7,  // [7:21] is the sub-list for method input_type
+	33, // 21: fris.auth.v1.AuthService.RequestPasswordReset:input_type -> fris.auth.v1.RequestPasswordResetRequest
+	34, // 22: fris.auth.v1.AuthService.CheckAccountToken:input_type -> fris.auth.v1.CheckAccountTokenRequest
+	35, // 23: fris.auth.v1.AuthService.ResetPassword:input_type -> fris.auth.v1.ResetPasswordRequest
+	36, // 24: fris.auth.v1.AuthService.VerifyEmail:input_type -> fris.auth.v1.VerifyEmailRequest
+	37, // 25: fris.auth.v1.AuthService.ChangePassword:input_type -> fris.auth.v1.ChangePasswordRequest
+	38, // 26: fris.auth.v1.AuthService.ListSessions:input_type -> fris.auth.v1.ListSessionsRequest
+	39, // 27: fris.auth.v1.AuthService.SignOutEverywhere:input_type -> fris.auth.v1.SignOutEverywhereRequest
+	2,  // 28: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
+	5,  // 29: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
+	8,  // 30: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
+	22, // 31: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
+	10, // 32: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
+	12, // 33: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
+	14, // 34: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
+	16, // 35: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
+	19, // 36: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
+	24, // 37: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
+	26, // 38: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
+	40, // 39: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
+	30, // 40: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
+	32, // 41: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
+	41, // 42: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
+	42, // 43: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
+	43, // 44: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
+	44, // 45: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
+	45, // 46: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
+	46, // 47: fris.auth.v1.AuthService.ListSessions:output_type -> fris.auth.v1.ListSessionsResponse
+	47, // 48: fris.auth.v1.AuthService.SignOutEverywhere:output_type -> fris.auth.v1.SignOutEverywhereResponse
+	28, // [28:49] is the sub-list for method output_type
+	7,  // [7:28] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -2575,6 +2610,7 @@ func file_auth_v1_auth_proto_init() {
 	if File_auth_v1_auth_proto != nil {
 		return
 	}
+	file_auth_v1_account_proto_init()
 	file_auth_v1_register_proto_init()
 	file_auth_v1_auth_proto_msgTypes[10].OneofWrappers = []any{}
 	file_auth_v1_auth_proto_msgTypes[26].OneofWrappers = []any{}

@@ -23,20 +23,27 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AuthService_ListClients_FullMethodName  = "/fris.auth.v1.AuthService/ListClients"
-	AuthService_ListCerts_FullMethodName    = "/fris.auth.v1.AuthService/ListCerts"
-	AuthService_GetJWKS_FullMethodName      = "/fris.auth.v1.AuthService/GetJWKS"
-	AuthService_GetDiscovery_FullMethodName = "/fris.auth.v1.AuthService/GetDiscovery"
-	AuthService_Token_FullMethodName        = "/fris.auth.v1.AuthService/Token"
-	AuthService_SignRequest_FullMethodName  = "/fris.auth.v1.AuthService/SignRequest"
-	AuthService_GetTokenInfo_FullMethodName = "/fris.auth.v1.AuthService/GetTokenInfo"
-	AuthService_GetUserInfo_FullMethodName  = "/fris.auth.v1.AuthService/GetUserInfo"
-	AuthService_SearchUsers_FullMethodName  = "/fris.auth.v1.AuthService/SearchUsers"
-	AuthService_Revoke_FullMethodName       = "/fris.auth.v1.AuthService/Revoke"
-	AuthService_Introspect_FullMethodName   = "/fris.auth.v1.AuthService/Introspect"
-	AuthService_Register_FullMethodName     = "/fris.auth.v1.AuthService/Register"
-	AuthService_Authorize_FullMethodName    = "/fris.auth.v1.AuthService/Authorize"
-	AuthService_Login_FullMethodName        = "/fris.auth.v1.AuthService/Login"
+	AuthService_ListClients_FullMethodName          = "/fris.auth.v1.AuthService/ListClients"
+	AuthService_ListCerts_FullMethodName            = "/fris.auth.v1.AuthService/ListCerts"
+	AuthService_GetJWKS_FullMethodName              = "/fris.auth.v1.AuthService/GetJWKS"
+	AuthService_GetDiscovery_FullMethodName         = "/fris.auth.v1.AuthService/GetDiscovery"
+	AuthService_Token_FullMethodName                = "/fris.auth.v1.AuthService/Token"
+	AuthService_SignRequest_FullMethodName          = "/fris.auth.v1.AuthService/SignRequest"
+	AuthService_GetTokenInfo_FullMethodName         = "/fris.auth.v1.AuthService/GetTokenInfo"
+	AuthService_GetUserInfo_FullMethodName          = "/fris.auth.v1.AuthService/GetUserInfo"
+	AuthService_SearchUsers_FullMethodName          = "/fris.auth.v1.AuthService/SearchUsers"
+	AuthService_Revoke_FullMethodName               = "/fris.auth.v1.AuthService/Revoke"
+	AuthService_Introspect_FullMethodName           = "/fris.auth.v1.AuthService/Introspect"
+	AuthService_Register_FullMethodName             = "/fris.auth.v1.AuthService/Register"
+	AuthService_Authorize_FullMethodName            = "/fris.auth.v1.AuthService/Authorize"
+	AuthService_Login_FullMethodName                = "/fris.auth.v1.AuthService/Login"
+	AuthService_RequestPasswordReset_FullMethodName = "/fris.auth.v1.AuthService/RequestPasswordReset"
+	AuthService_CheckAccountToken_FullMethodName    = "/fris.auth.v1.AuthService/CheckAccountToken"
+	AuthService_ResetPassword_FullMethodName        = "/fris.auth.v1.AuthService/ResetPassword"
+	AuthService_VerifyEmail_FullMethodName          = "/fris.auth.v1.AuthService/VerifyEmail"
+	AuthService_ChangePassword_FullMethodName       = "/fris.auth.v1.AuthService/ChangePassword"
+	AuthService_ListSessions_FullMethodName         = "/fris.auth.v1.AuthService/ListSessions"
+	AuthService_SignOutEverywhere_FullMethodName    = "/fris.auth.v1.AuthService/SignOutEverywhere"
 )
 
 // AuthServiceClient is the client API for AuthService service.
@@ -64,6 +71,17 @@ type AuthServiceClient interface {
 	// Authorize and Login back the browser login page the gateway renders.
 	Authorize(ctx context.Context, in *AuthorizeRequest, opts ...grpc.CallOption) (*AuthorizeResponse, error)
 	Login(ctx context.Context, in *LoginRequest, opts ...grpc.CallOption) (*LoginResponse, error)
+	// Account self-service (account.proto), for the gateway's pages.
+	RequestPasswordReset(ctx context.Context, in *RequestPasswordResetRequest, opts ...grpc.CallOption) (*RequestPasswordResetResponse, error)
+	CheckAccountToken(ctx context.Context, in *CheckAccountTokenRequest, opts ...grpc.CallOption) (*CheckAccountTokenResponse, error)
+	ResetPassword(ctx context.Context, in *ResetPasswordRequest, opts ...grpc.CallOption) (*ResetPasswordResponse, error)
+	VerifyEmail(ctx context.Context, in *VerifyEmailRequest, opts ...grpc.CallOption) (*VerifyEmailResponse, error)
+	// ChangePassword reads the access token from the `authorization` metadata.
+	ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*ChangePasswordResponse, error)
+	// ListSessions and SignOutEverywhere: the token's user's sign-ins, and
+	// revoking every token of the user (this one's included).
+	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
+	SignOutEverywhere(ctx context.Context, in *SignOutEverywhereRequest, opts ...grpc.CallOption) (*SignOutEverywhereResponse, error)
 }
 
 type authServiceClient struct {
@@ -214,6 +232,76 @@ func (c *authServiceClient) Login(ctx context.Context, in *LoginRequest, opts ..
 	return out, nil
 }
 
+func (c *authServiceClient) RequestPasswordReset(ctx context.Context, in *RequestPasswordResetRequest, opts ...grpc.CallOption) (*RequestPasswordResetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RequestPasswordResetResponse)
+	err := c.cc.Invoke(ctx, AuthService_RequestPasswordReset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) CheckAccountToken(ctx context.Context, in *CheckAccountTokenRequest, opts ...grpc.CallOption) (*CheckAccountTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckAccountTokenResponse)
+	err := c.cc.Invoke(ctx, AuthService_CheckAccountToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) ResetPassword(ctx context.Context, in *ResetPasswordRequest, opts ...grpc.CallOption) (*ResetPasswordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResetPasswordResponse)
+	err := c.cc.Invoke(ctx, AuthService_ResetPassword_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) VerifyEmail(ctx context.Context, in *VerifyEmailRequest, opts ...grpc.CallOption) (*VerifyEmailResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyEmailResponse)
+	err := c.cc.Invoke(ctx, AuthService_VerifyEmail_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*ChangePasswordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChangePasswordResponse)
+	err := c.cc.Invoke(ctx, AuthService_ChangePassword_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSessionsResponse)
+	err := c.cc.Invoke(ctx, AuthService_ListSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) SignOutEverywhere(ctx context.Context, in *SignOutEverywhereRequest, opts ...grpc.CallOption) (*SignOutEverywhereResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignOutEverywhereResponse)
+	err := c.cc.Invoke(ctx, AuthService_SignOutEverywhere_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthServiceServer is the server API for AuthService service.
 // All implementations must embed UnimplementedAuthServiceServer
 // for forward compatibility.
@@ -239,6 +327,17 @@ type AuthServiceServer interface {
 	// Authorize and Login back the browser login page the gateway renders.
 	Authorize(context.Context, *AuthorizeRequest) (*AuthorizeResponse, error)
 	Login(context.Context, *LoginRequest) (*LoginResponse, error)
+	// Account self-service (account.proto), for the gateway's pages.
+	RequestPasswordReset(context.Context, *RequestPasswordResetRequest) (*RequestPasswordResetResponse, error)
+	CheckAccountToken(context.Context, *CheckAccountTokenRequest) (*CheckAccountTokenResponse, error)
+	ResetPassword(context.Context, *ResetPasswordRequest) (*ResetPasswordResponse, error)
+	VerifyEmail(context.Context, *VerifyEmailRequest) (*VerifyEmailResponse, error)
+	// ChangePassword reads the access token from the `authorization` metadata.
+	ChangePassword(context.Context, *ChangePasswordRequest) (*ChangePasswordResponse, error)
+	// ListSessions and SignOutEverywhere: the token's user's sign-ins, and
+	// revoking every token of the user (this one's included).
+	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
+	SignOutEverywhere(context.Context, *SignOutEverywhereRequest) (*SignOutEverywhereResponse, error)
 	mustEmbedUnimplementedAuthServiceServer()
 }
 
@@ -290,6 +389,27 @@ func (UnimplementedAuthServiceServer) Authorize(context.Context, *AuthorizeReque
 }
 func (UnimplementedAuthServiceServer) Login(context.Context, *LoginRequest) (*LoginResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Login not implemented")
+}
+func (UnimplementedAuthServiceServer) RequestPasswordReset(context.Context, *RequestPasswordResetRequest) (*RequestPasswordResetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RequestPasswordReset not implemented")
+}
+func (UnimplementedAuthServiceServer) CheckAccountToken(context.Context, *CheckAccountTokenRequest) (*CheckAccountTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckAccountToken not implemented")
+}
+func (UnimplementedAuthServiceServer) ResetPassword(context.Context, *ResetPasswordRequest) (*ResetPasswordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResetPassword not implemented")
+}
+func (UnimplementedAuthServiceServer) VerifyEmail(context.Context, *VerifyEmailRequest) (*VerifyEmailResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyEmail not implemented")
+}
+func (UnimplementedAuthServiceServer) ChangePassword(context.Context, *ChangePasswordRequest) (*ChangePasswordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChangePassword not implemented")
+}
+func (UnimplementedAuthServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSessions not implemented")
+}
+func (UnimplementedAuthServiceServer) SignOutEverywhere(context.Context, *SignOutEverywhereRequest) (*SignOutEverywhereResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SignOutEverywhere not implemented")
 }
 func (UnimplementedAuthServiceServer) mustEmbedUnimplementedAuthServiceServer() {}
 func (UnimplementedAuthServiceServer) testEmbeddedByValue()                     {}
@@ -564,6 +684,132 @@ func _AuthService_Login_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_RequestPasswordReset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RequestPasswordResetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).RequestPasswordReset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_RequestPasswordReset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).RequestPasswordReset(ctx, req.(*RequestPasswordResetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_CheckAccountToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckAccountTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).CheckAccountToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_CheckAccountToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).CheckAccountToken(ctx, req.(*CheckAccountTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_ResetPassword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResetPasswordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).ResetPassword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_ResetPassword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).ResetPassword(ctx, req.(*ResetPasswordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_VerifyEmail_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyEmailRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).VerifyEmail(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_VerifyEmail_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).VerifyEmail(ctx, req.(*VerifyEmailRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_ChangePassword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChangePasswordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).ChangePassword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_ChangePassword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).ChangePassword(ctx, req.(*ChangePasswordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_ListSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).ListSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_ListSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).ListSessions(ctx, req.(*ListSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_SignOutEverywhere_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SignOutEverywhereRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).SignOutEverywhere(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_SignOutEverywhere_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).SignOutEverywhere(ctx, req.(*SignOutEverywhereRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthService_ServiceDesc is the grpc.ServiceDesc for AuthService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -626,6 +872,34 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Login",
 			Handler:    _AuthService_Login_Handler,
+		},
+		{
+			MethodName: "RequestPasswordReset",
+			Handler:    _AuthService_RequestPasswordReset_Handler,
+		},
+		{
+			MethodName: "CheckAccountToken",
+			Handler:    _AuthService_CheckAccountToken_Handler,
+		},
+		{
+			MethodName: "ResetPassword",
+			Handler:    _AuthService_ResetPassword_Handler,
+		},
+		{
+			MethodName: "VerifyEmail",
+			Handler:    _AuthService_VerifyEmail_Handler,
+		},
+		{
+			MethodName: "ChangePassword",
+			Handler:    _AuthService_ChangePassword_Handler,
+		},
+		{
+			MethodName: "ListSessions",
+			Handler:    _AuthService_ListSessions_Handler,
+		},
+		{
+			MethodName: "SignOutEverywhere",
+			Handler:    _AuthService_SignOutEverywhere_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

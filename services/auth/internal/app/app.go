@@ -21,6 +21,7 @@ import (
 	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
 	"fris.dev/pkg/kv"
+	"fris.dev/pkg/mailer"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
@@ -116,7 +117,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Secret:    limits.Guard("client_secret", cfg.LimitSecret, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
 			Signature: limits.Guard("signature", cfg.LimitSignature, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),
 			Register:  limits.Guard("register", ratelimit.Policy{}, cfg.LimitRegister),
+			Reset:     limits.Guard("password_reset", cfg.LimitReset, cfg.LimitResetAddr).WithCeiling(cfg.LimitResetCeiling),
+			Link:      limits.Guard("account_link", ratelimit.Policy{}, cfg.LimitAddr),
 		},
+		Mail: accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
 	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -176,6 +180,16 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			authv1.AuthAdmin_RevokeUser_FullMethodName,
 		},
 	})
+}
+
+// accountMailer is the SMTP server of -smtp-addr, nil without one: the
+// service then writes the links to the log.
+func accountMailer(c Account, log *slog.Logger) service.Mailer {
+	if c.SMTPAddr == "" {
+		log.Warn("no -smtp-addr: password-reset and email verification links are written to this log for the operator")
+		return nil
+	}
+	return mailer.SMTP{Addr: c.SMTPAddr, From: c.SMTPFrom, User: c.SMTPUser, Password: c.SMTPPassword}
 }
 
 // publishPending logs the revocations a replica wrote but could not log

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/mail"
 	"net/url"
 	"strings"
 	"time"
@@ -25,6 +27,7 @@ type Config struct {
 	Signup
 	Hashing
 	Limits
+	Account
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -38,12 +41,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Signup.RegisterFlags(fs)
 	c.Hashing.RegisterFlags(fs)
 	c.Limits.RegisterFlags(fs)
+	c.Account.RegisterFlags(fs)
 }
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
 	return errors.Join(c.Base.Validate(), c.Tokens.Validate(), c.Keys.Validate(),
-		c.Signup.Validate(), c.Hashing.Validate(), c.Limits.Validate())
+		c.Signup.Validate(), c.Hashing.Validate(), c.Limits.Validate(), c.Account.Validate())
 }
 
 // Tokens is what the issued tokens and codes carry: their issuer, their
@@ -225,6 +229,11 @@ type Limits struct {
 	// devices; LimitRegister bounds registrations per address.
 	LimitCeiling  ratelimit.Policy
 	LimitRegister ratelimit.Policy
+	// Password-reset requests: per email and address, per address, and
+	// per email from all addresses (the holder's known device skips it).
+	LimitReset        ratelimit.Policy
+	LimitResetAddr    ratelimit.Policy
+	LimitResetCeiling ratelimit.Policy
 }
 
 // RegisterFlags adds the abuse limits' flags to fs.
@@ -235,15 +244,60 @@ func (c *Limits) RegisterFlags(fs *flag.FlagSet) {
 	ratelimit.PolicyVar(fs, &c.LimitAddr, "limit-addr", "30/1m:1s..5m", "failed credential checks (any of the above) per client address")
 	ratelimit.PolicyVar(fs, &c.LimitCeiling, "limit-account-ceiling", "100/1h", "failed credential checks per account (email, client ID, user key) from all addresses together; an address or device that signed in before skips it")
 	ratelimit.PolicyVar(fs, &c.LimitRegister, "limit-register", "20/1h", "registrations (POST /register, new or taken email) per client address")
+	ratelimit.PolicyVar(fs, &c.LimitReset, "limit-reset", "3/1h", "password-reset requests per email address and client address (known or unknown email alike)")
+	ratelimit.PolicyVar(fs, &c.LimitResetAddr, "limit-reset-addr", "10/1h", "password-reset requests per client address")
+	ratelimit.PolicyVar(fs, &c.LimitResetCeiling, "limit-reset-ceiling", "20/1h", "password-reset requests per email address from all addresses together; a browser that signed in to the account before skips it")
 }
 
 // Validate reports the abuse limits' mistakes.
 func (c *Limits) Validate() error {
 	var errs []error
 	for name, p := range map[string]ratelimit.Policy{"-limit-login": c.LimitLogin, "-limit-client-secret": c.LimitSecret, "-limit-signature": c.LimitSignature, "-limit-addr": c.LimitAddr,
-		"-limit-account-ceiling": c.LimitCeiling, "-limit-register": c.LimitRegister} {
+		"-limit-account-ceiling": c.LimitCeiling, "-limit-register": c.LimitRegister,
+		"-limit-reset": c.LimitReset, "-limit-reset-addr": c.LimitResetAddr, "-limit-reset-ceiling": c.LimitResetCeiling} {
 		if err := p.Validate(name); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Account is account self-service: the links mailed to people (password
+// reset, email verification) and the mail server that sends them.
+type Account struct {
+	ResetTTL     time.Duration
+	VerifyTTL    time.Duration
+	SMTPAddr     string
+	SMTPFrom     string
+	SMTPUser     string
+	SMTPPassword string
+}
+
+// RegisterFlags adds self-service's flags to fs.
+func (c *Account) RegisterFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.ResetTTL, "reset-ttl", 30*time.Minute, "how long a mailed password-reset link may be used (once)")
+	fs.DurationVar(&c.VerifyTTL, "verify-ttl", 72*time.Hour, "how long a mailed email verification link may be used (once)")
+	fs.StringVar(&c.SMTPAddr, "smtp-addr", "", "SMTP server host:port for password-reset and verification mails (empty: the links go to the log)")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", "", "sender address of the mails")
+	fs.StringVar(&c.SMTPUser, "smtp-user", "", "SMTP user (empty: no authentication)")
+	fs.StringVar(&c.SMTPPassword, "smtp-password", "", "SMTP password (prefer FRIS_AUTH_SMTP_PASSWORD)")
+}
+
+// Validate reports self-service's mistakes.
+func (c *Account) Validate() error {
+	var errs []error
+	if c.ResetTTL <= 0 || c.ResetTTL > 24*time.Hour {
+		errs = append(errs, errors.New("-reset-ttl must be positive and at most 24h"))
+	}
+	if c.VerifyTTL <= 0 || c.VerifyTTL > 30*24*time.Hour {
+		errs = append(errs, errors.New("-verify-ttl must be positive and at most 720h"))
+	}
+	if c.SMTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
+			errs = append(errs, fmt.Errorf("-smtp-addr %q must be host:port", c.SMTPAddr))
+		}
+		if _, err := mail.ParseAddress(c.SMTPFrom); err != nil {
+			errs = append(errs, fmt.Errorf("-smtp-from %q must be an email address when -smtp-addr is set", c.SMTPFrom))
 		}
 	}
 	return errors.Join(errs...)

@@ -146,8 +146,8 @@ func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*au
 		EmailVerified: r.GetEmailVerified(), Scopes: r.GetScopes(), Created: a.now().Unix(),
 	}
 	if pw := r.GetPassword(); pw != "" {
-		if len(pw) < 8 {
-			return nil, a.err(ctx, invalid("a password needs at least 8 characters"))
+		if err := checkNewPassword(pw); err != nil {
+			return nil, a.err(ctx, err)
 		}
 		h, err := a.hash.Hash(ctx, pw)
 		if err != nil {
@@ -158,6 +158,11 @@ func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*au
 	created, _, err := a.store.CreateUser(ctx, u, nil)
 	if err != nil {
 		return nil, a.err(ctx, err)
+	}
+	// An address the operator did not vouch for is confirmed by its
+	// holder: a link by mail (or in the log).
+	if !created.EmailVerified {
+		a.sendVerification(ctx, created)
 	}
 	return &authv1.CreateUserResponse{User: userRecord(created)}, nil
 }
@@ -199,10 +204,7 @@ func (a Admin) RevokeClient(ctx context.Context, r *authv1.RevokeClientRequest) 
 }
 
 func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*authv1.SetPasswordResponse, error) {
-	if len(r.GetPassword()) < 8 {
-		return nil, a.err(ctx, invalid("a password needs at least 8 characters"))
-	}
-	if err := inputlimit.Check(inputlimit.F("password", r.GetPassword(), inputlimit.Password)); err != nil {
+	if err := checkNewPassword(r.GetPassword()); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	h, err := a.hash.Hash(ctx, r.GetPassword())

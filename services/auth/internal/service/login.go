@@ -126,7 +126,7 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 	g := storage.Grant{
 		Kind: storage.GrantAuthorization, ClientID: c.ID, UserID: u.ID, RedirectURI: redirect,
 		Challenge: ar.GetCodeChallenge(), ChallengeMeth: ar.GetCodeChallengeMethod(), Scope: ar.GetScope(), Nonce: ar.GetNonce(),
-		Expires: p.now().Add(p.cfg.AuthCodeTTL).Unix(),
+		Addr: identity.Incoming(ctx, identity.KeyClientAddr), Expires: p.now().Add(p.cfg.AuthCodeTTL).Unix(),
 	}
 	if err := p.store.PutGrant(ctx, code, g); err != nil {
 		return nil, p.err(ctx, err)

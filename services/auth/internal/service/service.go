@@ -3,7 +3,8 @@
 // token endpoint's grants and client authentication), bearer.go (tokens
 // presented back: token info, user info, user search, introspection),
 // register.go (key registration and sign requests), login.go (the login form
-// and authorization codes), revoke.go (RFC 7009 and the revocation list) and
+// and authorization codes), account.go (self-service: mailed links,
+// password reset), revoke.go (RFC 7009 and the revocation list) and
 // admin.go (AuthAdmin); limits.go holds the size limits of their fields.
 // This file holds the Service and what they share.
 package service
@@ -50,6 +51,13 @@ type Config struct {
 	// Guards are the abuse limits of the credential checks; nil ones
 	// limit nothing.
 	Guards Guards
+	// Mail sends people their links (account.go); nil writes the links
+	// to the log instead.
+	Mail Mailer
+	// ResetTTL is how long a password-reset link may be used, VerifyTTL
+	// an email verification link.
+	ResetTTL  time.Duration
+	VerifyTTL time.Duration
 }
 
 // Guards limit failed credential checks per account and client address,
@@ -65,6 +73,12 @@ type Guards struct {
 	// Register: registrations (POST /register) per client address, so
 	// its 409 for a taken email cannot list the accounts at speed.
 	Register *ratelimit.Guard
+	// Reset: password-reset requests (each one spent, since each may send
+	// a mail) per email address and client address, with the account's
+	// ceiling, which the holder's known device skips.
+	Reset *ratelimit.Guard
+	// Link: mailed links' tokens that do not work, per client address.
+	Link *ratelimit.Guard
 }
 
 // Service holds what every RPC needs.
@@ -76,6 +90,8 @@ type Service struct {
 	hash   *password.Hasher
 	log    *slog.Logger
 	now    func() time.Time
+	// spawn runs work the answer must not wait for (sending a mail).
+	spawn func(func())
 }
 
 // New wires the service.
@@ -86,7 +102,13 @@ func New(cfg Config, store storage.Store, k *keys.Manager, t *tokens.Issuer, h *
 	if cfg.SpendWait <= 0 {
 		cfg.SpendWait = defaultSpendWait
 	}
-	return &Service{cfg: cfg, store: store, keys: k, tokens: t, hash: h, log: log, now: time.Now}
+	if cfg.ResetTTL <= 0 {
+		cfg.ResetTTL = 30 * time.Minute
+	}
+	if cfg.VerifyTTL <= 0 {
+		cfg.VerifyTTL = 72 * time.Hour
+	}
+	return &Service{cfg: cfg, store: store, keys: k, tokens: t, hash: h, log: log, now: time.Now, spawn: func(f func()) { go f() }}
 }
 
 // Ready reports whether the store answers.

@@ -237,7 +237,7 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.issue(ctx, u, c, g.Nonce, nil)
+	return p.signIn(ctx, u, c, g.Nonce, g.Addr)
 }
 
 // signedCode is flow 2: a code from a sign request, signed with the user's
@@ -302,7 +302,7 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.issue(ctx, u, c, "", nil)
+	return p.signIn(ctx, u, c, "", identity.Incoming(ctx, identity.KeyClientAddr))
 }
 
 // decodeSignature reads standard base64, tolerating whitespace, missing

@@ -273,8 +273,8 @@ func TestSignInCommitsNothingDurable(t *testing.T) {
 	if n := durable.updates.Load(); n != 0 {
 		t.Fatalf("two sign-ins committed %d durable transactions, want 0", n)
 	}
-	if n := codes.updates.Load(); n != 5 {
-		t.Fatalf("two sign-ins committed %d code transactions, want 5 (put and take each, and the login form's sign-in record)", n)
+	if n := codes.updates.Load(); n != 7 {
+		t.Fatalf("two sign-ins committed %d code transactions, want 7 (put and take each, each sign-in's record for the account page, and the login form's last sign-in)", n)
 	}
 	if _, err := e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: signed.GetRefreshToken()}); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,10 @@ type Grant struct {
 	ChallengeMeth string `json:"challenge_method,omitempty"`
 	Scope         string `json:"scope,omitempty"`
 	Nonce         string `json:"nonce,omitempty"`
-	Expires       int64  `json:"expires"`
+	// Addr is the client address of the sign-in (the login form), for
+	// the session's record when the code is exchanged.
+	Addr    string `json:"addr,omitempty"`
+	Expires int64  `json:"expires"`
 }
 
 func (s *KV) PutGrant(ctx context.Context, code string, g Grant) error {

@@ -18,6 +18,8 @@ import (
 //	client/<id>, ukey-hash/<sha512>      p/<fnv(id) % 32>
 //	refresh/<jti>, token-revoked/<jti>   p/<fnv(jti) % 32>
 //	chain-revoked/<chain>                p/<fnv(chain) % 32>
+//	account-token/<sha256>               p/<fnv(sha256) % 32>
+//	user-session/<id>/<chain>            p/<id % 32>
 //	revpending/<kind>/<id>               the bucket of that record
 //	signin/<id>                          p/<id % 32>
 //
@@ -52,6 +54,8 @@ var bucketed = []struct {
 	{pRefresh, hashed},
 	{pJTI, hashed},
 	{pChain, hashed},
+	{pAcctToken, hashed},
+	{pSession, sessionBucket},
 	{seqUser + "/", literal},
 	{seqKey + "/", literal},
 	{pPending + pendingUser, numeric},
@@ -137,4 +141,11 @@ func literal(b string) int {
 		return hashed(b)
 	}
 	return int(n)
+}
+
+// sessionBucket buckets a user's session by the user's id (the key's
+// first segment), so a user's sessions share the user's bucket.
+func sessionBucket(rest string) int {
+	id, _, _ := strings.Cut(rest, "/")
+	return numeric(id)
 }

@@ -61,6 +61,20 @@ type Store interface {
 	// PeekGrant returns a code's grant without taking it.
 	PeekGrant(ctx context.Context, code string) (Grant, error)
 
+	// PutAccountToken stores a mailed link's token, by its SHA-256 only,
+	// until t.Expires; TakeAccountToken spends it (once, even under
+	// concurrent attempts), PeekAccountToken reads it without spending.
+	// Both give ErrNotFound for an unknown, spent or expired token.
+	PutAccountToken(ctx context.Context, token string, t AccountToken) error
+	TakeAccountToken(ctx context.Context, token string) (AccountToken, error)
+	PeekAccountToken(ctx context.Context, token string) (AccountToken, error)
+
+	// PutSession records a sign-in (a refresh chain's start) for the
+	// account page until its Expires; Sessions lists a user's, oldest
+	// first, at most limit (0: all).
+	PutSession(ctx context.Context, s Session) error
+	Sessions(ctx context.Context, user int32, limit int) ([]Session, error)
+
 	// SigningKeys returns the keys, decrypted; an error when one does not
 	// decrypt, so a wrong secret never looks like an empty key set.
 	SigningKeys(ctx context.Context) ([]SigningKey, error)
@@ -108,6 +122,8 @@ const (
 	pUserKey   = "ukey/"
 	pKeyHash   = "ukey-hash/"
 	pGrant     = "grant/"
+	pAcctToken = "account-token/"
+	pSession   = "user-session/"
 	pSigning   = "signing-key/"
 	pRefresh   = "refresh/"
 	pChain     = "chain-revoked/"

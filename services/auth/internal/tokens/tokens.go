@@ -77,6 +77,10 @@ type Set struct {
 	ExpiresIn time.Duration
 	// Subject is the tokens' sub (for the audit log).
 	Subject string
+	// Chain is the refresh chain, IssuedAt the tokens' iat (unix
+	// seconds): a new sign-in's record (storage.Session).
+	Chain    string
+	IssuedAt int64
 }
 
 // RandomString returns n random bytes, base64url: codes, jtis, nonces.
@@ -165,7 +169,8 @@ func (i *Issuer) Plan(s Subject) Plan {
 
 // Sign signs the planned tokens with the active key.
 func (p Plan) Sign() (Set, error) {
-	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires, ExpiresIn: p.i.life.Access, Subject: p.access.Subject}
+	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires, ExpiresIn: p.i.life.Access, Subject: p.access.Subject,
+		Chain: p.refresh.Session, IssuedAt: int64(p.refresh.IssuedAt)}
 	sg := p.i.keys.Signer()
 	hdr := jws.NewHeaders()
 	for k, v := range map[string]any{jws.KeyIDKey: sg.KID, jws.TypeKey: "JWT"} {
