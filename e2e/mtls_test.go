@@ -183,14 +183,28 @@ func TestMTLS(t *testing.T) {
 				Email: as + "-made-me@fris.test", Password: "long enough password", RealName: "Intruder"})
 			return err
 		}
-		for _, as := range []string{"gateway", "upload", "mdr", "broker", "auth"} {
+		for _, as := range []string{"upload", "mdr", "broker", "auth"} {
 			wantCode(t, as, create(as), codes.PermissionDenied)
 		}
+		// The gateway reaches CreateUser only for an operator's token (the
+		// Explorer's users view): without an identity, or with a
+		// researcher's, it is refused; a password it cannot set at all.
+		wantCode(t, "gateway without identity", create("gateway"), codes.Unauthenticated)
+		ctx, cancel := forged("intruder", identity.ScopeResearcher)
+		defer cancel()
+		gw := authv1.NewAuthAdminClient(conn(t, s.AuthAddr, dialAs(t, "gateway")))
+		_, err := gw.CreateUser(ctx, &authv1.CreateUserRequest{Email: "researcher-made-me@fris.test"})
+		wantCode(t, "gateway for a researcher", err, codes.PermissionDenied)
+		opCtx, cancel := forged("intruder", identity.ScopeOperator)
+		defer cancel()
+		_, err = gw.SetPassword(opCtx, &authv1.SetPasswordRequest{Email: "admin-made-me@fris.test", Password: "long enough password"})
+		wantCode(t, "gateway's SetPassword for an operator", err, codes.PermissionDenied)
 		wantCode(t, "admin", create("admin"), codes.OK)
 		// The CLI with another component's certificate is refused, with the
 		// reason; with the operator's (the harness's default) it works.
-		out := s.AuthCLI(t, 1, "users", "-tls-cert", filepath.Join(tlsDir, "gateway.pem"), "-tls-key", filepath.Join(tlsDir, "gateway-key.pem"))
-		wantContains(t, out, `certificate "gateway" may not call /fris.auth.v1.AuthAdmin/`)
+		out := s.AuthCLI(t, 1, "set-password", "-tls-cert", filepath.Join(tlsDir, "gateway.pem"), "-tls-key", filepath.Join(tlsDir, "gateway-key.pem"),
+			"-password", "long enough password", "admin-made-me@fris.test")
+		wantContains(t, out, `certificate "gateway" may not call /fris.auth.v1.AuthAdmin/SetPassword`)
 		wantContains(t, s.AuthCLI(t, 0, "users"), "admin-made-me@fris.test")
 		// Every service's CLI, with the operator's certificate.
 		wantContains(t, s.MDRCLI(t, 0, "namespaces"), "mdr16")

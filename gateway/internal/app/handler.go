@@ -161,6 +161,7 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 	}
 	if up.Auth != nil {
 		ec.Auth = authv1.NewAuthServiceClient(up.Auth)
+		ec.Users = authv1.NewAuthAdminClient(up.Auth)
 	}
 	if cfg.ExplorerClientSecretFile != "" {
 		b, err := os.ReadFile(cfg.ExplorerClientSecretFile)

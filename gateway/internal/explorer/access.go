@@ -53,6 +53,7 @@ type route struct {
 func (a *App) routes() []route {
 	rs := a.registryRoutes()
 	rs = append(rs, a.operatorRoutes()...)
+	rs = append(rs, a.userRoutes()...)
 	rs = append(rs, a.accountRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }

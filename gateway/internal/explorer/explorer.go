@@ -121,6 +121,7 @@ type Config struct {
 	Banks    brokerv1.BrokerAdminClient
 	Uploads  uploadv1.UploadAdminClient
 	Registry mdrv1.MdrAdminClient
+	Users    authv1.AuthAdminClient
 	// StaleAfter: the sites view highlights teilers without an upload for
 	// longer (default DefaultStaleAfter).
 	StaleAfter time.Duration

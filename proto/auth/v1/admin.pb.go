@@ -406,8 +406,13 @@ type UserRecord struct {
 	Scopes             []string               `protobuf:"bytes,8,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	HasPassword        bool                   `protobuf:"varint,9,opt,name=has_password,json=hasPassword,proto3" json:"has_password,omitempty"`
 	Created            uint32                 `protobuf:"varint,10,opt,name=created,proto3" json:"created,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The newest sign-in at the login form (Unix seconds; 0: none recorded,
+	// which on the embedded store includes none since auth last started)
+	// and the address it came from.
+	LastSignIn     uint32 `protobuf:"varint,11,opt,name=last_sign_in,json=lastSignIn,proto3" json:"last_sign_in,omitempty"`
+	LastSignInAddr string `protobuf:"bytes,12,opt,name=last_sign_in_addr,json=lastSignInAddr,proto3" json:"last_sign_in_addr,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *UserRecord) Reset() {
@@ -508,6 +513,20 @@ func (x *UserRecord) GetCreated() uint32 {
 		return x.Created
 	}
 	return 0
+}
+
+func (x *UserRecord) GetLastSignIn() uint32 {
+	if x != nil {
+		return x.LastSignIn
+	}
+	return 0
+}
+
+func (x *UserRecord) GetLastSignInAddr() string {
+	if x != nil {
+		return x.LastSignInAddr
+	}
+	return ""
 }
 
 type CreateUserRequest struct {
@@ -1426,7 +1445,7 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x19SetClientDisabledResponse\"\x17\n" +
 	"\x15ListAllClientsRequest\"N\n" +
 	"\x16ListAllClientsResponse\x124\n" +
-	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\xcc\x02\n" +
+	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\x99\x03\n" +
 	"\n" +
 	"UserRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12\x14\n" +
@@ -1439,7 +1458,10 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x06scopes\x18\b \x03(\tR\x06scopes\x12!\n" +
 	"\fhas_password\x18\t \x01(\bR\vhasPassword\x12\x18\n" +
 	"\acreated\x18\n" +
-	" \x01(\rR\acreated\"\x86\x02\n" +
+	" \x01(\rR\acreated\x12 \n" +
+	"\flast_sign_in\x18\v \x01(\rR\n" +
+	"lastSignIn\x12)\n" +
+	"\x11last_sign_in_addr\x18\f \x01(\tR\x0elastSignInAddr\"\x86\x02\n" +
 	"\x11CreateUserRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1b\n" +
 	"\treal_name\x18\x02 \x01(\tR\brealName\x12\x1a\n" +

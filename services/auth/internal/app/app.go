@@ -171,6 +171,14 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Ready:   svc.Ready,
 		Metrics: reg,
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
+		// The Explorer's users view (docs/security.md): finding, creating,
+		// disabling users, their scopes and ending their sessions; never
+		// passwords, clients or keys.
+		Operator: []string{
+			authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
+			authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
+			authv1.AuthAdmin_RevokeUser_FullMethodName,
+		},
 	})
 }
 

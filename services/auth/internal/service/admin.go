@@ -242,9 +242,18 @@ func (a Admin) ListUsers(ctx context.Context, _ *authv1.ListUsersRequest) (*auth
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
+	// The sign-ins are a convenience: without them the list still helps.
+	signIns, err := a.store.SignIns(ctx)
+	if err != nil {
+		a.log.WarnContext(ctx, "reading the sign-ins", "err", err)
+	}
 	out := &authv1.ListUsersResponse{}
 	for _, u := range us {
-		out.Users = append(out.Users, userRecord(u))
+		r := userRecord(u)
+		if si, ok := signIns[u.ID]; ok {
+			r.LastSignIn, r.LastSignInAddr = uint32(si.At), si.Addr
+		}
+		out.Users = append(out.Users, r)
 	}
 	return out, nil
 }

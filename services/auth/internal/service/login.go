@@ -132,6 +132,10 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		return nil, p.err(ctx, err)
 	}
 	user = u.ID
+	// For the operators' users view; losing it costs only that.
+	if err := p.store.RecordSignIn(ctx, u.ID, p.now().Unix(), identity.Incoming(ctx, identity.KeyClientAddr)); err != nil {
+		p.log.WarnContext(ctx, "recording a sign-in", "err", err)
+	}
 	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
 }
 

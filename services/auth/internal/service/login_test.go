@@ -5,10 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
 )
 
@@ -55,5 +58,35 @@ func TestLoginGivesNoHint(t *testing.T) {
 		if st := status.Convert(err); st.Message() != "email or password is wrong" {
 			t.Fatalf("%s: message %q gives a hint", tc.email, st.Message())
 		}
+	}
+}
+
+// TestLoginRecordsSignIn: a sign-in at the form is recorded with its time
+// and the address the gateway forwarded, for the operators' users view; a
+// refused one is not.
+func TestLoginRecordsSignIn(t *testing.T) {
+	e := newEnv(t)
+	clientID, _ := e.seed(t)
+	ctx := metadata.AppendToOutgoingContext(context.Background(), identity.KeyClientAddr, "198.51.100.7")
+	last := func() *authv1.UserRecord {
+		t.Helper()
+		res, err := e.adm.ListUsers(context.Background(), &authv1.ListUsersRequest{})
+		if err != nil || len(res.GetUsers()) != 1 {
+			t.Fatalf("ListUsers = %v %v", res, err)
+		}
+		return res.GetUsers()[0]
+	}
+	if _, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "wrong horse"}); err == nil {
+		t.Fatal("a wrong password signed in")
+	}
+	if u := last(); u.GetLastSignIn() != 0 || u.GetLastSignInAddr() != "" {
+		t.Fatalf("a refused sign-in was recorded: %v", u)
+	}
+	before := uint32(time.Now().Unix())
+	if _, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "correct horse"}); err != nil {
+		t.Fatal(err)
+	}
+	if u := last(); u.GetLastSignIn() < before || u.GetLastSignInAddr() != "198.51.100.7" {
+		t.Fatalf("sign-in recorded as %d from %q, want ≥ %d from 198.51.100.7", u.GetLastSignIn(), u.GetLastSignInAddr(), before)
 	}
 }

@@ -21,6 +21,7 @@ import (
 //	account-token/<sha256>               p/<fnv(sha256) % 32>
 //	user-session/<id>/<chain>            p/<id % 32>
 //	revpending/<kind>/<id>               the bucket of that record
+//	signin/<id>                          p/<id % 32>
 //
 // A new user's id is chosen in the bucket of its email (CreateUser), so a
 // user, its email's index and its keys are written in one transaction.
@@ -61,6 +62,7 @@ var bucketed = []struct {
 	{pPending + pendingClient, hashed},
 	{pPending + pendingChain, hashed},
 	{pPending + pendingToken, hashed},
+	{pSignIn, numeric},
 }
 
 type partitions struct{}

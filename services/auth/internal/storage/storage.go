@@ -45,6 +45,10 @@ type Store interface {
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	UpdateUser(ctx context.Context, id int32, fn func(*User) error) error
 	ListUsers(ctx context.Context) ([]User, error)
+	// RecordSignIn and SignIns keep each user's newest sign-in, in the
+	// volatile store (signins.go).
+	RecordSignIn(ctx context.Context, id int32, at int64, addr string) error
+	SignIns(ctx context.Context) (map[int32]SignIn, error)
 
 	GetUserKey(ctx context.Context, id int32) (UserKey, error)
 	GetUserKeyByHash(ctx context.Context, sha512hex string) (UserKey, error)

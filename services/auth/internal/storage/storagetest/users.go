@@ -57,6 +57,23 @@ func testUsersAndKeys(t *testing.T, s storage.Store) {
 	if len(us) != 2 {
 		t.Fatalf("ListUsers = %d", len(us))
 	}
+	// Sign-ins: the newest is kept, whatever order they are recorded in.
+	for _, si := range []struct {
+		at   int64
+		addr string
+	}{{2000, "192.0.2.2"}, {1000, "192.0.2.1"}, {2000, "192.0.2.3"}} {
+		if err := s.RecordSignIn(ctx, u2.ID, si.at, si.addr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RecordSignIn(ctx, u.ID, 1500, "2001:db8::1"); err != nil {
+		t.Fatal(err)
+	}
+	got2, err := s.SignIns(ctx)
+	want := map[int32]storage.SignIn{u2.ID: {UserID: u2.ID, At: 2000, Addr: "192.0.2.3"}, u.ID: {UserID: u.ID, At: 1500, Addr: "2001:db8::1"}}
+	if err != nil || len(got2) != 2 || got2[u.ID] != want[u.ID] || got2[u2.ID] != want[u2.ID] {
+		t.Fatalf("SignIns = %+v %v, want %+v", got2, err, want)
+	}
 }
 
 func testConcurrentUserIDsAreUnique(t *testing.T, s storage.Store) {

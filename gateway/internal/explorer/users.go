@@ -1,0 +1,309 @@
+package explorer
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"fris.dev/pkg/identity"
+	authv1 "fris.dev/proto/auth/v1"
+)
+
+// The users view: the identity provider's users for operators, through
+// auth's admin API with the operator's identity (auth admits the gateway to
+// exactly ListUsers, CreateUser, SetUserDisabled, SetUserScopes and
+// RevokeUser, for an operator's token; docs/security.md). Passwords are
+// never set here: a new user sets one through the reset flow.
+const (
+	UsersPath        = OperatorPath + "users"
+	UserCreatePath   = UsersPath + "/create"
+	UserDisablePath  = UsersPath + "/disable"
+	UserEnablePath   = UsersPath + "/enable"
+	UserScopesPath   = UsersPath + "/scopes"
+	UserSessionsPath = UsersPath + "/end-sessions"
+)
+
+// usersPerPage is the list's page size.
+const usersPerPage = 25
+
+// knownRoles are the scopes offered as checkboxes; any other (mdr:<ns>)
+// is typed.
+var knownRoles = []string{identity.ScopeResearcher, identity.ScopeUserSearch, identity.ScopeOperator}
+
+func (a *App) userRoutes() []route {
+	return []route{
+		{pattern: "GET " + UsersPath, access: operator, page: a.users},
+		{pattern: "POST " + UserCreatePath, access: operator, page: a.userAction(userCreate)},
+		{pattern: "POST " + UserDisablePath, access: operator, page: a.userAction(userDisable)},
+		{pattern: "POST " + UserEnablePath, access: operator, page: a.userAction(userEnable)},
+		{pattern: "POST " + UserScopesPath, access: operator, page: a.userAction(userScopes)},
+		{pattern: "POST " + UserSessionsPath, access: operator, page: a.userAction(userEndSessions)},
+	}
+}
+
+// roleBox is one role's checkbox.
+type roleBox struct {
+	Scope   string
+	Checked bool
+}
+
+// userLine is a user as the list shows it.
+type userLine struct {
+	ID          string // the element id stem of its forms
+	Email, Name string
+	Disabled    bool
+	Self        bool // the signed-in operator
+	HasPassword bool
+	Verified    bool
+	Roles       []roleBox
+	// Other are the scopes that are no known role, space-separated.
+	Other   string
+	Created when
+	// LastSignIn is the newest sign-in at the login form, from LastAddr.
+	LastSignIn when
+	LastAddr   string
+}
+
+type usersData struct {
+	Query         string
+	Users         []userLine
+	Total         int
+	Page, Pages   int
+	Prev, Next    string
+	NewRoles      []roleBox
+	Done          string
+	DoneKind      string
+	ShowingFromTo string
+}
+
+func (a *App) users(q *req) error {
+	if a.cfg.Users == nil {
+		return fail(http.StatusServiceUnavailable, "op.error.noauth")
+	}
+	res, err := a.cfg.Users.ListUsers(q.ctx, &authv1.ListUsersRequest{})
+	if err != nil {
+		return err
+	}
+	query := strings.TrimSpace(q.r.URL.Query().Get("q"))
+	if len(query) > 254 {
+		query = query[:254]
+	}
+	// Auth lists every user; the search and the paging are here, which is
+	// fine for the thousands of users a network has.
+	var found []*authv1.UserRecord
+	needle := strings.ToLower(query)
+	for _, u := range res.GetUsers() {
+		if needle == "" || strings.Contains(strings.ToLower(u.GetEmail()), needle) || strings.Contains(strings.ToLower(u.GetRealName()), needle) {
+			found = append(found, u)
+		}
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].GetEmail() < found[j].GetEmail() })
+	v := a.opView(q, "op.users.title", "users")
+	d := usersData{Query: query, Total: len(found), NewRoles: roleBoxes(nil)}
+	d.Pages = max(1, (len(found)+usersPerPage-1)/usersPerPage)
+	d.Page, _ = strconv.Atoi(q.r.URL.Query().Get("page"))
+	d.Page = min(max(d.Page, 1), d.Pages)
+	from, to := (d.Page-1)*usersPerPage, min(d.Page*usersPerPage, len(found))
+	for i, u := range found[from:to] {
+		l := userLine{ID: "user-" + strconv.Itoa(from+i), Email: u.GetEmail(), Self: q.sess.User != nil && strings.EqualFold(u.GetEmail(), q.sess.User.Email), Name: u.GetRealName(), Disabled: u.GetDisabled(),
+			HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Roles: roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
+			Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr()}
+		d.Users = append(d.Users, l)
+	}
+	if len(found) > 0 {
+		d.ShowingFromTo = v.T("op.users.showing", from+1, to, len(found))
+	}
+	page := func(n int) string {
+		p := url.Values{"page": {strconv.Itoa(n)}}
+		if query != "" {
+			p.Set("q", query)
+		}
+		return UsersPath + "?" + p.Encode()
+	}
+	if d.Page > 1 {
+		d.Prev = page(d.Page - 1)
+	}
+	if d.Page < d.Pages {
+		d.Next = page(d.Page + 1)
+	}
+	// The status line of the action just done, only where the list bears
+	// it out: the link's parameters are anyone's to write.
+	who, done := q.r.URL.Query().Get("user"), q.r.URL.Query().Get("done")
+	for _, u := range res.GetUsers() {
+		if who == "" || !strings.EqualFold(u.GetEmail(), who) {
+			continue
+		}
+		switch {
+		case done == "disabled" && u.GetDisabled(), done == "enabled" && !u.GetDisabled(),
+			done == "created", done == "scopes", done == "sessions":
+			d.Done, d.DoneKind = v.T("op.users.done."+done, u.GetEmail()), done
+		}
+	}
+	v.Data = d
+	a.render(q, http.StatusOK, "operator-users", v)
+	return nil
+}
+
+func roleBoxes(scopes []string) []roleBox {
+	out := make([]roleBox, 0, len(knownRoles))
+	for _, r := range knownRoles {
+		out = append(out, roleBox{Scope: r, Checked: contains(scopes, r)})
+	}
+	return out
+}
+
+func otherScopes(scopes []string) string {
+	var out []string
+	for _, s := range scopes {
+		if !contains(knownRoles, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+type userAct int
+
+const (
+	userCreate userAct = iota
+	userDisable
+	userEnable
+	userScopes
+	userEndSessions
+)
+
+// userAction is one of the users view's forms: same origin, the session's
+// CSRF token, a confirmation for the destructive ones, then back to the
+// list showing the user.
+func (a *App) userAction(act userAct) func(*req) error {
+	return func(q *req) error {
+		if !sameOrigin(q.r) {
+			return fail(http.StatusForbidden, "error.crosssite")
+		}
+		q.r.Body = http.MaxBytesReader(q.w, q.r.Body, 16<<10)
+		if err := q.r.ParseForm(); err != nil {
+			return fail(http.StatusBadRequest, "error.badrequest")
+		}
+		if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
+			return fail(http.StatusForbidden, "error.csrf")
+		}
+		if a.cfg.Users == nil {
+			return fail(http.StatusServiceUnavailable, "op.error.noauth")
+		}
+		f := q.r.PostForm
+		email := strings.TrimSpace(f.Get("email"))
+		if email == "" || len(email) > 254 {
+			return fail(http.StatusBadRequest, "op.users.error.email")
+		}
+		// An operator who disabled themselves would lock themselves out
+		// mid-action; another operator (or bin/auth) can.
+		if act == userDisable && q.sess.User != nil && strings.EqualFold(email, q.sess.User.Email) {
+			return fail(http.StatusBadRequest, "op.users.error.self")
+		}
+		if (act == userDisable || act == userEndSessions) && f.Get("confirm") != "yes" {
+			return fail(http.StatusBadRequest, "op.users.error.confirm")
+		}
+		var (
+			err  error
+			done string
+		)
+		switch act {
+		case userCreate:
+			scopes, ok := formScopes(f)
+			name := strings.TrimSpace(f.Get("name"))
+			if !ok || len(name) > 256 {
+				return fail(http.StatusBadRequest, "op.users.error.scopes")
+			}
+			_, err = a.cfg.Users.CreateUser(q.ctx, &authv1.CreateUserRequest{Email: email, RealName: name, Scopes: scopes})
+			done = "created"
+		case userDisable, userEnable:
+			_, err = a.cfg.Users.SetUserDisabled(q.ctx, &authv1.SetUserDisabledRequest{Email: email, Disabled: act == userDisable})
+			done = map[bool]string{true: "disabled", false: "enabled"}[act == userDisable]
+		case userScopes:
+			scopes, ok := formScopes(f)
+			if !ok {
+				return fail(http.StatusBadRequest, "op.users.error.scopes")
+			}
+			_, err = a.cfg.Users.SetUserScopes(q.ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: scopes})
+			done = "scopes"
+		case userEndSessions:
+			_, err = a.cfg.Users.RevokeUser(q.ctx, &authv1.RevokeUserRequest{Email: email})
+			done = "sessions"
+		}
+		if err != nil {
+			// A taken email is the operator's to fix, with auth's reason.
+			if status.Code(err) == codes.AlreadyExists {
+				return fail(http.StatusConflict, "op.error.refused", status.Convert(err).Message())
+			}
+			return a.actionFailed(err)
+		}
+		http.Redirect(q.w, q.r, UsersPath+"?"+url.Values{"q": {email}, "done": {done}, "user": {email}}.Encode(), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// formScopes are the form's checked roles and its typed scopes (one word
+// each, e.g. mdr:<namespace>); false when one is malformed.
+func formScopes(f url.Values) ([]string, bool) {
+	var out []string
+	for _, s := range f["role"] {
+		if !contains(knownRoles, s) {
+			return nil, false
+		}
+		if !contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	other := f.Get("other")
+	if len(other) > 2048 {
+		return nil, false
+	}
+	for _, s := range strings.Fields(other) {
+		if len(s) > 128 || strings.ContainsAny(s, "\"'<>") {
+			return nil, false
+		}
+		if !contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, true
+}
+
+// whenUnix is when for a record's Unix seconds (0: never).
+func (a *App) whenUnix(sec uint32) when {
+	if sec == 0 {
+		return when{}
+	}
+	return a.when(timestamppb.New(time.Unix(int64(sec), 0)))
+}
+
+// scopeArgs are the "userscopes" template's: the page, the form's id stem,
+// its checkboxes and typed scopes.
+type scopeArgs struct {
+	V     *view
+	ID    string
+	Roles []roleBox
+	Other string
+}
+
+// ScopeArgs bundles a scopes fieldset's arguments (templates take one).
+func (v *view) ScopeArgs(id string, roles []roleBox, other string) scopeArgs {
+	return scopeArgs{V: v, ID: id, Roles: roles, Other: other}
+}
