@@ -187,11 +187,11 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 	if t.FlowBatch {
 		procsNote += ", under SCHED_BATCH"
 	}
-	which := "both"
+	which := "all flows"
 	if len(t.Summary) == 1 {
 		which = "the " + t.Summary[0].Name + " flow"
 	}
-	fmt.Fprintf(w, "Flows: %d rounds of %s, closed loop, %d connections (= workers, sharing %d client sessions), %s warm-up + %s measured each; the load generator's GOMAXPROCS while a flow runs: %s. Every token response carries %d RS256 signatures made by the auth service; in the signature flow the client (this load generator, on the same cores) signs the code too. Crypto limit = signs/s ÷ signatures per token response. A flow's verdict is on its share over all rounds: mean token responses/s over the mean crypto limit.\n\n",
+	fmt.Fprintf(w, "Flows: %d rounds of %s, closed loop, %d connections (= workers, sharing %d client sessions), %s warm-up + %s measured each; the load generator's GOMAXPROCS while a flow runs: %s. A token response of the spec's shape carries %d RS256 signatures made by the auth service (refresh-oauth: what its responses carried, in the next table); in the signature flow the client (this load generator, on the same cores) signs the code too. Crypto limit = signs/s ÷ signatures per token response. A flow's verdict is on its share over all rounds: mean token responses/s over the mean crypto limit.\n\n",
 		t.Rounds, which, t.Connections, t.Sessions, t.Scenario.Warmup, t.Scenario.Duration, procsNote, serverSignatures)
 	fmt.Fprintf(w, "| flow | rounds | token responses/s (mean) | share of the limit (all rounds) | lowest, highest round | server's signatures only | target >= %.0f%% |\n", t.MinShare*100)
 	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|---|")
@@ -228,6 +228,9 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 				msCell(st.P50Ms), msCell(st.P99Ms), msCell(st.MaxMs), st.Errors)
 		}
 	}
+
+	writeAlgs(w, t.Algs, procs)
+	writeRefresh(w, t.Refresh)
 
 	ms := make([]*Measurement, 0, len(t.Flows))
 	for _, f := range t.Flows {
