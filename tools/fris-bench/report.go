@@ -200,8 +200,12 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 		if f.ServerShare != f.Share {
 			server = fmt.Sprintf("%.1f%%", f.ServerShare*100)
 		}
+		v := verdict(f.Met)
+		if !f.Judged {
+			v = "not judged: see its ratio against refresh below"
+		}
 		fmt.Fprintf(w, "| %s | %d | **%s** | **%.1f%%** | %.1f%%, %.1f%% | %s | %s |\n",
-			f.Name, f.Rounds, thousands(f.UnitsPerSec), f.Share*100, f.MinShare*100, f.MaxShare*100, server, verdict(f.Met))
+			f.Name, f.Rounds, thousands(f.UnitsPerSec), f.Share*100, f.MinShare*100, f.MaxShare*100, server, v)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| flow | round | requests per response | token responses/s | p50 | p99 | max | errors | raw signs/s around it | signatures per response | crypto limit | share of the limit | server's signatures only |")

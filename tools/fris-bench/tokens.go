@@ -82,6 +82,10 @@ type FlowSummary struct {
 	MaxShare    float64 `json:"max_share"`
 	ServerShare float64 `json:"server_share"`
 	Met         bool    `json:"met"`
+	// Judged: the crypto-limit target applies. refresh-oauth makes one
+	// RSA signature and one Ed25519: it is judged by its ratio against
+	// the spec-shaped refresh (RefreshComparison) instead.
+	Judged bool `json:"judged"`
 }
 
 // RSARate is one measurement of the raw signing rate.
@@ -445,7 +449,8 @@ func summarize(flows []*FlowResult, minShare float64) []*FlowSummary {
 		if l := limits[s.Name]; l[0] > 0 && l[1] > 0 {
 			s.Share, s.ServerShare = s.UnitsPerSec/(l[0]/n), s.UnitsPerSec/(l[1]/n)
 		}
-		s.Met = s.Share >= minShare
+		s.Judged = s.Name != flowRefreshOAuth
+		s.Met = s.Share >= minShare || !s.Judged
 	}
 	return out
 }
