@@ -65,3 +65,33 @@ func TestRefreshSupersedesAccess(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkIntrospectSupersede: the cost of -refresh-supersedes-access on
+// an introspection of a good access token (the added spent-marker read),
+// bbolt store. go test -run '^$' -bench IntrospectSupersede ./services/auth/internal/service/
+func BenchmarkIntrospectSupersede(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			e := newEnv(b, func(c *Config) { c.RefreshSupersedesAccess = on })
+			ctx := context.Background()
+			clientID, secret := e.seed(b)
+			lr, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "correct horse"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			code := lr.GetCode()
+			res, err := e.pub.Token(ctx, &authv1.TokenRequest{GrantType: "authorization_code", Code: code, ClientId: clientID, ClientSecret: secret})
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := &authv1.IntrospectRequest{Token: res.GetAccessToken(), ClientId: clientID, ClientSecret: secret}
+			b.ResetTimer()
+			for range b.N {
+				in, err := e.pub.Introspect(ctx, req)
+				if err != nil || !in.GetActive() {
+					b.Fatal(in, err)
+				}
+			}
+		})
+	}
+}
