@@ -120,6 +120,24 @@ func TestExplorerClients(t *testing.T) {
 	if got, _ := jwtPart(t, access, 0).(map[string]any)["kid"].(string); got != kid {
 		t.Errorf("a token after the rotation is signed by %q, want %q", got, kid)
 	}
+
+	// bin/auth's counterparts: a flag left out keeps its value; a new
+	// secret is printed once and the old one refused.
+	s.AuthCLI(t, 0, "update-client", "-name", "Lab app (CLI)", "lab-app")
+	if out := s.AuthCLI(t, 0, "clients"); !strings.Contains(out, "Lab app (CLI)") || !strings.Contains(out, "https://lab.example/cb,https://lab.example/cb2") {
+		t.Errorf("auth's list after update-client:\n%s", out)
+	}
+	out := s.AuthCLI(t, 0, "rotate-client-secret", "lab-app")
+	fresh := regexp.MustCompile(`client_secret=(\S+)`).FindStringSubmatch(out)
+	if fresh == nil {
+		t.Fatalf("rotate-client-secret printed:\n%s", out)
+	}
+	if st := clientToken(t, s, "lab-app", secret); st == 200 {
+		t.Error("the secret before rotate-client-secret still gets a token")
+	}
+	if st := clientToken(t, s, "lab-app", fresh[1]); st != 200 {
+		t.Errorf("the secret of rotate-client-secret: %d", st)
+	}
 }
 
 // TestExplorerClientsBrowser: in Chromium, an operator rotates a client's
