@@ -423,3 +423,28 @@ func TestKeys(t *testing.T) {
 		t.Errorf("calls %v", got)
 	}
 }
+
+// FuzzFormRedirects: whatever a form sends, the list auth receives has at
+// most maxRedirects URLs of at most maxRedirectLen bytes, none empty or
+// with a separator or surrounding space in it, and reading it again gives
+// it back.
+func FuzzFormRedirects(f *testing.F) {
+	for _, s := range []string{"", "https://a/cb", "https://a/cb\r\nhttps://b/cb , ,https://c/cb", strings.Repeat("x,", 40), " \n\t,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := formRedirects(s)
+		if !ok {
+			return
+		}
+		us := splitRedirects(got)
+		if len(us) > maxRedirects || strings.Join(us, ",") != got {
+			t.Fatalf("%q -> %q", s, got)
+		}
+		for _, u := range us {
+			if u == "" || len(u) > maxRedirectLen || strings.ContainsAny(u, ",\r\n") || strings.TrimSpace(u) != u {
+				t.Fatalf("%q -> URL %q", s, u)
+			}
+		}
+	})
+}
