@@ -95,6 +95,27 @@ func TestExplorerClients(t *testing.T) {
 	if code, body := post("clients/enable", url.Values{"client_id": {"lab-app"}}); code != 200 || !strings.Contains(body, "The client lab-app is enabled.") {
 		t.Fatalf("enable: %d\n%s", code, body)
 	}
+	// A new secret that also ends the tokens issued so far (a leak).
+	res, v := postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"grant_type":"client_credentials","client_id":"lab-app","client_secret":%q}`, secret))
+	wantStatus(t, res, v, 200)
+	before, _ := v.(map[string]any)["access_token"].(string)
+	code, body = post("clients/rotate-secret", url.Values{"client_id": {"lab-app"}, "confirm": {"yes"}, "revoke": {"yes"}})
+	m = secretRE.FindStringSubmatch(body)
+	if code != 200 || m == nil || m[1] == secret {
+		t.Fatalf("rotate: %d\n%s", code, body)
+	}
+	old := secret
+	secret = m[1]
+	waitAudit(t, s.Auth, "auth.admin.RotateClientSecret", map[string]any{"actor": op, "client_id": "lab-app", "revoke_tokens": "true", "outcome": "success"})
+	if st := clientToken(t, s, "lab-app", old); st == 200 {
+		t.Error("the old secret still gets a token")
+	}
+	res, v = postForm(t, s, oauth+"/introspect", url.Values{"token": {before}}, "lab-app", secret)
+	wantStatus(t, res, v, 200)
+	if active := v.(map[string]any)["active"]; active != false {
+		t.Errorf("a token of the old secret after the rotation with revoke: active %v", active)
+	}
+
 	// The Explorer's own client is not disabled from the Explorer.
 	if code, body := post("clients/disable", url.Values{"client_id": {explorerClient}, "confirm": {"yes"}}); code != http.StatusBadRequest || !strings.Contains(body, "the client the Explorer signs in with") {
 		t.Errorf("disabling the Explorer's client: %d\n%s", code, body)
@@ -114,7 +135,7 @@ func TestExplorerClients(t *testing.T) {
 	}
 	waitAudit(t, s.Auth, "auth.admin.RotateKeys", map[string]any{"actor": op, "outcome": "success"})
 	kid := regexp.MustCompile(`The key (\S+) signs from now on`).FindStringSubmatch(body)[1]
-	res, v := postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"grant_type":"client_credentials","client_id":"lab-app","client_secret":%q}`, secret))
+	res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"grant_type":"client_credentials","client_id":"lab-app","client_secret":%q}`, secret))
 	wantStatus(t, res, v, 200)
 	access, _ := v.(map[string]any)["access_token"].(string)
 	if got, _ := jwtPart(t, access, 0).(map[string]any)["kid"].(string); got != kid {
