@@ -76,6 +76,8 @@ type clientsData struct {
 	Secret       string
 	SecretClient string
 	SecretKind   string
+	// ListFailed: the list could not be read (shown with a secret only).
+	ListFailed bool
 }
 
 func (a *App) clients(q *req) error {
@@ -252,9 +254,12 @@ func (a *App) clientAction(act clientAct) func(*req) error {
 // (no-store, as every page) and a reload would post again, making
 // another secret, never showing this one.
 func (a *App) showSecret(q *req, id, secret, kind string) error {
+	// The change is made: the secret is shown even when the list cannot
+	// be read, else it would be lost (and, rotated, the old one with it).
 	d, err := a.clientList(q)
 	if err != nil {
-		return err
+		a.cfg.Log.WarnContext(q.ctx, "explorer: listing the clients after a new secret", "err", err)
+		d = clientsData{Types: clientTypes, ListFailed: true}
 	}
 	v := a.opView(q, "op.clients.title", "clients")
 	d.Secret, d.SecretClient, d.SecretKind = secret, id, kind

@@ -29,6 +29,7 @@ type fakeClients struct {
 	clients []*authv1.ClientRecord
 	keys    []*authv1.SigningKey
 	n       int
+	listErr error
 }
 
 func (f *fakeClients) saw(ctx context.Context, call string) {
@@ -55,6 +56,9 @@ func (f *fakeClients) ListAllClients(ctx context.Context, _ *authv1.ListAllClien
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.saw(ctx, "ListAllClients")
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
 	return &authv1.ListAllClientsResponse{Clients: f.clients}, nil
 }
 
@@ -382,6 +386,23 @@ func TestClientsActions(t *testing.T) {
 	if strings.Join(changes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(changes, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestClientsSecretKept: a rotation made is shown with its secret even
+// when the list cannot be read after it.
+func TestClientsSecretKept(t *testing.T) {
+	e, fc := newClientsEnv(t, "openid", identity.ScopeOperator)
+	b := e.browser()
+	b.signIn()
+	sess, _ := e.store.Get(context.Background(), b.cookies[SessionCookie].Value)
+	fc.mu.Lock()
+	fc.listErr = status.Error(codes.Unavailable, "auth is restarting")
+	fc.mu.Unlock()
+	rec := b.do("POST", ClientRotatePath, url.Values{CSRFField: {sess.CSRF}, "client_id": {"lab-app"}, "confirm": {"yes"}})
+	if rec.Code != 200 {
+		t.Fatalf("%d\n%s", rec.Code, rec.Body)
+	}
+	wantBody(t, "the rotation's answer", rec.Body.String(), []string{`<code id="client-secret">rotated-secret-1</code>`, "could not be read just now"}, []string{"There is no client yet."})
 }
 
 // TestKeys: newest first with their states; "rotate now" after the

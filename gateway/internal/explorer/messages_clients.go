@@ -9,6 +9,7 @@ var clientMessages = i18n.Catalogue{
 	"op.clients.intro":           {i18n.English: "The applications that may sign users in or ask for tokens of their own (OAuth clients): create them, change their description and redirect URLs, give them a new secret, disable them. A secret is shown once, when it is made; the identity provider keeps only its hash.", i18n.German: "Die Anwendungen, die Benutzer anmelden oder eigene Tokens anfordern dürfen (OAuth-Clients): anlegen, Beschreibung und Weiterleitungs-URLs ändern, ein neues Geheimnis vergeben, sperren. Ein Geheimnis wird einmal gezeigt, wenn es entsteht; der Identitätsanbieter speichert nur seinen Hash."},
 	"op.clients.list":            {i18n.English: "Clients", i18n.German: "Clients"},
 	"op.clients.none":            {i18n.English: "There is no client yet.", i18n.German: "Es gibt noch keinen Client."},
+	"op.clients.listfailed":      {i18n.English: "The list of clients could not be read just now; open the Clients tab again for it.", i18n.German: "Die Liste der Clients ließ sich gerade nicht lesen; zum Anzeigen den Reiter Clients erneut öffnen."},
 	"op.clients.id":              {i18n.English: "Client ID", i18n.German: "Client-ID"},
 	"op.clients.id.choose":       {i18n.English: "Client ID (optional)", i18n.German: "Client-ID (optional)"},
 	"op.clients.id.hint":         {i18n.English: "Letters, digits and . _ ~ -; generated when empty.", i18n.German: "Buchstaben, Ziffern und . _ ~ -; wird erzeugt, wenn leer."},
