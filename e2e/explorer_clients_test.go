@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"fris.dev/pkg/identity"
 )
@@ -164,9 +165,10 @@ func TestExplorerClients(t *testing.T) {
 // TestExplorerClientsBrowser: in Chromium, an operator rotates a client's
 // secret (the browser holds the form back until the confirmation is
 // ticked); the page shows the new secret once; the old secret is refused
-// at the token endpoint and the new one gets a token. Both views pass
-// axe-core, light and dark, in English and on a phone-sized screen, and a
-// non-operator sees the reason.
+// at the token endpoint and the new one gets a token. The signing key is
+// rotated by keyboard only. Both views pass axe-core, light and dark, in
+// English, in German and on a phone-sized screen, and a non-operator sees
+// the reason.
 func TestExplorerClientsBrowser(t *testing.T) {
 	p := newPage(t)
 	s := explorerStack(t, Options{})
@@ -225,12 +227,19 @@ func TestExplorerClientsBrowser(t *testing.T) {
 		t.Errorf("%d active keys", n)
 	}
 	p.check("operator-keys")
-	p.do("rotate the key", chromedp.Click(chromedp.CSS(`details.danger summary`)), chromedp.WaitVisible(chromedp.ID("keys-rotate-ok")),
-		chromedp.Click(chromedp.ID("keys-rotate-ok")), chromedp.Click(chromedp.CSS(`form[action$="/keys/rotate"] button`)),
+	// By keyboard only: open the disclosure, tick the confirmation, send.
+	p.do("rotate the key by keyboard", chromedp.Focus(chromedp.CSS(`details.danger summary`)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.ID("keys-rotate-ok")), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(" "),
+		chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="rotated"]`)))
 	if n := p.count(`li[data-state="published"]`); n != 1 {
 		t.Errorf("%d retired keys still published after the rotation", n)
 	}
+
+	p.do("switch to German", chromedp.Click(chromedp.CSS(`a[hreflang="de"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="de"]`)))
+	p.wantText("h1", "Signaturschlüssel")
+	p.wantText(`li[data-state="active"] h3`, "aktiv: signiert neue Tokens")
+	p.check("operator-keys-de")
 
 	// Last, as the emulation stays: a phone-sized screen.
 	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
