@@ -121,6 +121,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Link:      limits.Guard("account_link", ratelimit.Policy{}, cfg.LimitAddr),
 		},
 		Mail: accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
+		LegacyRefresh: cfg.LegacyRefresh, RefreshSupersedesAccess: cfg.RefreshSupersedesAccess,
 	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
