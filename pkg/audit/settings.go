@@ -12,14 +12,27 @@ type Setting struct {
 	Name, Value, Description string
 }
 
-// secretish are name parts of flags that hold a secret, name a file that
-// holds one, or may carry one (a Redis URL's password): FlagSettings
-// refuses them whatever a service lists.
-var secretish = []string{"secret", "password", "key-file", "cookie-key", "tls-", "redis-url", "token-file"}
+// Flags that hold a secret (-key-secrets, -smtp-password), name a file
+// that holds one (every -*-file: -key-secret-file, -explorer-cookie-key-file),
+// or may carry one (TLS material, a Redis URL's password): FlagSettings
+// refuses them whatever a service lists. -limit-client-secret and
+// -secret-cache-ttl are limits, not secrets.
+var (
+	secretSuffixes = []string{"secret", "secrets", "password", "-file"}
+	secretParts    = []string{"tls-", "redis-url"}
+)
 
 // Secretish reports whether the flag name may hold a secret.
 func Secretish(name string) bool {
-	for _, s := range secretish {
+	if strings.HasPrefix(name, "limit-") {
+		return false // an abuse limit's policy, N/PERIOD
+	}
+	for _, s := range secretSuffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	for _, s := range secretParts {
 		if strings.Contains(name, s) {
 			return true
 		}

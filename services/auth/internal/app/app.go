@@ -167,6 +167,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			authv1.RegisterAuthServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "auth", db, auditLog, log)
+			audit.Register(s, "auth", deps.Events, cfg.Settings(settingNames...), log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
@@ -174,11 +175,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		// The Explorer's users view (docs/security.md): finding, creating,
 		// disabling users, their scopes and ending their sessions; never
 		// passwords, clients or keys.
-		Operator: []string{
+		Operator: append([]string{
 			authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
 			authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
 			authv1.AuthAdmin_RevokeUser_FullMethodName,
-		},
+		}, audit.OperatorMethods...), // the audit and settings views (pkg/audit) too
 	})
 }
 
