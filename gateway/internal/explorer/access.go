@@ -55,6 +55,8 @@ func (a *App) routes() []route {
 	rs = append(rs, a.operatorRoutes()...)
 	rs = append(rs, a.userRoutes()...)
 	rs = append(rs, a.accountRoutes()...)
+	rs = append(rs, a.auditRoutes()...)
+	rs = append(rs, a.settingsRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }
 
