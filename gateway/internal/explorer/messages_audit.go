@@ -16,6 +16,8 @@ var auditMessages = i18n.Catalogue{
 	"op.audit.outcome":        {i18n.English: "Outcome", i18n.German: "Ergebnis"},
 	"op.audit.from":           {i18n.English: "From (UTC)", i18n.German: "Von (UTC)"},
 	"op.audit.to":             {i18n.English: "To (UTC)", i18n.German: "Bis (UTC)"},
+	"op.audit.col.action":     {i18n.English: "Action", i18n.German: "Aktion"},
+	"op.audit.col.actor":      {i18n.English: "Actor", i18n.German: "Akteur"},
 	"op.audit.go":             {i18n.English: "Show", i18n.German: "Anzeigen"},
 	"op.audit.reset":          {i18n.English: "All events", i18n.German: "Alle Ereignisse"},
 	"op.audit.events":         {i18n.English: "Events", i18n.German: "Ereignisse"},
