@@ -38,8 +38,9 @@ type keeper struct {
 
 // Keep makes l also store each recorded event in store, bounded by its
 // retention, and returns the function that writes what is queued and stops
-// (call it before the store closes). Call before the service serves; a nil
-// l or a store that keeps nothing (Keep 0) starts nothing.
+// (call it before the store closes). Call before the service serves. A nil
+// l starts nothing; a store that keeps nothing (Keep 0) only deletes what
+// it kept before.
 func (l *Logger) Keep(store *Store, log *slog.Logger) (stop func()) {
 	if l == nil || store == nil {
 		return func() {}
@@ -48,8 +49,13 @@ func (l *Logger) Keep(store *Store, log *slog.Logger) (stop func()) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	k := &keeper{store: store, log: log, queue: make(chan Stored, queueLen), stop: make(chan struct{}), done: make(chan struct{})}
-	l.keep = k
-	go k.run()
+	if store.ret.Keep <= 0 {
+		// Nothing to keep: only delete what an earlier start kept.
+		go func() { defer close(k.done); k.prune() }()
+	} else {
+		l.keep = k
+		go k.run()
+	}
 	return func() {
 		k.stopOnce.Do(func() { close(k.stop) })
 		<-k.done

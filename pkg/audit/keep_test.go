@@ -115,6 +115,21 @@ func TestKeepPrunes(t *testing.T) {
 	}
 }
 
+// TestKeepNone: -audit-keep 0 stores nothing and deletes what an
+// earlier start kept.
+func TestKeepNone(t *testing.T) {
+	db := boltStore(t)
+	seed(t, NewStore(db, DefaultRetention), 3)
+	l := New(&bytes.Buffer{}, "mdr")
+	s := NewStore(db, Retention{})
+	stop := l.Keep(s, nil)
+	l.Record(context.Background(), Event{Action: "mdr.admin.Import"})
+	stop()
+	if evs, _, _ := NewStore(db, DefaultRetention).List(context.Background(), Filter{}); len(evs) != 0 {
+		t.Fatalf("kept %d events", len(evs))
+	}
+}
+
 // TestServer: ListEvents maps the filter and the outcomes, refuses bad
 // input as InvalidArgument; GetSettings lists what it was given.
 func TestServer(t *testing.T) {

@@ -70,20 +70,33 @@ func (a *App) readAuditFilter(q url.Values) (auditFilter, bool) {
 	default:
 		return f, false
 	}
-	var err error
+	var ok bool
 	if f.From != "" {
-		if f.since, err = time.Parse(dateForm, f.From); err != nil {
+		if f.since, _, ok = parseFormTime(f.From); !ok {
 			return f, false
 		}
 	}
 	if f.To != "" {
-		if f.until, err = time.Parse(dateForm, f.To); err != nil {
+		var step time.Duration
+		if f.until, step, ok = parseFormTime(f.To); !ok {
 			return f, false
 		}
-		// The minute named is included.
-		f.until = f.until.Add(time.Minute - time.Nanosecond)
+		// The minute (or second) named is included.
+		f.until = f.until.Add(step - time.Nanosecond)
 	}
 	return f, true
+}
+
+// parseFormTime reads a datetime-local value, UTC, to the minute or (as
+// some browsers send it) the second, and says which.
+func parseFormTime(s string) (time.Time, time.Duration, bool) {
+	if t, err := time.Parse(dateForm, s); err == nil {
+		return t, time.Minute, true
+	}
+	if t, err := time.Parse(dateForm+":05", s); err == nil {
+		return t, time.Second, true
+	}
+	return time.Time{}, 0, false
 }
 
 func (a *App) auditService(name string) *AuditService {

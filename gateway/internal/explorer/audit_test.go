@@ -242,6 +242,12 @@ func TestAuditFilters(t *testing.T) {
 		t.Errorf("from %s to %s: %v", from, to, got)
 	}
 
+	// Seconds too, as some browsers send them.
+	body = mustGet(t, b, AuditPath+"?"+url.Values{"service": {"auth"}, "from": {from + ":20"}, "to": {to + ":20"}}.Encode(), http.StatusOK)
+	if got := shownTargets(body); strings.Join(got, " ") != "auth-2 auth-3" {
+		t.Errorf("from %s:20 to %s:20: %v", from, to, got)
+	}
+
 	n = len(fa.calls) + len(fb.calls)
 	for _, q := range []string{"service=nosuch", "outcome=maybe", "from=yesterday", "to=2026-13-01T00:00", "actor=" + strings.Repeat("a", 255),
 		"page=auth:x", "page=nosuch:-", "page=auth:-,auth:-", "page=" + strings.Repeat("a", 600)} {
