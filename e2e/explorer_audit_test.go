@@ -45,10 +45,17 @@ func waitAuditView(t *testing.T, c *http.Client, target, want string) string {
 // disables a user on the users page and the audit view shows it with the
 // operator as actor; the filters narrow the list (service, actor by
 // email, action, outcome, time); the settings page shows the access token
-// lifetime the stack runs with and none of its secrets.
+// lifetime the stack runs with and none of its secrets. On both stores:
+// the events are kept in each service's own.
 func TestExplorerAudit(t *testing.T) {
+	t.Run("bolt", func(t *testing.T) { explorerAudit(t, Options{}) })
+	t.Run("redis", func(t *testing.T) { explorerAudit(t, Options{Redis: true}) })
+}
+
+func explorerAudit(t *testing.T, o Options) {
 	keySecret := NewKeySecret(t)
-	s := explorerStack(t, Options{AuthArgs: []string{"-access-ttl", "47m", "-key-secrets", keySecret}})
+	o.AuthArgs = []string{"-access-ttl", "47m", "-key-secrets", keySecret}
+	s := explorerStack(t, o)
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client", "-redirect-url", callback)
 
 	researcher := signInHTTP(t, s)
