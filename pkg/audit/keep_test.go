@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,26 @@ import (
 	"fris.dev/pkg/kv"
 	auditv1 "fris.dev/proto/audit/v1"
 )
+
+// base is seed's start.
+var base = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// seed is audittest.Seed (which this package's own tests cannot import)
+// from base: n events a minute apart, target t<i>, actor<i%2>, action
+// svc.a<i%3>, outcomes ok, denied, failed in turn.
+func seed(t *testing.T, s *Store, n int) {
+	t.Helper()
+	var evs []Stored
+	outcomes := []string{OutcomeOK, OutcomeDenied, OutcomeFailed}
+	for i := range n {
+		evs = append(evs, Stored{Time: base.Add(time.Duration(i) * time.Minute), Action: fmt.Sprintf("svc.a%d", i%3),
+			Actor: fmt.Sprintf("actor%d", i%2), Target: fmt.Sprintf("t%d", i), Outcome: outcomes[i%3],
+			Attrs: []KV{{K: "email", V: "x@example.org"}}})
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+}
 
 func boltStore(t *testing.T) kv.Store {
 	t.Helper()
