@@ -1,7 +1,9 @@
 // Package audit writes the services' audit trail: who did what to what,
 // when, from where, and with which outcome, as JSON lines on a logger of
 // their own ("log":"audit"), apart from the operational log so operators can
-// route, keep and protect them separately.
+// route, keep and protect them separately; and, for operators to browse
+// (AuditAdmin, the Explorer's audit view), a bounded copy in the service's
+// own store (Store, Logger.Keep).
 //
 // Events never carry secrets: no passwords, client secrets, tokens, codes
 // or signatures. Callers name the target (an email, a client or user id, a
