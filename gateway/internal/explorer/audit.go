@@ -51,6 +51,27 @@ type auditFilter struct {
 	until    time.Time
 }
 
+// request is the services' ListEvents for f, as actor (auditActor), after
+// token.
+func (f auditFilter) request(actor, token string) *auditv1.ListEventsRequest {
+	r := &auditv1.ListEventsRequest{Actor: actor, ActionPrefix: f.Action, PageSize: auditPerPage, PageToken: token}
+	switch f.Outcome {
+	case "ok":
+		r.Outcome = auditv1.Outcome_OUTCOME_OK
+	case "denied":
+		r.Outcome = auditv1.Outcome_OUTCOME_DENIED
+	case "failed":
+		r.Outcome = auditv1.Outcome_OUTCOME_FAILED
+	}
+	if !f.since.IsZero() {
+		r.Since = timestamppb.New(f.since)
+	}
+	if !f.until.IsZero() {
+		r.Until = timestamppb.New(f.until)
+	}
+	return r
+}
+
 // dateForm is the datetime-local inputs' format.
 const dateForm = "2006-01-02T15:04"
 
@@ -254,21 +275,7 @@ func (a *App) audit(q *req) error {
 		a.render(q, http.StatusBadRequest, "operator-audit", v)
 		return nil
 	}
-	req := &auditv1.ListEventsRequest{ActionPrefix: f.Action, PageSize: auditPerPage, Actor: a.auditActor(q.ctx, f.Actor)}
-	switch f.Outcome {
-	case "ok":
-		req.Outcome = auditv1.Outcome_OUTCOME_OK
-	case "denied":
-		req.Outcome = auditv1.Outcome_OUTCOME_DENIED
-	case "failed":
-		req.Outcome = auditv1.Outcome_OUTCOME_FAILED
-	}
-	if !f.since.IsZero() {
-		req.Since = timestamppb.New(f.since)
-	}
-	if !f.until.IsZero() {
-		req.Until = timestamppb.New(f.until)
-	}
+	actor := a.auditActor(q.ctx, f.Actor)
 	var asked []AuditService
 	for _, s := range a.cfg.Audit {
 		if (f.Service == "" || f.Service == s.Name) && cur[s.Name] != doneMark {
@@ -281,9 +288,7 @@ func (a *App) audit(q *req) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &auditv1.ListEventsRequest{Actor: req.Actor, ActionPrefix: req.ActionPrefix, Outcome: req.Outcome, Since: req.Since, Until: req.Until,
-				PageSize: req.PageSize, PageToken: cur[s.Name]}
-			res, err := s.Client.ListEvents(q.ctx, r)
+			res, err := s.Client.ListEvents(q.ctx, f.request(actor, cur[s.Name]))
 			pages[i] = servicePage{service: s.Name, events: res.GetEvents(), more: res.GetNextPageToken() != "", err: err}
 		}()
 	}
