@@ -146,7 +146,8 @@ func explorerAudit(t *testing.T, o Options) {
 }
 
 // TestExplorerAuditBrowser: the audit and settings views in Chromium,
-// light and dark, English and German: axe-core finds no serious issue.
+// filtered by keyboard, light and dark, English and German, on a
+// phone-sized screen too: axe-core finds no serious issue.
 func TestExplorerAuditBrowser(t *testing.T) {
 	p := newPage(t)
 	s := explorerStack(t, Options{})
@@ -163,4 +164,18 @@ func TestExplorerAuditBrowser(t *testing.T) {
 	p.wantText("h1", "Einstellungen")
 	p.do("open the audit view", chromedp.Click(chromedp.CSS(`nav.optabs a[href="/explorer/operator/audit"]`)), chromedp.WaitVisible(chromedp.ID("audit-actor")))
 	p.check("operator-audit-de")
+
+	// Last, as the emulation stays: a phone-sized screen.
+	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
+	for _, path := range []string{"/explorer/operator/audit", "/explorer/operator/settings"} {
+		p.do("open "+path, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(chromedp.CSS("h1")))
+		width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if width > 360 {
+			t.Errorf("%s is %d px wide on a 360 px screen", path, width)
+		}
+	}
+	p.check("operator-settings-360px")
 }
