@@ -57,6 +57,8 @@ func (a *App) routes() []route {
 	rs = append(rs, a.clientRoutes()...)
 	rs = append(rs, a.keyRoutes()...)
 	rs = append(rs, a.accountRoutes()...)
+	rs = append(rs, a.auditRoutes()...)
+	rs = append(rs, a.settingsRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }
 

@@ -168,6 +168,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			authv1.RegisterAuthServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "auth", db, auditLog, log)
+			audit.Register(s, "auth", deps.Events, cfg.Settings(settingNames...), log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
@@ -175,7 +176,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		// The Explorer's users view (docs/security.md): finding, creating,
 		// disabling users, their scopes and ending their sessions; never
 		// passwords.
-		Operator: []string{
+		Operator: append([]string{
 			authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
 			authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
 			authv1.AuthAdmin_RevokeUser_FullMethodName,
@@ -186,7 +187,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			authv1.AuthAdmin_UpdateClient_FullMethodName, authv1.AuthAdmin_RotateClientSecret_FullMethodName,
 			authv1.AuthAdmin_SetClientDisabled_FullMethodName,
 			authv1.AuthAdmin_ListKeys_FullMethodName, authv1.AuthAdmin_RotateKeys_FullMethodName,
-		},
+		}, audit.OperatorMethods...), // the audit and settings views (pkg/audit) too
 	})
 }
 
