@@ -1174,6 +1174,261 @@ func (x *ListUsersResponse) GetUsers() []*UserRecord {
 	return nil
 }
 
+// SendPasswordResetRequest mails the user a password-reset link, the same
+// single-use, short-lived link the forgot-password page sends.
+type SendPasswordResetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Email string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// The mail's language: de or en (default).
+	Lang          string `protobuf:"bytes,2,opt,name=lang,proto3" json:"lang,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendPasswordResetRequest) Reset() {
+	*x = SendPasswordResetRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendPasswordResetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendPasswordResetRequest) ProtoMessage() {}
+
+func (x *SendPasswordResetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendPasswordResetRequest.ProtoReflect.Descriptor instead.
+func (*SendPasswordResetRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SendPasswordResetRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SendPasswordResetRequest) GetLang() string {
+	if x != nil {
+		return x.Lang
+	}
+	return ""
+}
+
+type SendPasswordResetResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendPasswordResetResponse) Reset() {
+	*x = SendPasswordResetResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendPasswordResetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendPasswordResetResponse) ProtoMessage() {}
+
+func (x *SendPasswordResetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendPasswordResetResponse.ProtoReflect.Descriptor instead.
+func (*SendPasswordResetResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{23}
+}
+
+// SignInRecord is one sign-in of a user.
+type SignInRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unix seconds.
+	At uint32 `protobuf:"varint,1,opt,name=at,proto3" json:"at,omitempty"`
+	// password (the login form), passkey or key (a signed sign request).
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	// The client the user signed in to.
+	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The address the gateway saw the request come from.
+	Addr          string `protobuf:"bytes,4,opt,name=addr,proto3" json:"addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignInRecord) Reset() {
+	*x = SignInRecord{}
+	mi := &file_auth_v1_admin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignInRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignInRecord) ProtoMessage() {}
+
+func (x *SignInRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignInRecord.ProtoReflect.Descriptor instead.
+func (*SignInRecord) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SignInRecord) GetAt() uint32 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
+
+func (x *SignInRecord) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *SignInRecord) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *SignInRecord) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+type ListUserSignInsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserSignInsRequest) Reset() {
+	*x = ListUserSignInsRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserSignInsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserSignInsRequest) ProtoMessage() {}
+
+func (x *ListUserSignInsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserSignInsRequest.ProtoReflect.Descriptor instead.
+func (*ListUserSignInsRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListUserSignInsRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+// ListUserSignInsResponse holds the user's recent sign-ins, newest first:
+// at most the last 10, kept in the volatile store (none after a restart of
+// the embedded store).
+type ListUserSignInsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SignIns       []*SignInRecord        `protobuf:"bytes,1,rep,name=sign_ins,json=signIns,proto3" json:"sign_ins,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserSignInsResponse) Reset() {
+	*x = ListUserSignInsResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserSignInsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserSignInsResponse) ProtoMessage() {}
+
+func (x *ListUserSignInsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserSignInsResponse.ProtoReflect.Descriptor instead.
+func (*ListUserSignInsResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListUserSignInsResponse) GetSignIns() []*SignInRecord {
+	if x != nil {
+		return x.SignIns
+	}
+	return nil
+}
+
 type SigningKey struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Kid     string                 `protobuf:"bytes,1,opt,name=kid,proto3" json:"kid,omitempty"`
@@ -1190,7 +1445,7 @@ type SigningKey struct {
 
 func (x *SigningKey) Reset() {
 	*x = SigningKey{}
-	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	mi := &file_auth_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1457,7 @@ func (x *SigningKey) String() string {
 func (*SigningKey) ProtoMessage() {}
 
 func (x *SigningKey) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	mi := &file_auth_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1470,7 @@ func (x *SigningKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SigningKey.ProtoReflect.Descriptor instead.
 func (*SigningKey) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SigningKey) GetKid() string {
@@ -1268,7 +1523,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[23]
+	mi := &file_auth_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1535,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[23]
+	mi := &file_auth_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1548,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 type ListKeysResponse struct {
@@ -1305,7 +1560,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[24]
+	mi := &file_auth_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1572,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[24]
+	mi := &file_auth_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1585,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListKeysResponse) GetKeys() []*SigningKey {
@@ -1348,7 +1603,7 @@ type RotateKeysRequest struct {
 
 func (x *RotateKeysRequest) Reset() {
 	*x = RotateKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[25]
+	mi := &file_auth_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +1615,7 @@ func (x *RotateKeysRequest) String() string {
 func (*RotateKeysRequest) ProtoMessage() {}
 
 func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[25]
+	mi := &file_auth_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +1628,7 @@ func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysRequest.ProtoReflect.Descriptor instead.
 func (*RotateKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 type RotateKeysResponse struct {
@@ -1385,7 +1640,7 @@ type RotateKeysResponse struct {
 
 func (x *RotateKeysResponse) Reset() {
 	*x = RotateKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	mi := &file_auth_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1652,7 @@ func (x *RotateKeysResponse) String() string {
 func (*RotateKeysResponse) ProtoMessage() {}
 
 func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	mi := &file_auth_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1665,7 @@ func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysResponse.ProtoReflect.Descriptor instead.
 func (*RotateKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RotateKeysResponse) GetKey() *SigningKey {
@@ -1492,7 +1747,20 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x14RevokeClientResponse\"\x12\n" +
 	"\x10ListUsersRequest\"C\n" +
 	"\x11ListUsersResponse\x12.\n" +
-	"\x05users\x18\x01 \x03(\v2\x18.fris.auth.v1.UserRecordR\x05users\"\xa1\x01\n" +
+	"\x05users\x18\x01 \x03(\v2\x18.fris.auth.v1.UserRecordR\x05users\"D\n" +
+	"\x18SendPasswordResetRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
+	"\x04lang\x18\x02 \x01(\tR\x04lang\"\x1b\n" +
+	"\x19SendPasswordResetResponse\"g\n" +
+	"\fSignInRecord\x12\x0e\n" +
+	"\x02at\x18\x01 \x01(\rR\x02at\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12\x12\n" +
+	"\x04addr\x18\x04 \x01(\tR\x04addr\".\n" +
+	"\x16ListUserSignInsRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\"P\n" +
+	"\x17ListUserSignInsResponse\x125\n" +
+	"\bsign_ins\x18\x01 \x03(\v2\x1a.fris.auth.v1.SignInRecordR\asignIns\"\xa1\x01\n" +
 	"\n" +
 	"SigningKey\x12\x10\n" +
 	"\x03kid\x18\x01 \x01(\tR\x03kid\x12\x10\n" +
@@ -1506,7 +1774,7 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x18.fris.auth.v1.SigningKeyR\x04keys\"\x13\n" +
 	"\x11RotateKeysRequest\"@\n" +
 	"\x12RotateKeysResponse\x12*\n" +
-	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\x96\b\n" +
+	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\xdc\t\n" +
 	"\tAuthAdmin\x12U\n" +
 	"\fCreateClient\x12!.fris.auth.v1.CreateClientRequest\x1a\".fris.auth.v1.CreateClientResponse\x12d\n" +
 	"\x11SetClientDisabled\x12&.fris.auth.v1.SetClientDisabledRequest\x1a'.fris.auth.v1.SetClientDisabledResponse\x12[\n" +
@@ -1522,7 +1790,9 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\fRevokeClient\x12!.fris.auth.v1.RevokeClientRequest\x1a\".fris.auth.v1.RevokeClientResponse\x12I\n" +
 	"\bListKeys\x12\x1d.fris.auth.v1.ListKeysRequest\x1a\x1e.fris.auth.v1.ListKeysResponse\x12O\n" +
 	"\n" +
-	"RotateKeys\x12\x1f.fris.auth.v1.RotateKeysRequest\x1a .fris.auth.v1.RotateKeysResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
+	"RotateKeys\x12\x1f.fris.auth.v1.RotateKeysRequest\x1a .fris.auth.v1.RotateKeysResponse\x12d\n" +
+	"\x11SendPasswordReset\x12&.fris.auth.v1.SendPasswordResetRequest\x1a'.fris.auth.v1.SendPasswordResetResponse\x12^\n" +
+	"\x0fListUserSignIns\x12$.fris.auth.v1.ListUserSignInsRequest\x1a%.fris.auth.v1.ListUserSignInsResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_admin_proto_rawDescOnce sync.Once
@@ -1536,7 +1806,7 @@ func file_auth_v1_admin_proto_rawDescGZIP() []byte {
 	return file_auth_v1_admin_proto_rawDescData
 }
 
-var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_auth_v1_admin_proto_goTypes = []any{
 	(*ClientRecord)(nil),              // 0: fris.auth.v1.ClientRecord
 	(*CreateClientRequest)(nil),       // 1: fris.auth.v1.CreateClientRequest
@@ -1560,53 +1830,63 @@ var file_auth_v1_admin_proto_goTypes = []any{
 	(*RevokeClientResponse)(nil),      // 19: fris.auth.v1.RevokeClientResponse
 	(*ListUsersRequest)(nil),          // 20: fris.auth.v1.ListUsersRequest
 	(*ListUsersResponse)(nil),         // 21: fris.auth.v1.ListUsersResponse
-	(*SigningKey)(nil),                // 22: fris.auth.v1.SigningKey
-	(*ListKeysRequest)(nil),           // 23: fris.auth.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),          // 24: fris.auth.v1.ListKeysResponse
-	(*RotateKeysRequest)(nil),         // 25: fris.auth.v1.RotateKeysRequest
-	(*RotateKeysResponse)(nil),        // 26: fris.auth.v1.RotateKeysResponse
-	(*Client)(nil),                    // 27: fris.auth.v1.Client
-	(*Locality)(nil),                  // 28: fris.auth.v1.Locality
+	(*SendPasswordResetRequest)(nil),  // 22: fris.auth.v1.SendPasswordResetRequest
+	(*SendPasswordResetResponse)(nil), // 23: fris.auth.v1.SendPasswordResetResponse
+	(*SignInRecord)(nil),              // 24: fris.auth.v1.SignInRecord
+	(*ListUserSignInsRequest)(nil),    // 25: fris.auth.v1.ListUserSignInsRequest
+	(*ListUserSignInsResponse)(nil),   // 26: fris.auth.v1.ListUserSignInsResponse
+	(*SigningKey)(nil),                // 27: fris.auth.v1.SigningKey
+	(*ListKeysRequest)(nil),           // 28: fris.auth.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),          // 29: fris.auth.v1.ListKeysResponse
+	(*RotateKeysRequest)(nil),         // 30: fris.auth.v1.RotateKeysRequest
+	(*RotateKeysResponse)(nil),        // 31: fris.auth.v1.RotateKeysResponse
+	(*Client)(nil),                    // 32: fris.auth.v1.Client
+	(*Locality)(nil),                  // 33: fris.auth.v1.Locality
 }
 var file_auth_v1_admin_proto_depIdxs = []int32{
-	27, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
+	32, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
 	0,  // 1: fris.auth.v1.CreateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 2: fris.auth.v1.ListAllClientsResponse.clients:type_name -> fris.auth.v1.ClientRecord
-	28, // 3: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
-	28, // 4: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
+	33, // 3: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
+	33, // 4: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
 	7,  // 5: fris.auth.v1.CreateUserResponse.user:type_name -> fris.auth.v1.UserRecord
 	7,  // 6: fris.auth.v1.ListUsersResponse.users:type_name -> fris.auth.v1.UserRecord
-	22, // 7: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
-	22, // 8: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
-	1,  // 9: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
-	3,  // 10: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
-	5,  // 11: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
-	8,  // 12: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
-	10, // 13: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
-	12, // 14: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
-	14, // 15: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
-	20, // 16: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
-	16, // 17: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
-	18, // 18: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
-	23, // 19: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
-	25, // 20: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
-	2,  // 21: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
-	4,  // 22: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
-	6,  // 23: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
-	9,  // 24: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
-	11, // 25: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
-	13, // 26: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
-	15, // 27: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
-	21, // 28: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
-	17, // 29: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
-	19, // 30: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
-	24, // 31: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
-	26, // 32: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
-	21, // [21:33] is the sub-list for method output_type
-	9,  // [9:21] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	24, // 7: fris.auth.v1.ListUserSignInsResponse.sign_ins:type_name -> fris.auth.v1.SignInRecord
+	27, // 8: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
+	27, // 9: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
+	1,  // 10: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
+	3,  // 11: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
+	5,  // 12: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
+	8,  // 13: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
+	10, // 14: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
+	12, // 15: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
+	14, // 16: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
+	20, // 17: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
+	16, // 18: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
+	18, // 19: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
+	28, // 20: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
+	30, // 21: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
+	22, // 22: fris.auth.v1.AuthAdmin.SendPasswordReset:input_type -> fris.auth.v1.SendPasswordResetRequest
+	25, // 23: fris.auth.v1.AuthAdmin.ListUserSignIns:input_type -> fris.auth.v1.ListUserSignInsRequest
+	2,  // 24: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
+	4,  // 25: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
+	6,  // 26: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
+	9,  // 27: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
+	11, // 28: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
+	13, // 29: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
+	15, // 30: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
+	21, // 31: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
+	17, // 32: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
+	19, // 33: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
+	29, // 34: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
+	31, // 35: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
+	23, // 36: fris.auth.v1.AuthAdmin.SendPasswordReset:output_type -> fris.auth.v1.SendPasswordResetResponse
+	26, // 37: fris.auth.v1.AuthAdmin.ListUserSignIns:output_type -> fris.auth.v1.ListUserSignInsResponse
+	24, // [24:38] is the sub-list for method output_type
+	10, // [10:24] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_admin_proto_init() }
@@ -1621,7 +1901,7 @@ func file_auth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_admin_proto_rawDesc), len(file_auth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

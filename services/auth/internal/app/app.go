@@ -20,6 +20,7 @@ import (
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
+	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/mailer"
 	"fris.dev/pkg/password"
@@ -172,14 +173,21 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Metrics: reg,
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 		// The Explorer's users view (docs/security.md): finding, creating,
-		// disabling users, their scopes and ending their sessions; never
-		// passwords, clients or keys.
-		Operator: []string{
-			authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
-			authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
-			authv1.AuthAdmin_RevokeUser_FullMethodName,
-		},
+		// disabling users, their scopes, a reset link, their recent
+		// sign-ins and ending their sessions; never passwords, clients or
+		// keys. A user administrator reaches the same methods, and the
+		// service keeps them off privileged users (admin_users.go).
+		Operator: userMethods,
+		Roles:    map[string][]string{identity.ScopeUserAdmin: userMethods},
 	})
+}
+
+// userMethods are the admin methods of the Explorer's users view.
+var userMethods = []string{
+	authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
+	authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
+	authv1.AuthAdmin_RevokeUser_FullMethodName, authv1.AuthAdmin_SendPasswordReset_FullMethodName,
+	authv1.AuthAdmin_ListUserSignIns_FullMethodName,
 }
 
 // accountMailer is the SMTP server of -smtp-addr, nil without one: the
