@@ -70,7 +70,7 @@ func TestExplorerUsers(t *testing.T) {
 
 	researcher := signInHTTP(t, s)
 	if code, body := getPage(t, researcher, s.URL+"/explorer/operator/users"); code != http.StatusForbidden ||
-		!strings.Contains(body, "lacks the operator role (scope fris:operator)") {
+		!strings.Contains(body, "lacks the role (scope fris:operator or fris:user-admin)") {
 		t.Fatalf("non-operator: %d\n%s", code, body)
 	}
 
