@@ -156,16 +156,3 @@ func (a *App) gateRole(q *req, ok bool, reason, needs string) (bool, error) {
 	}
 	return true, nil
 }
-
-// ConsolePaths are the paths of the console (the operator views and the
-// users view) with the access each asks, as registered: tests walk them
-// so a new page is checked without being listed anywhere else.
-func ConsolePaths(a *App) map[string]string {
-	out := map[string]string{}
-	for _, rt := range a.routes() {
-		if rt.access == operator || rt.access == userAdmin {
-			out[rt.pattern] = rt.access.String()
-		}
-	}
-	return out
-}

@@ -43,6 +43,19 @@ func (f *fakeUsers) ListUserSignIns(ctx context.Context, r *authv1.ListUserSignI
 	}}, nil
 }
 
+// consolePaths are the console's routes (the operator views and the users
+// view) with the access each asks, as registered: a new page is walked
+// without being listed anywhere.
+func consolePaths(a *App) map[string]string {
+	out := map[string]string{}
+	for _, rt := range a.routes() {
+		if rt.access == operator || rt.access == userAdmin {
+			out[rt.pattern] = rt.access.String()
+		}
+	}
+	return out
+}
+
 // TestConsoleRefusedWithReason walks every console path as registered (so
 // a new page is covered without being listed) as a signed-in researcher:
 // each answers 403 with the reason, and no service is called.
@@ -51,7 +64,7 @@ func TestConsoleRefusedWithReason(t *testing.T) {
 	b := e.browser()
 	b.signIn()
 	sess, _ := e.store.Get(context.Background(), b.cookies[SessionCookie].Value)
-	paths := ConsolePaths(e.app)
+	paths := consolePaths(e.app)
 	if len(paths) < 10 {
 		t.Fatalf("console paths: %v", paths)
 	}
@@ -81,7 +94,7 @@ func TestUserAdminViews(t *testing.T) {
 	fu.users = append(fu.users, &authv1.UserRecord{Id: 901, Email: "op@lab.example", Scopes: []string{identity.ScopeOperator}})
 	b := e.browser()
 	b.signIn()
-	for pattern, needs := range ConsolePaths(e.app) {
+	for pattern, needs := range consolePaths(e.app) {
 		method, path, _ := strings.Cut(pattern, " ")
 		if method != http.MethodGet || needs != identity.ScopeOperator {
 			continue
