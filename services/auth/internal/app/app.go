@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -174,11 +175,19 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 		// The Explorer's users view (docs/security.md): finding, creating,
 		// disabling users, their scopes, a reset link, their recent
-		// sign-ins and ending their sessions; never passwords, clients or
-		// keys. A user administrator reaches the same methods, and the
-		// service keeps them off privileged users (admin_users.go).
-		Operator: userMethods,
-		Roles:    map[string][]string{identity.ScopeUserAdmin: userMethods},
+		// sign-ins and ending their sessions; never passwords. A user
+		// administrator reaches these, and the service keeps them off
+		// privileged users (admin_users.go).
+		Operator: slices.Concat(userMethods, []string{
+			// Its clients and signing keys views (the console sends no
+			// secret of its own; RevokeClient stays with bin/auth, a
+			// rotation's revoke_tokens covers a leaked secret).
+			authv1.AuthAdmin_ListAllClients_FullMethodName, authv1.AuthAdmin_CreateClient_FullMethodName,
+			authv1.AuthAdmin_UpdateClient_FullMethodName, authv1.AuthAdmin_RotateClientSecret_FullMethodName,
+			authv1.AuthAdmin_SetClientDisabled_FullMethodName,
+			authv1.AuthAdmin_ListKeys_FullMethodName, authv1.AuthAdmin_RotateKeys_FullMethodName,
+		}),
+		Roles: map[string][]string{identity.ScopeUserAdmin: userMethods},
 	})
 }
 
