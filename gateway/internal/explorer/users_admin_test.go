@@ -116,7 +116,7 @@ func TestUserAdminViews(t *testing.T) {
 			t.Errorf("users view lacks %q", w)
 		}
 	}
-	for _, w := range []string{BanksPath, SitesPath, MonitoringPath, RegistryPath, `value="fris:operator"`, `value="fris:user-admin"`} {
+	for _, w := range []string{BanksPath, SitesPath, MonitoringPath, RegistryPath, ClientsPath, KeysPath, `value="fris:operator"`, `value="fris:user-admin"`} {
 		if strings.Contains(body, w) {
 			t.Errorf("users view for a user admin has %q", w)
 		}
