@@ -8,7 +8,7 @@ var userMessages = i18n.Catalogue{
 	"op.error.noauth": {i18n.English: "This gateway has no identity provider configured.", i18n.German: "Für dieses Gateway ist kein Identitätsanbieter eingerichtet."},
 
 	"op.users.title":       {i18n.English: "Users", i18n.German: "Benutzer"},
-	"op.users.intro":       {i18n.English: "The identity provider's users: find them, create them, grant roles and scopes, disable them or end their sessions. A new user gets no password here; they set one with the password reset.", i18n.German: "Die Benutzer des Identitätsanbieters: finden, anlegen, Rollen und Scopes vergeben, sperren oder ihre Sitzungen beenden. Ein neuer Benutzer erhält hier kein Passwort; er setzt es über das Zurücksetzen des Passworts."},
+	"op.users.intro":       {i18n.English: "The identity provider's users: find them, create them, grant roles and scopes, disable them, end their sessions, send them a password-reset link or see their recent sign-ins. A new user gets no password here; they set one with the password reset.", i18n.German: "Die Benutzer des Identitätsanbieters: finden, anlegen, Rollen und Scopes vergeben, sperren, ihre Sitzungen beenden, ihnen einen Link zum Zurücksetzen des Passworts senden oder ihre letzten Anmeldungen sehen. Ein neuer Benutzer erhält hier kein Passwort; er setzt es über das Zurücksetzen des Passworts."},
 	"op.users.search":      {i18n.English: "Email or name", i18n.German: "E-Mail oder Name"},
 	"op.users.search.go":   {i18n.English: "Search", i18n.German: "Suchen"},
 	"op.users.list":        {i18n.English: "Users", i18n.German: "Benutzer"},
