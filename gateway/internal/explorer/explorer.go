@@ -400,7 +400,10 @@ type view struct {
 	// Operator: the user may see the operator views (the nav shows them);
 	// Tab is the operator view shown.
 	Operator bool
-	Tab      string
+	// UserAdmin: the user may see the users view (an operator, or a user
+	// administrator, for whom the nav shows only that view).
+	UserAdmin bool
+	Tab       string
 	// Partial: only a part of the page is sent (an htmx request).
 	Partial bool
 	Crumbs  []crumb
@@ -433,7 +436,7 @@ func (a *App) view(q *req, titleKey string) *view {
 	}
 	if q.sess != nil && q.sess.User != nil {
 		v.User, v.CSRF = q.sess.User, q.sess.CSRF
-		v.Operator = q.isOperator()
+		v.Operator, v.UserAdmin = q.isOperator(), q.isUserAdmin()
 	}
 	if a.Configured() {
 		v.SignIn = LoginPath + "?" + url.Values{"return": {returnTarget(q.r)}}.Encode()

@@ -132,11 +132,17 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		return nil, p.err(ctx, err)
 	}
 	user = u.ID
-	// For the operators' users view; losing it costs only that.
-	if err := p.store.RecordSignIn(ctx, u.ID, p.now().Unix(), identity.Incoming(ctx, identity.KeyClientAddr)); err != nil {
+	p.recordSignIn(ctx, u.ID, storage.MethodPassword, c.ID)
+	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
+}
+
+// recordSignIn notes a sign-in for the operators' users view (its recent
+// sign-ins); losing it costs only that.
+func (p Public) recordSignIn(ctx context.Context, user int32, method, client string) {
+	ev := storage.SignInEvent{At: p.now().Unix(), Method: method, Client: client, Addr: identity.Incoming(ctx, identity.KeyClientAddr)}
+	if err := p.store.RecordSignIn(ctx, user, ev); err != nil {
 		p.log.WarnContext(ctx, "recording a sign-in", "err", err)
 	}
-	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
 }
 
 // loginAccount is the key of an email address's sign-in budget: its case
