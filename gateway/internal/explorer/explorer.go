@@ -142,6 +142,8 @@ type App struct {
 	http       *http.Client
 	// flows seals and opens the sign-in cookies.
 	flows *sealer
+	// hub shares the results streams' broker watches (fanout.go).
+	hub resultsHub
 }
 
 // New checks cfg and parses the templates.
