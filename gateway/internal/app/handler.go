@@ -196,6 +196,20 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 			return err
 		}
 	}
+	if reg != nil {
+		for _, g := range []prometheus.Collector{
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fris_explorer_results_streams",
+				Help: "Explorer results streams (Server-Sent Events) open."},
+				func() float64 { n, _ := app.ResultsStreams(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fris_explorer_results_watches",
+				Help: "Broker watches the open results streams share (one per inquiry, user and language)."},
+				func() float64 { _, n := app.ResultsStreams(); return float64(n) }),
+		} {
+			if err := reg.Register(g); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+				return err
+			}
+		}
+	}
 	if ec.ClientID == "" {
 		log.Info("the Explorer's sign-in is not configured (-explorer-client-id); the registry can be browsed anonymously")
 	}

@@ -229,3 +229,11 @@ func (h *resultsHub) publish(w *watch, ev []byte) {
 		s.events <- ev // room: only publish sends, and under the lock
 	}
 }
+
+// ResultsStreams counts the results streams open and the broker watches
+// they share, for the gateway's metrics.
+func (a *App) ResultsStreams() (streams, watches int) {
+	a.hub.mu.Lock()
+	defer a.hub.mu.Unlock()
+	return a.hub.subs, len(a.hub.watches)
+}
