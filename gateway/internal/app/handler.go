@@ -144,7 +144,7 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
 		Timeout: cfg.UpstreamTimeout, Log: log, StaleAfter: cfg.ExplorerStaleAfter,
-		MaxUpload: cfg.MaxBody, Done: ctx.Done(),
+		UnsharedStreams: !cfg.ExplorerShareStreams, MaxUpload: cfg.MaxBody, Done: ctx.Done(),
 		// An open results stream checks its session as often as revoked
 		// tokens can become known.
 		SessionCheck: cfg.RevocationPoll,

@@ -51,6 +51,9 @@ func (a *App) events(q *req) error {
 	ctx, cancel := a.streamContext(q)
 	defer cancel()
 	key := watchKey{inquiry: in.GetId(), subject: q.id.Subject, lang: q.lang, targets: strings.Join(in.GetTargetSites(), "\x00")}
+	if a.cfg.UnsharedStreams {
+		key.alone = a.hub.streams.Add(1)
+	}
 	// The first results are read before the stream is answered, so that
 	// a refusal is still a page's error.
 	sub, first, err := a.hub.subscribe(ctx, key, func() watchStart { return a.startWatch(q, b, in) })

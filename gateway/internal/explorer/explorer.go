@@ -122,6 +122,9 @@ type Config struct {
 	Uploads  uploadv1.UploadAdminClient
 	Registry mdrv1.MdrAdminClient
 	Users    authv1.AuthAdminClient
+	// UnsharedStreams gives each results stream a broker watch and
+	// renderings of its own (fanout.go), for a benchmark's baseline.
+	UnsharedStreams bool
 	// StaleAfter: the sites view highlights teilers without an upload for
 	// longer (default DefaultStaleAfter).
 	StaleAfter time.Duration

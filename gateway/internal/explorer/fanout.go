@@ -3,6 +3,7 @@ package explorer
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -40,6 +41,9 @@ type watchKey struct {
 	// them, joined: an edit that changes them starts a new watch for the
 	// streams opened after it.
 	targets string
+	// alone, when not 0, makes the key one stream's own
+	// (Config.UnsharedStreams).
+	alone uint64
 }
 
 // replyStream is the broker's WatchReplies stream.
@@ -65,6 +69,8 @@ type resultsHub struct {
 	subs    int
 	// max bounds the subscribers (0: maxResultsStreams).
 	max int
+	// streams numbers the streams that share nothing.
+	streams atomic.Uint64
 }
 
 // watch is one broker watch and its subscribers.
