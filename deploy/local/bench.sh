@@ -709,7 +709,8 @@ start_demo_stack() {
   wait_ready "http://127.0.0.1:$b_ops/readyz" "$b_pid" broker
   # The demo data of `make run`: the registry, the demo client, the
   # Explorer's client, the researcher with all three roles, two sites'
-  # credentials and the demo inquiry.
+  # credentials, the two sites in the broker's site registry and the demo
+  # inquiry.
   local site2 user_id
   site1_pass=$(rnd) site2=$(rnd)
   {
@@ -726,6 +727,8 @@ start_demo_stack() {
       "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site dresden -teiler teiler1 \
         -password "$site2" dresden-teiler1 &&
       user_id=$("$BIN/auth" users "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" | awk -v e="$USER_EMAIL" '$2 == e { print $1 }') &&
+      "$BIN/broker" create-site "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -if-missing -id charite -name-de Charité -name-en Charité &&
+      "$BIN/broker" create-site "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -if-missing -id dresden -name-de Dresden -name-en Dresden &&
       demo_inquiry=$("$BIN/broker" seed-demo "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -author "$user_id" -sites charite,dresden)
   } >"$tmp/$name-seed.log" 2>&1 || { failed=1; echo "bench: seeding the $name suite failed" >&2; cat "$tmp/$name-seed.log" >&2; exit 1; }
   "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "$gw" -ops-addr "" -mdr-addr "127.0.0.1:$m_grpc" -auth-addr "127.0.0.1:$a_grpc" \
