@@ -1,8 +1,12 @@
 package explorer
 
 import (
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	brokerv1 "fris.dev/proto/broker/v1"
 )
 
 // TestPump: the stream's loop sends the first results and every event of
@@ -23,5 +27,42 @@ func TestPump(t *testing.T) {
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
 		t.Errorf("Content-Type %q", ct)
+	}
+}
+
+// TestEventsShareWatch: the results streams of one inquiry, user and
+// language share one broker watch, unless Config.UnsharedStreams; when
+// they end, nothing of the watch is kept.
+func TestEventsShareWatch(t *testing.T) {
+	for _, c := range []struct {
+		unshared bool
+		watches  int
+	}{{false, 1}, {true, 3}} {
+		done := make(chan struct{})
+		e, fb, _ := newInqEnv(t, done)
+		e.app.cfg.UnsharedStreams = c.unshared
+		fb.ins["1"], fb.authors["1"] = &brokerv1.Inquiry{Id: "1", Status: brokerv1.InquiryStatus_RELEASED, TargetSites: []string{"berlin"}}, "42"
+		fb.watch, fb.hold = []*brokerv1.ListRepliesResponse{{InquiryId: "1"}}, true
+		b := e.browser()
+		b.signIn()
+		id := b.cookies[SessionCookie].Value
+		ended := make(chan *httptest.ResponseRecorder, 3)
+		for range 3 {
+			go func() {
+				r := httptest.NewRequest("GET", "http://gw.test"+InquiriesPath+"/1/events", nil)
+				r.AddCookie(&http.Cookie{Name: SessionCookie, Value: id})
+				rec := httptest.NewRecorder()
+				e.h.ServeHTTP(rec, r)
+				ended <- rec
+			}()
+		}
+		settled(t, func() bool { n, w := e.app.ResultsStreams(); return n == 3 && w == c.watches })
+		close(done)
+		for range 3 {
+			if rec := <-ended; rec.Code != 200 || !strings.Contains(rec.Body.String(), "event: results") {
+				t.Fatalf("unshared %v: stream: %d\n%s", c.unshared, rec.Code, rec.Body)
+			}
+		}
+		settled(t, func() bool { n, w := e.app.ResultsStreams(); return n == 0 && w == 0 })
 	}
 }
