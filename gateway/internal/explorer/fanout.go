@@ -4,11 +4,13 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/i18n"
 	brokerv1 "fris.dev/proto/broker/v1"
 )
@@ -71,7 +73,26 @@ type resultsHub struct {
 	max int
 	// streams numbers the streams that share nothing.
 	streams atomic.Uint64
+	// peak is the most streams open since memory was last handed back;
+	// release waits for the wave to end (see releaseMemory).
+	peak    int
+	release *time.Timer
+	// free hands the heap's free memory back (nil: httpx.FreeMemory);
+	// releaseIdle is how long after a wave it runs (0: releaseIdle).
+	free        func()
+	releaseIdle time.Duration
 }
+
+// A wave of streams (hundreds of tabs on one inquiry) grows the heap by
+// their connections' buffers and goroutine stacks; the runtime hands
+// that back over minutes, or not at all while the gateway is idle (no
+// collection runs). When at least releasePeak streams were open and at
+// most a quarter of them are left, the hub hands it back releaseIdle after
+// the last of them closed, as the request bodies' budget does (httpx).
+const (
+	releasePeak = 64
+	releaseIdle = 10 * time.Second
+)
 
 // watch is one broker watch and its subscribers.
 type watch struct {
@@ -121,6 +142,7 @@ func (h *resultsHub) subscribe(ctx context.Context, key watchKey, start func() w
 	s := &subscription{w: w, events: make(chan []byte, 1)}
 	w.subs[s] = struct{}{}
 	h.subs++
+	h.peak = max(h.peak, h.subs)
 	latest := w.last
 	started := w.started
 	h.mu.Unlock()
@@ -152,6 +174,7 @@ func (h *resultsHub) leave(s *subscription) {
 	}
 	delete(w.subs, s)
 	h.subs--
+	h.releaseMemory()
 	if len(w.subs) == 0 {
 		h.forget(w)
 		w.cancel()
@@ -164,6 +187,37 @@ func (h *resultsHub) forget(w *watch) {
 	if h.watches[w.key] == w {
 		delete(h.watches, w.key)
 	}
+}
+
+// releaseMemory (h.mu held) (re)starts the countdown to handing memory
+// back when a wave of streams has ended.
+func (h *resultsHub) releaseMemory() {
+	if h.peak < releasePeak || h.subs > h.peak/4 {
+		return
+	}
+	idle := h.releaseIdle
+	if idle <= 0 {
+		idle = releaseIdle
+	}
+	if h.release != nil {
+		h.release.Reset(idle)
+		return
+	}
+	h.release = time.AfterFunc(idle, func() {
+		h.mu.Lock()
+		if h.subs > h.peak/4 {
+			// A new wave: its end restarts the countdown.
+			h.mu.Unlock()
+			return
+		}
+		h.peak, h.release = h.subs, nil
+		free := h.free
+		h.mu.Unlock()
+		if free == nil {
+			free = httpx.FreeMemory
+		}
+		free()
+	})
 }
 
 func (h *resultsHub) limit() int {

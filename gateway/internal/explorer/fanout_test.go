@@ -343,3 +343,29 @@ func TestResultsEventSessionFree(t *testing.T) {
 		t.Fatalf("the fragment depends on the session:\n%s\n%s", a, b)
 	}
 }
+
+// TestHubReleasesMemory: when a wave of at least releasePeak streams has
+// ended (a quarter or fewer left), the hub hands the heap back once; a
+// few streams closing do not.
+func TestHubReleasesMemory(t *testing.T) {
+	var freed atomic.Int32
+	h := resultsHub{releaseIdle: time.Millisecond, free: func() { freed.Add(1) }}
+	f := newHubSource("en")
+	subs := subscribeAll(t, &h, key("en"), f, releasePeak)
+	pending := func() bool { h.mu.Lock(); defer h.mu.Unlock(); return h.release != nil }
+	for _, s := range subs[:releasePeak-releasePeak/4-1] {
+		h.leave(s)
+	}
+	if pending() || freed.Load() != 0 {
+		t.Fatal("memory handed back while more than a quarter of the streams are open")
+	}
+	rest := subs[releasePeak-releasePeak/4-1:]
+	h.leave(rest[0])
+	settled(t, func() bool { return freed.Load() == 1 && !pending() })
+	for _, s := range rest[1:] {
+		h.leave(s)
+	}
+	if pending() {
+		t.Fatal("a few streams closing after the release started another")
+	}
+}
