@@ -17,9 +17,10 @@ import (
 
 // The results streams of one inquiry share their work: one WatchReplies
 // call to the broker and one rendering per update for all the streams
-// open on it in one language, fanned out to each (docs/decisions.md,
-// "Live results"). Before, every stream held its own broker watch and
-// rendered every update itself: 200 open tabs cost 200 renderings a reply.
+// open on it (for one user, in one language), fanned out to each
+// (docs/decisions.md, "Shared watch"). Before, every stream held its own
+// broker watch and rendered every update itself: 200 open tabs cost 200
+// renderings a reply.
 
 // maxResultsStreams bounds the results streams open on one gateway, as
 // the broker bounds its watches (10,000 a replica): each holds a
