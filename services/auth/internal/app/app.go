@@ -173,11 +173,18 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 		// The Explorer's users view (docs/security.md): finding, creating,
 		// disabling users, their scopes and ending their sessions; never
-		// passwords, clients or keys.
+		// passwords.
 		Operator: []string{
 			authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
 			authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
 			authv1.AuthAdmin_RevokeUser_FullMethodName,
+			// Its clients and signing keys views (the console sends no
+			// secret of its own; RevokeClient stays with bin/auth, a
+			// rotation's revoke_tokens covers a leaked secret).
+			authv1.AuthAdmin_ListAllClients_FullMethodName, authv1.AuthAdmin_CreateClient_FullMethodName,
+			authv1.AuthAdmin_UpdateClient_FullMethodName, authv1.AuthAdmin_RotateClientSecret_FullMethodName,
+			authv1.AuthAdmin_SetClientDisabled_FullMethodName,
+			authv1.AuthAdmin_ListKeys_FullMethodName, authv1.AuthAdmin_RotateKeys_FullMethodName,
 		},
 	})
 }
