@@ -123,6 +123,9 @@ type Config struct {
 	Uploads  uploadv1.UploadAdminClient
 	Registry mdrv1.MdrAdminClient
 	Users    authv1.AuthAdminClient
+	// UnsharedStreams gives each results stream a broker watch and
+	// renderings of its own (fanout.go), for a benchmark's baseline.
+	UnsharedStreams bool
 	// StaleAfter: the sites view highlights teilers without an upload for
 	// longer (default DefaultStaleAfter).
 	StaleAfter time.Duration
@@ -149,6 +152,8 @@ type App struct {
 	http       *http.Client
 	// flows seals and opens the sign-in cookies.
 	flows *sealer
+	// hub shares the results streams' broker watches (fanout.go).
+	hub resultsHub
 }
 
 // New checks cfg and parses the templates.
