@@ -1,0 +1,439 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"runtime"
+	"strings"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// The hydra suite puts FRIS next to an OAuth 2.0 server of another make
+// (Ory Hydra, tools/hydra-compare) running on the same cores, in
+// interleaved rounds: the refresh grant of each (server CPU per token
+// response), then the check of an access token (Hydra's introspection, FRIS's
+// introspection and the gateway's own verification of a bearer). The other
+// server is driven through its public and admin APIs only; its CPU comes
+// from -watch (hydra=PID), FRIS's from gateway=PID and auth=PID.
+
+// Variants of the hydra suite (Measurement.Target).
+const (
+	peerFRISRefresh      = "FRIS refresh (spec shape)"
+	peerFRISRefreshOAuth = "FRIS refresh (OAuth 2.0)"
+	peerHydraRefresh     = "Hydra refresh"
+	peerHydraIntrospect  = "Hydra introspection"
+	peerFRISIntrospect   = "FRIS introspection"
+	peerFRISAnonymous    = "FRIS read without token"
+	peerFRISBearer       = "FRIS read with bearer"
+)
+
+// peerRedirect is the redirect URI of the Hydra client; nothing listens
+// there, the code is read from the redirect.
+const peerRedirect = "http://127.0.0.1:9/callback"
+
+// HydraReport is the hydra suite.
+type HydraReport struct {
+	Public, Admin string
+	ClientID      string `json:"client_id"`
+	Connections   int    `json:"connections"`
+	Rounds        int    `json:"rounds"`
+	// Carried is what a response of each refresh variant carried.
+	Carried map[string]string `json:"carried"`
+	Results []*Measurement    `json:"results"`
+	// Summary: per variant, the mean over rounds of the server's CPU per
+	// unit (Hydra: hydra; FRIS: gateway+auth) and of units/s.
+	Summary []*PeerSummary `json:"summary"`
+}
+
+// PeerSummary is one variant over all rounds.
+type PeerSummary struct {
+	Name        string    `json:"name"`
+	Servers     []string  `json:"servers"`
+	UnitsPerSec float64   `json:"units_per_sec"`
+	CPUMicros   float64   `json:"cpu_us"`
+	RoundCPU    []float64 `json:"round_cpu_us"`
+}
+
+// hydraClient makes the set-up calls against Hydra.
+type hydraClient struct {
+	public, admin string
+	hc            *http.Client
+}
+
+func (h *hydraClient) send(ctx context.Context, method, u string, body io.Reader, ctype string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	b, res, err := do(h.hc, req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s: %.300s", method, u, res.Status, b)
+	}
+	if out != nil && json.Unmarshal(b, out) != nil {
+		return fmt.Errorf("%s %s: answer is not JSON: %.200s", method, u, b)
+	}
+	return nil
+}
+
+func (h *hydraClient) sendJSON(ctx context.Context, method, u string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return h.send(ctx, method, u, bytes.NewReader(b), "application/json", out)
+}
+
+// createClient registers a public client (no secret, PKCE) whose access
+// tokens are JWTs.
+func (h *hydraClient) createClient(ctx context.Context) (string, error) {
+	var c struct {
+		ID string `json:"client_id"`
+	}
+	err := h.sendJSON(ctx, http.MethodPost, h.admin+"/admin/clients", map[string]any{
+		"client_name": "fris-bench", "grant_types": []string{"authorization_code", "refresh_token"},
+		"response_types": []string{"code"}, "scope": "openid offline_access", "redirect_uris": []string{peerRedirect},
+		"token_endpoint_auth_method": "none", "access_token_strategy": "jwt",
+	}, &c)
+	if err == nil && c.ID == "" {
+		err = errors.New("hydra: created client without client_id")
+	}
+	return c.ID, err
+}
+
+// signIn is the authorization-code flow with PKCE, the login and consent
+// accepted through the admin API as a login/consent app would: the
+// authorize request, the login challenge accepted for subject, the consent
+// challenge accepted with openid and offline_access, the code exchanged.
+func (h *hydraClient) signIn(ctx context.Context, clientID, subject string) (tokenSet, error) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return tokenSet{}, err
+	}
+	hc := *h.hc
+	hc.Jar = jar
+	verifier := randomString()
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{
+		"client_id": {clientID}, "response_type": {"code"}, "scope": {"openid offline_access"},
+		"redirect_uri": {peerRedirect}, "state": {randomString()}, "nonce": {randomString()},
+		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
+	}
+	// redirect follows one hop and returns the query parameter want of
+	// where Hydra sends the browser next.
+	redirect := func(u, want string) (string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return "", err
+		}
+		b, res, err := do(&hc, req)
+		if err != nil {
+			return "", err
+		}
+		loc, err := url.Parse(res.Header.Get("Location"))
+		if res.StatusCode/100 != 3 || err != nil || loc.Query().Get(want) == "" {
+			return "", fmt.Errorf("hydra: GET %s: %s, Location %q, want %s: %.200s", u, res.Status, res.Header.Get("Location"), want, b)
+		}
+		return loc.Query().Get(want), nil
+	}
+	var next struct {
+		RedirectTo string `json:"redirect_to"`
+	}
+	login, err := redirect(h.public+"/oauth2/auth?"+q.Encode(), "login_challenge")
+	if err != nil {
+		return tokenSet{}, err
+	}
+	if err := h.sendJSON(ctx, http.MethodPut, h.admin+"/admin/oauth2/auth/requests/login/accept?login_challenge="+url.QueryEscape(login),
+		map[string]any{"subject": subject}, &next); err != nil {
+		return tokenSet{}, err
+	}
+	consent, err := redirect(next.RedirectTo, "consent_challenge")
+	if err != nil {
+		return tokenSet{}, err
+	}
+	if err := h.sendJSON(ctx, http.MethodPut, h.admin+"/admin/oauth2/auth/requests/consent/accept?consent_challenge="+url.QueryEscape(consent),
+		map[string]any{"grant_scope": []string{"openid", "offline_access"}}, &next); err != nil {
+		return tokenSet{}, err
+	}
+	code, err := redirect(next.RedirectTo, "code")
+	if err != nil {
+		return tokenSet{}, err
+	}
+	form := url.Values{
+		"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {peerRedirect},
+		"client_id": {clientID}, "code_verifier": {verifier},
+	}
+	var ts tokenSet
+	err = h.send(ctx, http.MethodPost, h.public+"/oauth2/token", strings.NewReader(form.Encode()), "application/x-www-form-urlencoded", &ts)
+	if err == nil && (ts.Access == "" || ts.Refresh == "" || ts.ID == "") {
+		err = errors.New("hydra: token response lacks a token")
+	}
+	return ts, err
+}
+
+func randomString() string {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+var formHeader = http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+
+// hydraChain is one refresh chain at Hydra: an OAuth 2.0 library's
+// refresh (form body, the public client's id).
+type hydraChain struct {
+	clientID string
+	token    string
+	last     tokenSet
+}
+
+func (c *hydraChain) next() (vegeta.Target, error) {
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.token}, "client_id": {c.clientID}}
+	return vegeta.Target{Method: http.MethodPost, URL: "/oauth2/token", Body: []byte(form.Encode()), Header: formHeader}, nil
+}
+
+func (c *hydraChain) done(r *vegeta.Result) (outcome, bool) {
+	const kind = "hydra token (refresh_token)"
+	if bad := check(r, Expect{Status: http.StatusOK}); bad != "" {
+		return outcome{bad: bad, kind: kind}, false
+	}
+	ts, err := parseTokens(r.Body, true)
+	if err != nil {
+		return outcome{bad: err.Error(), kind: kind}, false
+	}
+	c.token, c.last = ts.Refresh, ts
+	return outcome{kind: kind, unit: true, unitLatency: r.Latency}, true
+}
+
+// carried says what a token response carried: each token's alg, or
+// "opaque" for a token that is no JWS.
+func carried(ts tokenSet) string {
+	var out []string
+	for _, t := range []struct{ name, tok string }{{"access", ts.Access}, {"id", ts.ID}, {"refresh", ts.Refresh}} {
+		switch alg, ok := jwsAlg(t.tok); {
+		case t.tok == "":
+			out = append(out, "no "+t.name)
+		case !ok:
+			out = append(out, t.name+" opaque")
+		default:
+			out = append(out, t.name+" "+alg)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// runHydra is the hydra suite.
+func runHydra(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) (*HydraReport, error) {
+	names := map[string]bool{}
+	for _, n := range cpu.names() {
+		names[n] = true
+	}
+	if !names["hydra"] || !names["gateway"] || !names["auth"] {
+		return nil, errors.New("the hydra suite needs -watch with hydra=PID, gateway=PID and auth=PID")
+	}
+	n := cfg.tokenConnections
+	rep := &HydraReport{Public: cfg.hydraPublic, Admin: cfg.hydraAdmin, Connections: n, Rounds: cfg.tokenRounds, Carried: map[string]string{}}
+	h := &hydraClient{public: cfg.hydraPublic, admin: cfg.hydraAdmin, hc: newAuthClient(cfg.gateway).hc}
+	defer h.hc.CloseIdleConnections()
+	ac := newAuthClient(cfg.gateway)
+	defer ac.close()
+
+	var err error
+	if rep.ClientID, err = h.createClient(ctx); err != nil {
+		return nil, fmt.Errorf("hydra set-up: %w", err)
+	}
+	sessions := 2 * n
+	fmt.Fprintf(stderr, "fris-bench: hydra: %d sign-ins at Hydra (client %s) and 2×%d at FRIS\n", sessions, rep.ClientID, sessions)
+	var hydra, fris, frisOAuth []session
+	var hydraAccess, frisAccess string
+	for i := range sessions {
+		ts, err := h.signIn(ctx, rep.ClientID, fmt.Sprintf("bench-%d", i))
+		if err != nil {
+			return nil, fmt.Errorf("hydra set-up: %w", err)
+		}
+		hydra = append(hydra, &hydraChain{clientID: rep.ClientID, token: ts.Refresh})
+		hydraAccess = ts.Access
+		for _, oauth := range []bool{false, true} {
+			ts, err := ac.signIn(ctx, cfg.creds)
+			if err != nil {
+				return nil, fmt.Errorf("hydra suite, FRIS set-up: %w", err)
+			}
+			c := &refreshChain{token: ts.Refresh, oauth: oauth}
+			if oauth {
+				frisOAuth = append(frisOAuth, c)
+			} else {
+				fris = append(fris, c)
+				frisAccess = ts.Access
+			}
+		}
+	}
+
+	// The token checks: static requests whose answers are captured once
+	// and must come back the same every time.
+	type probe struct {
+		name   string
+		method string
+		url    string
+		body   []byte
+		header http.Header
+	}
+	hydraIntro := url.Values{"token": {hydraAccess}}.Encode()
+	frisIntro := url.Values{"token": {frisAccess}, "client_id": {cfg.creds.clientID}, "client_secret": {cfg.creds.clientSecret}}.Encode()
+	bearer := http.Header{"Authorization": {"Bearer " + frisAccess}}
+	checks := []probe{
+		{peerHydraIntrospect, http.MethodPost, cfg.hydraAdmin + "/admin/oauth2/introspect", []byte(hydraIntro), formHeader},
+		{peerFRISIntrospect, http.MethodPost, cfg.gateway + authPrefix + "/introspect", []byte(frisIntro), formHeader},
+		{peerFRISAnonymous, http.MethodGet, cfg.gateway + cfg.bearerPath, nil, nil},
+		{peerFRISBearer, http.MethodGet, cfg.gateway + cfg.bearerPath, nil, bearer},
+	}
+	wants := make([][]byte, len(checks))
+	for i, c := range checks {
+		req, err := http.NewRequestWithContext(ctx, c.method, c.url, bytes.NewReader(c.body))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range c.header {
+			req.Header[k] = v
+		}
+		b, res, err := do(h.hc, req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		if res.StatusCode != http.StatusOK || (strings.Contains(c.name, "introspection") && !bytes.Contains(b, []byte(`"active":true`))) {
+			return nil, fmt.Errorf("%s: %s: %.200s", c.name, res.Status, b)
+		}
+		if res.Header.Get("X-Cache") == "hit" {
+			return nil, fmt.Errorf("%s: answered from the gateway's response cache: run the gateway with -mdr-cache-ttl 0", c.name)
+		}
+		wants[i] = b
+	}
+
+	flowSc := ClosedLoop(n, cfg.warmup, cfg.tokenDuration)
+	flowSc.Method = http.MethodPost
+	for round := 1; round <= cfg.tokenRounds; round++ {
+		for _, f := range []struct {
+			name     string
+			base     string
+			sessions []session
+		}{{peerFRISRefresh, cfg.gateway, fris}, {peerFRISRefreshOAuth, cfg.gateway, frisOAuth}, {peerHydraRefresh, cfg.hydraPublic, hydra}} {
+			fmt.Fprintf(stderr, "fris-bench: hydra: round %d of %d, %s: %s warm-up + %s at %d connections\n",
+				round, cfg.tokenRounds, f.name, cfg.warmup, cfg.tokenDuration, n)
+			pool := newSessionPool(f.base, f.sessions, flowSc.Timeout)
+			m, err := runFlow(ctx, cfg, flowSc, pool, cpu)
+			if err != nil {
+				return rep, err
+			}
+			m.Target, m.Round, m.Unit = f.name, round, "token response"
+			rep.Results = append(rep.Results, m)
+			for _, s := range f.sessions {
+				switch c := s.(type) {
+				case *refreshChain:
+					rep.Carried[f.name] = carried(c.last)
+				case *hydraChain:
+					rep.Carried[f.name] = carried(c.last)
+				}
+			}
+		}
+		for i, c := range checks {
+			sc := ClosedLoop(cfg.connections, cfg.warmup, cfg.duration)
+			sc.Method = c.method
+			fmt.Fprintf(stderr, "fris-bench: hydra: round %d of %d, %s: %s warm-up + %s at %d connections\n",
+				round, cfg.tokenRounds, c.name, cfg.warmup, cfg.duration, cfg.connections)
+			tr := vegeta.NewStaticTargeter(vegeta.Target{Method: c.method, URL: c.url, Body: c.body, Header: c.header})
+			m := sc.Run(ctx, tr, staticOutcome(Expect{Status: http.StatusOK, Body: wants[i]}), cpu)
+			m.URL, m.Target, m.Round = c.url, c.name, round
+			rep.Results = append(rep.Results, m)
+		}
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+	}
+	rep.Summary = summarizePeer(rep.Results)
+	return rep, nil
+}
+
+// runFlow runs one stateful flow as the auth suite does: the load
+// generator on -flow-procs Ps under SCHED_BATCH, so it takes little from
+// the servers it measures.
+func runFlow(ctx context.Context, cfg config, sc Scenario, pool *sessionPool, cpu *cpuWatch) (*Measurement, error) {
+	procs := runtime.GOMAXPROCS(0)
+	if cfg.flowProcs > 0 {
+		runtime.GOMAXPROCS(cfg.flowProcs)
+	}
+	defer runtime.GOMAXPROCS(procs)
+	if cfg.flowBatch {
+		if err := setBatchScheduling(true); err != nil {
+			return nil, fmt.Errorf("SCHED_BATCH for the flows (-flow-batch=false to go without): %w", err)
+		}
+		defer func() { _ = setBatchScheduling(false) }()
+	}
+	m := sc.Run(ctx, pool.targeter(), pool.handle, cpu)
+	return m, ctx.Err()
+}
+
+// peerServers are the processes whose CPU is a variant's server CPU.
+func peerServers(variant string) []string {
+	if strings.HasPrefix(variant, "Hydra") {
+		return []string{"hydra"}
+	}
+	if variant == peerFRISAnonymous || variant == peerFRISBearer {
+		return []string{"gateway"}
+	}
+	return []string{"gateway", "auth"}
+}
+
+func summarizePeer(ms []*Measurement) []*PeerSummary {
+	var out []*PeerSummary
+	by := map[string]*PeerSummary{}
+	for _, m := range ms {
+		s := by[m.Target]
+		if s == nil {
+			s = &PeerSummary{Name: m.Target, Servers: peerServers(m.Target)}
+			by[m.Target] = s
+			out = append(out, s)
+		}
+		per := m.CPUMicrosPerUnit
+		if per == nil {
+			per = m.CPUMicrosPerReq
+		}
+		cpu := 0.0
+		for _, p := range s.Servers {
+			cpu += per[p]
+		}
+		s.RoundCPU = append(s.RoundCPU, cpu)
+		s.UnitsPerSec += m.UnitsPerSec
+		s.CPUMicros += cpu
+	}
+	for _, s := range out {
+		k := float64(len(s.RoundCPU))
+		s.UnitsPerSec /= k
+		s.CPUMicros /= k
+	}
+	return out
+}
+
+// peer finds a variant's summary.
+func (r *HydraReport) peer(name string) *PeerSummary {
+	for _, s := range r.Summary {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
