@@ -46,6 +46,9 @@ const peerRedirect = "http://127.0.0.1:9/callback"
 type HydraReport struct {
 	Public, Admin string
 	ClientID      string `json:"client_id"`
+	// HydraKeys are the key ids in the headers of Hydra's access and id
+	// tokens: the imported key's, when the import took.
+	HydraKeys string `json:"hydra_keys"`
 	Connections   int    `json:"connections"`
 	Rounds        int    `json:"rounds"`
 	// Carried is what a response of each refresh variant carried.
@@ -187,6 +190,19 @@ func (h *hydraClient) signIn(ctx context.Context, clientID, subject string) (tok
 	return ts, err
 }
 
+// jwsKid is the kid of a JWS's header, or "?".
+func jwsKid(tok string) string {
+	h, _, _ := strings.Cut(tok, ".")
+	b, err := base64.RawURLEncoding.DecodeString(h)
+	var hdr struct {
+		Kid string `json:"kid"`
+	}
+	if err != nil || json.Unmarshal(b, &hdr) != nil || hdr.Kid == "" {
+		return "?"
+	}
+	return hdr.Kid
+}
+
 func randomString() string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
@@ -269,6 +285,7 @@ func runHydra(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) 
 		}
 		hydra = append(hydra, &hydraChain{clientID: rep.ClientID, token: ts.Refresh})
 		hydraAccess = ts.Access
+		rep.HydraKeys = "access " + jwsKid(ts.Access) + ", id " + jwsKid(ts.ID)
 		for _, oauth := range []bool{false, true} {
 			ts, err := ac.signIn(ctx, cfg.creds)
 			if err != nil {

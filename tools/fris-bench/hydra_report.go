@@ -18,8 +18,8 @@ const (
 // writeHydra prints the hydra suite: every round, then each variant's mean
 // server CPU and its ratio against Hydra's.
 func writeHydra(w io.Writer, r *HydraReport, cpu *cpuWatch) {
-	fmt.Fprintf(w, "FRIS next to Hydra (%s, client %s): %d rounds, refresh flows at %d connections; per round each refresh variant, then each token check.\n\n",
-		r.Public, r.ClientID, r.Rounds, r.Connections)
+	fmt.Fprintf(w, "FRIS next to Hydra (%s, client %s, signing keys %s): %d rounds, refresh flows at %d connections; per round each refresh variant, then each token check.\n\n",
+		r.Public, r.ClientID, r.HydraKeys, r.Rounds, r.Connections)
 	names := cpu.names()
 	fmt.Fprintf(w, "| round | variant | responses/s | p50 | p99 | errors | CPU µs per response: %s |\n", strings.Join(names, ", ")+", "+otherName)
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---|")

@@ -138,7 +138,7 @@ strategies:
 log:
   level: warn
 EOF
-"$hydra" migrate sql --yes --config "$tmp/hydra.yml" >"$tmp/hydra-migrate.log" 2>&1
+"$hydra" migrate sql up --read-from-env --yes --config "$tmp/hydra.yml" >"$tmp/hydra-migrate.log" 2>&1
 "$hydra" serve all --dev --config "$tmp/hydra.yml" >>"$tmp/hydra.log" 2>&1 &
 hydra_pid=$!
 pids+=("$hydra_pid")
@@ -147,8 +147,8 @@ wait_ready "http://127.0.0.1:$hydra_admin/health/ready" "$hydra_pid" hydra
 # One RSA-2048 key for both sets, replacing the keys Hydra made itself.
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/key.pem" 2>/dev/null
 for set in hydra.openid.id-token hydra.jwt.access-token; do
-  "$hydra" delete jwks "$set" -e "http://127.0.0.1:$hydra_admin" >/dev/null 2>&1 || true
-  "$hydra" import jwk "$set" "$tmp/key.pem" --use sig --alg RS256 -e "http://127.0.0.1:$hydra_admin" >>"$tmp/hydra-keys.log" 2>&1
+  "$hydra" delete jwk "$set" --endpoint "http://127.0.0.1:$hydra_admin" >>"$tmp/hydra-keys.log" 2>&1 || true
+  "$hydra" import jwk "$set" "$tmp/key.pem" --use sig --alg RS256 --endpoint "http://127.0.0.1:$hydra_admin" >>"$tmp/hydra-keys.log" 2>&1
 done
 kids=$(curl -fsS "http://127.0.0.1:$hydra_public/.well-known/jwks.json")
 echo "hydra-compare: Hydra $HYDRA_VERSION (pid $hydra_pid) publishes: $(grep -o '"kid":"[^"]*"' <<<"$kids" | sort -u | tr '\n' ' ')" >&2
