@@ -48,9 +48,9 @@ type HydraReport struct {
 	ClientID      string `json:"client_id"`
 	// HydraKeys are the key ids in the headers of Hydra's access and id
 	// tokens: the imported key's, when the import took.
-	HydraKeys string `json:"hydra_keys"`
-	Connections   int    `json:"connections"`
-	Rounds        int    `json:"rounds"`
+	HydraKeys   string `json:"hydra_keys"`
+	Connections int    `json:"connections"`
+	Rounds      int    `json:"rounds"`
 	// Carried is what a response of each refresh variant carried.
 	Carried map[string]string `json:"carried"`
 	Results []*Measurement    `json:"results"`
@@ -66,6 +66,9 @@ type PeerSummary struct {
 	UnitsPerSec float64   `json:"units_per_sec"`
 	CPUMicros   float64   `json:"cpu_us"`
 	RoundCPU    []float64 `json:"round_cpu_us"`
+	// StoreCPU is the database server's CPU per unit (postgres=+PID in
+	// -watch), for Hydra's variants; 0 when not watched.
+	StoreCPU float64 `json:"store_cpu_us"`
 }
 
 // hydraClient makes the set-up calls against Hydra.
@@ -203,8 +206,9 @@ func jwsKid(tok string) string {
 	return hdr.Kid
 }
 
+// randomString is 43 characters: long enough for a PKCE verifier.
 func randomString() string {
-	b := make([]byte, 18)
+	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -277,15 +281,12 @@ func runHydra(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) 
 	sessions := 2 * n
 	fmt.Fprintf(stderr, "fris-bench: hydra: %d sign-ins at Hydra (client %s) and 2×%d at FRIS\n", sessions, rep.ClientID, sessions)
 	var hydra, fris, frisOAuth []session
-	var hydraAccess, frisAccess string
 	for i := range sessions {
 		ts, err := h.signIn(ctx, rep.ClientID, fmt.Sprintf("bench-%d", i))
 		if err != nil {
 			return nil, fmt.Errorf("hydra set-up: %w", err)
 		}
 		hydra = append(hydra, &hydraChain{clientID: rep.ClientID, token: ts.Refresh})
-		hydraAccess = ts.Access
-		rep.HydraKeys = "access " + jwsKid(ts.Access) + ", id " + jwsKid(ts.ID)
 		for _, oauth := range []bool{false, true} {
 			ts, err := ac.signIn(ctx, cfg.creds)
 			if err != nil {
@@ -296,10 +297,22 @@ func runHydra(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) 
 				frisOAuth = append(frisOAuth, c)
 			} else {
 				fris = append(fris, c)
-				frisAccess = ts.Access
 			}
 		}
 	}
+	// The checked tokens come from sign-ins of their own: a refresh makes
+	// Hydra's previous access token inactive.
+	hts, err := h.signIn(ctx, rep.ClientID, "bench-checked")
+	if err != nil {
+		return nil, fmt.Errorf("hydra set-up: %w", err)
+	}
+	hydraAccess := hts.Access
+	rep.HydraKeys = "access " + jwsKid(hts.Access) + ", id " + jwsKid(hts.ID)
+	fts, err := ac.signIn(ctx, cfg.creds)
+	if err != nil {
+		return nil, fmt.Errorf("hydra suite, FRIS set-up: %w", err)
+	}
+	frisAccess := fts.Access
 
 	// The token checks: static requests whose answers are captured once
 	// and must come back the same every time.
@@ -407,6 +420,8 @@ func runFlow(ctx context.Context, cfg config, sc Scenario, pool *sessionPool, cp
 // peerServers are the processes whose CPU is a variant's server CPU.
 func peerServers(variant string) []string {
 	if strings.HasPrefix(variant, "Hydra") {
+		// Hydra's store is another process (Postgres); its CPU is shown
+		// beside, not counted here: FRIS's store is inside auth.
 		return []string{"hydra"}
 	}
 	if variant == peerFRISAnonymous || variant == peerFRISBearer {
@@ -434,6 +449,9 @@ func summarizePeer(ms []*Measurement) []*PeerSummary {
 			cpu += per[p]
 		}
 		s.RoundCPU = append(s.RoundCPU, cpu)
+		if strings.HasPrefix(m.Target, "Hydra") {
+			s.StoreCPU += per["postgres"]
+		}
 		s.UnitsPerSec += m.UnitsPerSec
 		s.CPUMicros += cpu
 	}
@@ -441,6 +459,7 @@ func summarizePeer(ms []*Measurement) []*PeerSummary {
 		k := float64(len(s.RoundCPU))
 		s.UnitsPerSec /= k
 		s.CPUMicros /= k
+		s.StoreCPU /= k
 	}
 	return out
 }

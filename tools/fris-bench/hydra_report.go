@@ -44,8 +44,8 @@ func writeHydra(w io.Writer, r *HydraReport, cpu *cpuWatch) {
 	hr := r.peer(peerHydraRefresh)
 	hi := r.peer(peerHydraIntrospect)
 	anon, bearer := r.peer(peerFRISAnonymous), r.peer(peerFRISBearer)
-	fmt.Fprintln(w, "| variant | a response carries | server | responses/s | server CPU per response (rounds) | Hydra ÷ this | target |")
-	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| variant | a response carries | server | responses/s | server CPU per response (rounds) | Hydra ÷ this | (Hydra + Postgres) ÷ this | target (on Hydra alone) |")
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---|")
 	row := func(s *PeerSummary, carries string, ref *PeerSummary, target float64) {
 		if s == nil {
 			return
@@ -54,16 +54,23 @@ func writeHydra(w io.Writer, r *HydraReport, cpu *cpuWatch) {
 		for _, c := range s.RoundCPU {
 			rounds = append(rounds, fmt.Sprintf("%.0f", c))
 		}
-		ratio, verdict := "", ""
+		ratio, withStore, verdict := "", "", ""
+		cpuCell := thousands(s.CPUMicros) + " µs"
+		if s.StoreCPU > 0 {
+			cpuCell += fmt.Sprintf(" + Postgres %s µs", thousands(s.StoreCPU))
+		}
 		if ref != nil && s.CPUMicros > 0 && ref != s {
 			x := ref.CPUMicros / s.CPUMicros
 			ratio = fmt.Sprintf("**%.2f×**", x)
+			if ref.StoreCPU > 0 {
+				withStore = fmt.Sprintf("%.2f×", (ref.CPUMicros+ref.StoreCPU)/s.CPUMicros)
+			}
 			if target > 0 {
 				verdict = fmt.Sprintf("≥ %g×: %s", target, metWord(x >= target))
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s µs (%s) | %s | %s |\n", s.Name, carries, strings.Join(s.Servers, "+"),
-			thousands(s.UnitsPerSec), thousands(s.CPUMicros), strings.Join(rounds, ", "), ratio, verdict)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s (%s) | %s | %s | %s |\n", s.Name, carries, strings.Join(s.Servers, "+"),
+			thousands(s.UnitsPerSec), cpuCell, strings.Join(rounds, ", "), ratio, withStore, verdict)
 	}
 	row(r.peer(peerFRISRefresh), r.Carried[peerFRISRefresh], hr, peerRefreshTarget)
 	row(r.peer(peerFRISRefreshOAuth), r.Carried[peerFRISRefreshOAuth], hr, peerRefreshTarget)
@@ -78,8 +85,12 @@ func writeHydra(w io.Writer, r *HydraReport, cpu *cpuWatch) {
 		if v > 0 {
 			x = hi.CPUMicros / v
 		}
-		fmt.Fprintf(w, "| gateway verification of a bearer (read with − without) | – | gateway | – | %.1f µs (%.0f − %.0f) | **%.1f×** | ≥ %g×: %s |\n",
-			v, bearer.CPUMicros, anon.CPUMicros, x, float64(peerVerifyTarget), metWord(x >= peerVerifyTarget))
+		withStore := ""
+		if hi.StoreCPU > 0 && v > 0 {
+			withStore = fmt.Sprintf("%.1f×", (hi.CPUMicros+hi.StoreCPU)/v)
+		}
+		fmt.Fprintf(w, "| gateway verification of a bearer (read with − without) | – | gateway | – | %.1f µs (%.0f − %.0f) | **%.1f×** | %s | ≥ %g×: %s |\n",
+			v, bearer.CPUMicros, anon.CPUMicros, x, withStore, float64(peerVerifyTarget), metWord(x >= peerVerifyTarget))
 	}
 }
 

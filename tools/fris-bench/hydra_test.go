@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/base64"
 	"io"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -61,5 +64,29 @@ func TestCarriedNamesOpaqueTokens(t *testing.T) {
 	}
 	if got := carried(tokenSet{Access: jws("RS256"), Refresh: jws("EdDSA")}); !strings.Contains(got, "no id") {
 		t.Errorf("carried = %q, want no id", got)
+	}
+}
+
+func TestWatchTreeCountsChildren(t *testing.T) {
+	w, err := parseWatch("me=+" + strconv.Itoa(os.Getpid()))
+	if err != nil || len(w.procs) != 1 || !w.procs[0].tree {
+		t.Fatalf("parseWatch: %+v, %v", w, err)
+	}
+	// Burn some CPU in a child, reap it: the tree's time includes it.
+	before, err := treeCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := procCPU(os.Getpid())
+	if err := exec.Command("sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done").Run(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := treeCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownAfter, _ := procCPU(os.Getpid())
+	if after-before <= ownAfter-own {
+		t.Errorf("tree CPU grew by %v, own by %v: the reaped child is not counted", after-before, ownAfter-own)
 	}
 }
