@@ -317,7 +317,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("the attack suite needs -upload-password (or $%s) and positive -attack-duration, -attack-rate, -attack-bodies, -attack-body-mib, -attack-slow-conns and -attack-max-ratio", envSitePassword)
 	case c.has(suiteStreams) && (c.streams <= 0 || c.streamsSources <= 0 || c.streamsReplies <= 0 || c.streamsInquiry == "" || c.creds.email == "" || c.creds.password == "" || c.watch == ""):
 		return c, fmt.Errorf("the streams suite needs -streams-inquiry, -user-email, -user-password (or $%s), -watch with gateway=PID, and positive -streams, -streams-sources and -streams-replies", envUserPassword)
-	case c.has(suiteHydra) && (!loopbackURL(c.hydraPublic) || !loopbackURL(c.hydraAdmin) || !strings.HasPrefix(c.bearerPath, "/")):
+	case c.has(suiteHydra) && (!loopbackURL(c.hydraPublic) || !loopbackURL(c.hydraAdmin)):
 		return c, errors.New("the hydra suite needs -hydra-public and -hydra-admin, http URLs on a loopback address")
 	case c.rsaDuration <= 0 || c.bearerRounds <= 0:
 		return c, errors.New("-rsa-duration and -bearer-rounds must be positive")
