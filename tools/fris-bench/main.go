@@ -23,6 +23,9 @@
 //     FRIS_BENCH_CLIENT_SECRET=... FRIS_BENCH_USER_PASSWORD=... fris-bench \
 //     -suites auth,bearer -client-id fris-bench -user-email bench@fris.example
 //
+// Suite hydra (hydra.go) puts FRIS next to Ory Hydra on the same cores; it
+// runs only when named, from tools/hydra-compare/run.sh, which starts both.
+//
 // It prints Markdown tables with the targets' verdicts. It exits 1 when any
 // response is an error (an unexpected status, or a body other than the one
 // expected) or a set-up step fails, and 2 on bad usage; a missed target is

@@ -3,18 +3,19 @@
 # next to Ory Hydra on the same cores, in interleaved rounds. README.md next
 # to this file explains it; it is not part of make test or make bench.
 #
-# 1. builds Hydra once into $HYDRA_CACHE (a throwaway Go module, never in
-#    the repository; CGO off, Postgres only), under nice
+# 1. builds Hydra once into $HYDRA_CACHE (a copy of its module from the Go
+#    module proxy, never in the repository; CGO off, Postgres only), nice
 # 2. creates a throwaway Postgres database, migrates it, starts Hydra with
 #    JWT access tokens and imports one RSA-2048 key (RS256) into the id-token
 #    and access-token key sets (the size and algorithm of FRIS's signing
 #    key: FRIS never exports its private key, it is sealed at rest)
-# 3. starts auth, mdr and a gateway without the response cache on a
-#    temporary data directory, seeds a client and a user as make bench does
+# 3. starts auth, mdr and a gateway on a temporary data directory, seeds a
+#    client and a user as make bench does
 # 4. runs fris-bench -suites hydra: per round the spec-shaped FRIS refresh,
 #    the OAuth 2.0 FRIS refresh, Hydra's refresh (public client, PKCE sign-
 #    ins accepted through Hydra's admin API), then Hydra's introspection,
-#    FRIS's introspection and a registry read with and without a bearer
+#    FRIS's introspection and the gateway's own check of a bearer token
+#    (403 insufficient_scope once verified), and the same without a token
 # Everything is stopped and removed afterwards, the database dropped.
 #
 # Environment:
@@ -197,7 +198,7 @@ FRIS_BENCH_USER_PASSWORD=$(rnd)
 tls gateway
 "$BIN/gateway" "${TLS[@]}" -max-conns-per-addr 0 -max-inflight-per-addr 0 -addr "127.0.0.1:$gw" -ops-addr "" \
   -mdr-addr "127.0.0.1:$mdr_grpc" -auth-addr "127.0.0.1:$auth_grpc" -jwks-url "http://127.0.0.1:$auth_ops/jwks" \
-  -issuer "$issuer" -mdr-cache-ttl 0 -log-level warn 2>>"$tmp/gateway.log" &
+  -issuer "$issuer" -log-level warn 2>>"$tmp/gateway.log" &
 gw_pid=$!
 pids+=("$gw_pid")
 wait_ready "http://127.0.0.1:$gw/health/groups" "$gw_pid" gateway
