@@ -104,6 +104,11 @@ func WordsOf(doc string, els Elements, l i18n.Lang) Sentence {
 	if err != nil {
 		return Sentence{Unreadable: true}
 	}
+	return WordsOfQuery(q, els, l)
+}
+
+// WordsOfQuery says a parsed query in l.
+func WordsOfQuery(q *samplyquery.Query, els Elements, l i18n.Lang) Sentence {
 	w := words{l: l, els: els}
 	// The Where joins its conditions by And; a single group in it needs
 	// no brackets.
@@ -112,6 +117,24 @@ func WordsOf(doc string, els Elements, l i18n.Lang) Sentence {
 		top, op = top[0].Children, top[0].Op
 	}
 	return Sentence{Parts: w.parts(top, op)}
+}
+
+// KeysOf lists the data elements a query names, once each, in order.
+func KeysOf(q *samplyquery.Query) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(n *samplyquery.Node)
+	walk = func(n *samplyquery.Node) {
+		if n.MdrKey != "" && !seen[n.MdrKey] {
+			seen[n.MdrKey] = true
+			out = append(out, n.MdrKey)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(q.Where)
+	return out
 }
 
 func (w words) parts(ns []*samplyquery.Node, op string) []Part {
@@ -160,8 +183,10 @@ func (w words) chip(n *samplyquery.Node) *Chip {
 	switch n.Op {
 	case "Eq", "In":
 		c.Rest = w.t("qw.is", unit(vals()))
-	case "Neq", "And":
+	case "Neq":
 		c.Rest = w.t("qw.not", unit(vals()))
+	case "And":
+		c.Rest = w.t("qw.notin", unit(vals()))
 	case "Between":
 		c.Rest = w.t("qw.between", w.value(e, vs[0]), unit(w.value(e, vs[1])))
 	case "Geq":
@@ -201,16 +226,14 @@ func (w words) value(e *Element, v string) string {
 	return v
 }
 
-// list says values as alternatives: "a", "a or b", "a, b or c".
+// list says values, separated by commas: a chip's "or" would read as
+// one between chips.
 func (w words) list(e *Element, vs []string) string {
 	said := make([]string, len(vs))
 	for i, v := range vs {
 		said[i] = w.value(e, v)
 	}
-	if len(said) < 2 {
-		return strings.Join(said, "")
-	}
-	return strings.Join(said[:len(said)-1], ", ") + " " + w.t("qw.or") + " " + said[len(said)-1]
+	return strings.Join(said, ", ")
 }
 
 // Words says the builder's query as it stands, each chip naming its
@@ -269,6 +292,7 @@ var wordsCatalogue = i18n.Catalogue{
 	"qw.or":       {i18n.English: "or", i18n.German: "oder"},
 	"qw.is":       {i18n.English: ": %s", i18n.German: ": %s"},
 	"qw.not":      {i18n.English: " is not %s", i18n.German: " ist nicht %s"},
+	"qw.notin":    {i18n.English: " is none of %s", i18n.German: " ist keiner von %s"},
 	"qw.between":  {i18n.English: ": %s\u2013%s", i18n.German: ": %s\u2013%s"},
 	"qw.geq":      {i18n.English: ": at least %s", i18n.German: ": mindestens %s"},
 	"qw.gt":       {i18n.English: ": more than %s", i18n.German: ": mehr als %s"},

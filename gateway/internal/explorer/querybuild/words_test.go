@@ -60,9 +60,9 @@ func TestWords(t *testing.T) {
 		name, doc, en, de string
 	}{
 		{"equal, a meaning", where(cond("Eq", sex, "f")), "Gender: female", "Geschlecht: weiblich"},
-		{"one of", where(cond("In", sex, "f", "m", "d")), "Gender: female, male or diverse", "Geschlecht: weiblich, männlich oder divers"},
+		{"one of", where(cond("In", sex, "f", "m", "d")), "Gender: female, male, diverse", "Geschlecht: weiblich, männlich, divers"},
 		{"not", where(cond("Neq", urnICD, "C50")), "Diagnosis ICD-10 is not C50", "Diagnose ICD-10 ist nicht C50"},
-		{"none of", where("<And>" + cond("Neq", sex, "f") + cond("Neq", sex, "m") + "</And>"), "Gender is not female or male", "Geschlecht ist nicht weiblich oder männlich"},
+		{"none of", where("<And>" + cond("Neq", sex, "f") + cond("Neq", sex, "m") + "</And>"), "Gender is none of female, male", "Geschlecht ist keiner von weiblich, männlich"},
 		{"range with unit", where(cond("Between", urnAge, "18", "65")), "Donor age: 18–65 a", "Spenderalter: 18–65 a"},
 		{"at least", where(cond("Geq", urnAge, "18")), "Donor age: at least 18 a", "Spenderalter: mindestens 18 a"},
 		{"more than", where(cond("Gt", urnAge, "18")), "Donor age: more than 18 a", "Spenderalter: mehr als 18 a"},
@@ -93,6 +93,9 @@ func TestWords(t *testing.T) {
 			}
 		}
 	}
+	if m := wordsCatalogue.Missing(); len(m) > 0 {
+		t.Errorf("texts missing: %v", m)
+	}
 	if s := WordsOf("<Query>", nil, i18n.English); !s.Unreadable || s.Empty() {
 		t.Errorf("a broken query: %+v", s)
 	}
@@ -112,14 +115,14 @@ func TestBuilderWords(t *testing.T) {
 		en, de   string
 		removals []string
 	}{
-		{builderFields(), "(Donor age: 18–99 and Sample type tissue: Tissue snap frozen) or (Date of diagnosis: at least 01.01.2020 and Diagnosis ICD-10: C34.0 or C34.1)",
-			"(Spenderalter: 18–99 und Materialart Gewebe: Gewebe schockgefroren) oder (Diagnosedatum: mindestens 01.01.2020 und Diagnose ICD-10: C34.0 oder C34.1)", []string{"c1", "c2", "c3", "c4"}},
+		{builderFields(), "(Donor age: 18–99 and Sample type tissue: Tissue snap frozen) or (Date of diagnosis: at least 01.01.2020 and Diagnosis ICD-10: C34.0, C34.1)",
+			"(Spenderalter: 18–99 und Materialart Gewebe: Gewebe schockgefroren) oder (Diagnosedatum: mindestens 01.01.2020 und Diagnose ICD-10: C34.0, C34.1)", []string{"c1", "c2", "c3", "c4"}},
 		{url.Values{"qb.group": {"a", "b"}, "qb.cond": {"a.x", "a.y", "b.z"}, "qb.g.a.op": {"Or"},
 			"qb.c.x.urn": {urnEnum}, "qb.c.x.op": {"notin"}, "qb.c.x.v": {"tissue_frozen"},
 			"qb.c.y.urn": {urnAge}, "qb.c.y.op": {"none"}, "qb.c.y.from": {"3"},
 			"qb.c.z.urn": {urnICD}, "qb.c.z.op": {"notin"}, "qb.c.z.v": {"C50, C51"}},
-			"(Sample type tissue is not Tissue snap frozen or Donor age has no value) and Diagnosis ICD-10 is not C50 or C51",
-			"(Materialart Gewebe ist nicht Gewebe schockgefroren oder Spenderalter hat keinen Wert) und Diagnose ICD-10 ist nicht C50 oder C51", []string{"x", "y", "z"}},
+			"(Sample type tissue is not Tissue snap frozen or Donor age has no value) and Diagnosis ICD-10 is none of C50, C51",
+			"(Materialart Gewebe ist nicht Gewebe schockgefroren oder Spenderalter hat keinen Wert) und Diagnose ICD-10 ist keiner von C50, C51", []string{"x", "y", "z"}},
 		// A condition without anything to ask has no chip.
 		{url.Values{"qb.group": {"a"}, "qb.cond": {"a.x", "a.y"}, "qb.c.x.urn": {urnICD}, "qb.c.x.op": {"eq"}, "qb.c.y.urn": {urnDate}, "qb.c.y.op": {"any"}},
 			"Date of diagnosis has any value", "Diagnosedatum hat einen Wert", []string{"y"}},
