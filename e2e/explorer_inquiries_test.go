@@ -95,7 +95,7 @@ func TestExplorerInquiry(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("description"), "How many adult female donors?"),
 		chromedp.Click(chromedp.CSS(`input[name=site][value=charite]`)), chromedp.Click(chromedp.CSS(`input[name=site][value=dresden]`)),
 		chromedp.SetUploadFiles(chromedp.ID("expose"), []string{pdf}))
-	p.do("save the draft", chromedp.Click(chromedp.CSS(`form.inquiry button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`form[action$="/release"]`)))
+	p.do("save the draft", chromedp.Click(chromedp.CSS(`form.inquiry .actions button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`form[action$="/release"]`)))
 	p.wantText("main", "Adult women, feasibility", "Draft", "expose.pdf", "charite, dresden")
 	id := strings.TrimPrefix(p.location(), s.URL+"/explorer/inquiries/")
 	p.check("inquiry-draft")

@@ -114,6 +114,12 @@ func TestQueryWordsPages(t *testing.T) {
 		strings.Contains(body, `role="alert"`) || len(fb.ins) != 0 || !strings.Contains(body, "Diagnosis ICD-10 is none of C50, C51") {
 		t.Fatalf("remove: %d, %d inquiries\n%s", rec.Code, len(fb.ins), body)
 	}
+	// Enter in a field presses the form's first submit button: Save, not a
+	// chip's remove button.
+	if save, chip := strings.Index(body, `<button type="submit" class="visually-hidden" tabindex="-1" aria-hidden="true">Save draft</button>`), strings.Index(body, "chip-remove"); save < 0 || chip < 0 || save > chip ||
+		strings.Contains(body[:save], `type="submit"`) {
+		t.Fatalf("the form's default button (%d) is not its first, before the chips' (%d)", save, chip)
+	}
 	// The form offers the conditions' negations, the chosen one selected.
 	for _, want := range []string{`<option value="notin" selected>is none of the values chosen</option>`, `<option value="none">has no value</option>`} {
 		if !strings.Contains(body, want) {
