@@ -117,7 +117,7 @@ func TestQueryWordsPages(t *testing.T) {
 	// Enter in a field presses the form's first submit button: Save, not a
 	// chip's remove button.
 	if save, chip := strings.Index(body, `<button type="submit" class="visually-hidden" tabindex="-1" aria-hidden="true">Save draft</button>`), strings.Index(body, "chip-remove"); save < 0 || chip < 0 || save > chip ||
-		strings.Contains(body[:save], `type="submit"`) {
+		strings.Contains(body[strings.Index(body, `class="inquiry"`):save], `type="submit"`) {
 		t.Fatalf("the form's default button (%d) is not its first, before the chips' (%d)", save, chip)
 	}
 	// The form offers the conditions' negations, the chosen one selected.
