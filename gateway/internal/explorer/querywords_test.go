@@ -216,3 +216,36 @@ func TestQueryWordsLookupLimit(t *testing.T) {
 		t.Fatalf("%d lookups, %d parts", n, len(w[0].S.Parts))
 	}
 }
+
+// TestNegationsChecked: "is none of" sends its values to the registry's
+// check like "is one of"; "has no value" and "has any value" send none,
+// whatever the form still holds.
+func TestNegationsChecked(t *testing.T) {
+	e, fb, mdr := newInqEnv(t)
+	b := e.browser()
+	b.signIn()
+	csrf := csrfOf(t, b.do("GET", InquiriesPath+"/new", nil).Body.String())
+	f := wordsFields(csrf)
+	f.Set("qb.c.c3.v", "tissue_warm") // not permissible
+	f.Set("qb.c.c2.from", "150")      // past the registry's 120, but "has no value" asks none
+	f.Del("qb.cond")
+	f["qb.cond"] = []string{"g1.c1", "g1.c2", "g2.c3"}
+	ct, form := multipartForm(t, f, nil)
+	rec := b.post(InquiriesPath, ct, form)
+	if body := rec.Body.String(); rec.Code != http.StatusBadRequest || !strings.Contains(body, "&#34;tissue_warm&#34; is not allowed") || strings.Contains(body, "&#34;150&#34;") || len(fb.ins) != 0 {
+		t.Fatalf("a wrong value to exclude: %d\n%s", rec.Code, body)
+	}
+	var checked []string
+	for _, c := range mdr.checked {
+		checked = append(checked, c.GetValue())
+	}
+	if got := strings.Join(checked, ","); got != "C50,C51,tissue_warm" {
+		t.Fatalf("registry checked %s", got)
+	}
+	// "None of" with nothing to exclude is named on its condition.
+	f.Del("qb.c.c3.v")
+	ct, form = multipartForm(t, f, nil)
+	if rec := b.post(InquiriesPath, ct, form); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "Choose the values it must not have") {
+		t.Fatalf("none of nothing: %d\n%s", rec.Code, rec.Body)
+	}
+}
