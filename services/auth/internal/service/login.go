@@ -121,22 +121,31 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 	if err != nil {
 		p.log.WarnContext(ctx, "remembering a known device", "err", err)
 	}
+	code, err := p.authorizationCode(ctx, c, redirect, u, r.GetRequest())
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	user = u.ID
+	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
+}
+
+// authorizationCode issues the code of a sign-in (the password's or a
+// passkey's) for the authorization request ar, and records the sign-in.
+func (p Public) authorizationCode(ctx context.Context, c storage.Client, redirect string, u storage.User, ar *authv1.AuthorizeRequest) (string, error) {
 	code := tokens.RandomString(32)
-	ar := r.GetRequest()
 	g := storage.Grant{
 		Kind: storage.GrantAuthorization, ClientID: c.ID, UserID: u.ID, RedirectURI: redirect,
 		Challenge: ar.GetCodeChallenge(), ChallengeMeth: ar.GetCodeChallengeMethod(), Scope: ar.GetScope(), Nonce: ar.GetNonce(),
 		Addr: identity.Incoming(ctx, identity.KeyClientAddr), Expires: p.now().Add(p.cfg.AuthCodeTTL).Unix(),
 	}
 	if err := p.store.PutGrant(ctx, code, g); err != nil {
-		return nil, p.err(ctx, err)
+		return "", err
 	}
-	user = u.ID
 	// For the operators' users view; losing it costs only that.
 	if err := p.store.RecordSignIn(ctx, u.ID, p.now().Unix(), identity.Incoming(ctx, identity.KeyClientAddr)); err != nil {
 		p.log.WarnContext(ctx, "recording a sign-in", "err", err)
 	}
-	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
+	return code, nil
 }
 
 // loginAccount is the key of an email address's sign-in budget: its case
