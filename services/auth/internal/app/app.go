@@ -122,7 +122,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Passkey:   limits.Guard("passkey", ratelimit.Policy{}, cfg.LimitAddr),
 		},
 		Passkeys: cfg.relyingParty(cfg.Issuer),
-		Mail: accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
+		Mail:     accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
 	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
