@@ -33,8 +33,9 @@ const AuthorizePath = "/authorize"
 // loginPaths are the pages the login handler serves below the prefix: the
 // authorize page, and the self-service pages beside it (forgot password,
 // the mailed reset and verification links; login.ForgotPath, ResetPath,
-// VerifyPath).
-var loginPaths = []string{AuthorizePath, "/forgot", "/reset", "/verify"}
+// VerifyPath), and the passkey sign-in's begin path and script
+// (login.PasskeyPath, PasskeyScript).
+var loginPaths = []string{AuthorizePath, "/forgot", "/reset", "/verify", "/passkey", "/passkey.js"}
 
 // body kinds a POST route of group A accepts (see rewrite).
 type bodyKind int
