@@ -55,6 +55,7 @@ func (a *App) routes() []route {
 	rs = append(rs, a.operatorRoutes()...)
 	rs = append(rs, a.userRoutes()...)
 	rs = append(rs, a.accountRoutes()...)
+	rs = append(rs, a.passkeyRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }
 
