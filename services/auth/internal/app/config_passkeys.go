@@ -29,7 +29,8 @@ func (c *Passkeys) RegisterFlags(fs *flag.FlagSet) {
 
 // relyingParty is the passkeys' configuration for the service: zero when
 // they are off, or when the public URL is an IP address and no domain was
-// given (browsers refuse passkeys for addresses).
+// given (browsers refuse passkeys for addresses), except a loopback one,
+// which stands for localhost.
 func (c *Passkeys) relyingParty(issuer string) service.PasskeyConfig {
 	if !c.Passkeys {
 		return service.PasskeyConfig{}
@@ -37,8 +38,17 @@ func (c *Passkeys) relyingParty(issuer string) service.PasskeyConfig {
 	rp := service.PasskeyDefaults(strings.TrimRight(issuer, "/"))
 	if c.PasskeyRPID != "" {
 		rp.RPID = c.PasskeyRPID
-	} else if net.ParseIP(rp.RPID) != nil {
-		return service.PasskeyConfig{}
+	} else if ip := net.ParseIP(rp.RPID); ip != nil {
+		if !ip.IsLoopback() {
+			return service.PasskeyConfig{}
+		}
+		// A developer's loopback deployment (make run): passkeys work
+		// at http://localhost with its port, which browsers trust.
+		u, _ := url.Parse(issuer)
+		rp = service.PasskeyConfig{RPID: "localhost", Origins: []string{u.Scheme + "://" + net.JoinHostPort("localhost", u.Port())}}
+		if u.Port() == "" {
+			rp.Origins = []string{u.Scheme + "://localhost"}
+		}
 	}
 	if o := cmdutil.SplitList(c.PasskeyOrigins); len(o) > 0 {
 		rp.Origins = o
