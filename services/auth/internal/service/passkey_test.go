@@ -264,3 +264,40 @@ func TestPasskeyDefaults(t *testing.T) {
 		t.Fatalf("defaults = %+v", got)
 	}
 }
+
+// A passkey sign-in's tokens are ordinary ones: signing out everywhere
+// ends them, and the user's scopes (roles) are in them.
+func TestPasskeySessionEndsWithSignOutEverywhere(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Passkeys = PasskeyConfig{RPID: "fris.test", Origins: []string{rpOrigin}} })
+	clientID, secret := e.seed(t)
+	ctx := context.Background()
+	first, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: e.login(t, clientID, nil), ClientId: clientID, ClientSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAuthenticator(rpOrigin)
+	_, c := addPasskey(t, e, a, first.GetAccessToken(), "Key")
+	res, err := passkeyLogin(ctx, t, e, a, clientID, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: res.GetCode(), ClientId: clientID, ClientSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scopes := fmt.Sprint(claims(t, tok.GetAccessToken()).PrivateClaims()["scope"]); !strings.Contains(scopes, "mdr:secret") {
+		t.Fatalf("the passkey's token has scopes %s", scopes)
+	}
+	if _, err := e.pub.GetUserInfo(bearer(tok.GetAccessToken()), &authv1.GetUserInfoRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pub.SignOutEverywhere(bearer(first.GetAccessToken()), &authv1.SignOutEverywhereRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.pub.GetUserInfo(bearer(tok.GetAccessToken()), &authv1.GetUserInfoRequest{})
+	wantCode(t, err, codes.PermissionDenied)
+	_, err = e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: tok.GetRefreshToken()})
+	if err == nil {
+		t.Fatal("the passkey session's refresh token still works")
+	}
+}
