@@ -6,7 +6,6 @@ import "fris.dev/gateway/internal/i18n"
 func init() {
 	for k, v := range (i18n.Catalogue{
 		"Sign in with a passkey": {i18n.English: "Sign in with a passkey", i18n.German: "Mit einem Passkey anmelden"},
-		"or":                     {i18n.English: "or", i18n.German: "oder"},
 		WrongPasskey:             {i18n.English: WrongPasskey, i18n.German: "Der Passkey wurde nicht angenommen."},
 		"The passkey request has expired or was used: start again.": {
 			i18n.English: "The passkey request has expired or was used: start again.",
