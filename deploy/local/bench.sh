@@ -8,7 +8,9 @@
 # Two passes, each with its own gateway:
 #   1. as deployed (-mdr-cache-ttl 1s): suite mdr (registry reads next to an
 #      in-process baseline), then suite auth (token responses/s of the
-#      refresh and signature flows next to the raw RSA signing rate)
+#      refresh flows (spec-shaped, and OAuth 2.0 with the Ed25519 refresh key)
+#      and the signature flow next to the raw RS256, ES256 and EdDSA signing
+#      rates)
 #   2. without the response cache (-mdr-cache-ttl 0), every read crossing to
 #      mdr: suite mdr again, then suite bearer (a read with and without a
 #      valid access token)

@@ -151,6 +151,7 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 		// The operator views: the services admit the gateway to the few
 		// admin RPCs they call, only for an operator's token.
 		Registry: mdrv1.NewMdrAdminClient(up.MDR),
+		Audit:    auditServices(up), Settings: cfg.settings(),
 	}
 	if up.Broker != nil {
 		ec.Banks = brokerv1.NewBrokerAdminClient(up.Broker)

@@ -54,7 +54,11 @@ func (a *App) routes() []route {
 	rs := a.registryRoutes()
 	rs = append(rs, a.operatorRoutes()...)
 	rs = append(rs, a.userRoutes()...)
+	rs = append(rs, a.clientRoutes()...)
+	rs = append(rs, a.keyRoutes()...)
 	rs = append(rs, a.accountRoutes()...)
+	rs = append(rs, a.auditRoutes()...)
+	rs = append(rs, a.settingsRoutes()...)
 	rs = append(rs, a.passkeyRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }

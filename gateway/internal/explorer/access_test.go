@@ -35,6 +35,8 @@ var wantAccess = map[string]access{
 	"GET /explorer/operator/monitoring":           operator,
 	"GET /explorer/operator/registry":             operator,
 	"GET /explorer/operator/users":                operator,
+	"GET /explorer/operator/audit":                operator,
+	"GET /explorer/operator/settings":             operator,
 	"POST /explorer/operator/users/create":        operator,
 	"POST /explorer/operator/users/disable":       operator,
 	"POST /explorer/operator/users/enable":        operator,

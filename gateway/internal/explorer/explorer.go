@@ -36,6 +36,7 @@ import (
 	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/i18n"
 	"fris.dev/gateway/internal/routes"
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -125,6 +126,12 @@ type Config struct {
 	// StaleAfter: the sites view highlights teilers without an upload for
 	// longer (default DefaultStaleAfter).
 	StaleAfter time.Duration
+	// Audit are the services' AuditAdmin APIs, in the order the audit and
+	// settings views show them (audit.go, settings.go); none: those views
+	// answer 503 or show the gateway's settings only.
+	Audit []AuditService
+	// Settings are the gateway's own, for the settings view.
+	Settings []audit.Setting
 	// Auth is the identity provider's API, for the account page
 	// (account.go); nil: changing a password answers 503.
 	Auth authv1.AuthServiceClient

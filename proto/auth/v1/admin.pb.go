@@ -314,6 +314,241 @@ func (*SetClientDisabledResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_admin_proto_rawDescGZIP(), []int{4}
 }
 
+// UpdateClientRequest changes what a client is called and where it may
+// send users back; a field left out keeps its value.
+type UpdateClientRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ClientId    string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Name        *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Description *string                `protobuf:"bytes,3,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	// One URL, or several separated by commas; empty: none (a client that
+	// only uses client_credentials).
+	RedirectUrl   *string `protobuf:"bytes,4,opt,name=redirect_url,json=redirectUrl,proto3,oneof" json:"redirect_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateClientRequest) Reset() {
+	*x = UpdateClientRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateClientRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateClientRequest) ProtoMessage() {}
+
+func (x *UpdateClientRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateClientRequest.ProtoReflect.Descriptor instead.
+func (*UpdateClientRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *UpdateClientRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *UpdateClientRequest) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *UpdateClientRequest) GetDescription() string {
+	if x != nil && x.Description != nil {
+		return *x.Description
+	}
+	return ""
+}
+
+func (x *UpdateClientRequest) GetRedirectUrl() string {
+	if x != nil && x.RedirectUrl != nil {
+		return *x.RedirectUrl
+	}
+	return ""
+}
+
+type UpdateClientResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Client        *ClientRecord          `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateClientResponse) Reset() {
+	*x = UpdateClientResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateClientResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateClientResponse) ProtoMessage() {}
+
+func (x *UpdateClientResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateClientResponse.ProtoReflect.Descriptor instead.
+func (*UpdateClientResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *UpdateClientResponse) GetClient() *ClientRecord {
+	if x != nil {
+		return x.Client
+	}
+	return nil
+}
+
+// RotateClientSecretRequest gives a client a new secret; the old one is
+// refused from then on.
+type RotateClientSecretRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ClientId string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// Optional: a secret of the operator's choosing (at least 16
+	// characters); generated when empty. Only its hash is stored.
+	Secret string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	// Also end every token issued to the client so far, as RevokeClient
+	// does (for a secret that leaked).
+	RevokeTokens  bool `protobuf:"varint,3,opt,name=revoke_tokens,json=revokeTokens,proto3" json:"revoke_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateClientSecretRequest) Reset() {
+	*x = RotateClientSecretRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateClientSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateClientSecretRequest) ProtoMessage() {}
+
+func (x *RotateClientSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateClientSecretRequest.ProtoReflect.Descriptor instead.
+func (*RotateClientSecretRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RotateClientSecretRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *RotateClientSecretRequest) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *RotateClientSecretRequest) GetRevokeTokens() bool {
+	if x != nil {
+		return x.RevokeTokens
+	}
+	return false
+}
+
+type RotateClientSecretResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Client *ClientRecord          `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	// The new secret, shown this once.
+	Secret        string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateClientSecretResponse) Reset() {
+	*x = RotateClientSecretResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateClientSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateClientSecretResponse) ProtoMessage() {}
+
+func (x *RotateClientSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateClientSecretResponse.ProtoReflect.Descriptor instead.
+func (*RotateClientSecretResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RotateClientSecretResponse) GetClient() *ClientRecord {
+	if x != nil {
+		return x.Client
+	}
+	return nil
+}
+
+func (x *RotateClientSecretResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
 type ListAllClientsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -322,7 +557,7 @@ type ListAllClientsRequest struct {
 
 func (x *ListAllClientsRequest) Reset() {
 	*x = ListAllClientsRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[5]
+	mi := &file_auth_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +569,7 @@ func (x *ListAllClientsRequest) String() string {
 func (*ListAllClientsRequest) ProtoMessage() {}
 
 func (x *ListAllClientsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[5]
+	mi := &file_auth_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +582,7 @@ func (x *ListAllClientsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAllClientsRequest.ProtoReflect.Descriptor instead.
 func (*ListAllClientsRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{5}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{9}
 }
 
 type ListAllClientsResponse struct {
@@ -359,7 +594,7 @@ type ListAllClientsResponse struct {
 
 func (x *ListAllClientsResponse) Reset() {
 	*x = ListAllClientsResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[6]
+	mi := &file_auth_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -371,7 +606,7 @@ func (x *ListAllClientsResponse) String() string {
 func (*ListAllClientsResponse) ProtoMessage() {}
 
 func (x *ListAllClientsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[6]
+	mi := &file_auth_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -384,7 +619,7 @@ func (x *ListAllClientsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAllClientsResponse.ProtoReflect.Descriptor instead.
 func (*ListAllClientsResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{6}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListAllClientsResponse) GetClients() []*ClientRecord {
@@ -417,7 +652,7 @@ type UserRecord struct {
 
 func (x *UserRecord) Reset() {
 	*x = UserRecord{}
-	mi := &file_auth_v1_admin_proto_msgTypes[7]
+	mi := &file_auth_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -429,7 +664,7 @@ func (x *UserRecord) String() string {
 func (*UserRecord) ProtoMessage() {}
 
 func (x *UserRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[7]
+	mi := &file_auth_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -442,7 +677,7 @@ func (x *UserRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserRecord.ProtoReflect.Descriptor instead.
 func (*UserRecord) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{7}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UserRecord) GetId() int32 {
@@ -546,7 +781,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[8]
+	mi := &file_auth_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +793,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[8]
+	mi := &file_auth_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +806,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{8}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateUserRequest) GetEmail() string {
@@ -632,7 +867,7 @@ type CreateUserResponse struct {
 
 func (x *CreateUserResponse) Reset() {
 	*x = CreateUserResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[9]
+	mi := &file_auth_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -644,7 +879,7 @@ func (x *CreateUserResponse) String() string {
 func (*CreateUserResponse) ProtoMessage() {}
 
 func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[9]
+	mi := &file_auth_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -657,7 +892,7 @@ func (x *CreateUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserResponse.ProtoReflect.Descriptor instead.
 func (*CreateUserResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{9}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CreateUserResponse) GetUser() *UserRecord {
@@ -677,7 +912,7 @@ type SetUserDisabledRequest struct {
 
 func (x *SetUserDisabledRequest) Reset() {
 	*x = SetUserDisabledRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[10]
+	mi := &file_auth_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -689,7 +924,7 @@ func (x *SetUserDisabledRequest) String() string {
 func (*SetUserDisabledRequest) ProtoMessage() {}
 
 func (x *SetUserDisabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[10]
+	mi := &file_auth_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -702,7 +937,7 @@ func (x *SetUserDisabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetUserDisabledRequest.ProtoReflect.Descriptor instead.
 func (*SetUserDisabledRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{10}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SetUserDisabledRequest) GetEmail() string {
@@ -727,7 +962,7 @@ type SetUserDisabledResponse struct {
 
 func (x *SetUserDisabledResponse) Reset() {
 	*x = SetUserDisabledResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[11]
+	mi := &file_auth_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +974,7 @@ func (x *SetUserDisabledResponse) String() string {
 func (*SetUserDisabledResponse) ProtoMessage() {}
 
 func (x *SetUserDisabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[11]
+	mi := &file_auth_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +987,7 @@ func (x *SetUserDisabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetUserDisabledResponse.ProtoReflect.Descriptor instead.
 func (*SetUserDisabledResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{11}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{15}
 }
 
 type SetPasswordRequest struct {
@@ -765,7 +1000,7 @@ type SetPasswordRequest struct {
 
 func (x *SetPasswordRequest) Reset() {
 	*x = SetPasswordRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[12]
+	mi := &file_auth_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +1012,7 @@ func (x *SetPasswordRequest) String() string {
 func (*SetPasswordRequest) ProtoMessage() {}
 
 func (x *SetPasswordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[12]
+	mi := &file_auth_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +1025,7 @@ func (x *SetPasswordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPasswordRequest.ProtoReflect.Descriptor instead.
 func (*SetPasswordRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{12}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SetPasswordRequest) GetEmail() string {
@@ -815,7 +1050,7 @@ type SetPasswordResponse struct {
 
 func (x *SetPasswordResponse) Reset() {
 	*x = SetPasswordResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[13]
+	mi := &file_auth_v1_admin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +1062,7 @@ func (x *SetPasswordResponse) String() string {
 func (*SetPasswordResponse) ProtoMessage() {}
 
 func (x *SetPasswordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[13]
+	mi := &file_auth_v1_admin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +1075,7 @@ func (x *SetPasswordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPasswordResponse.ProtoReflect.Descriptor instead.
 func (*SetPasswordResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{13}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{17}
 }
 
 type SetUserScopesRequest struct {
@@ -853,7 +1088,7 @@ type SetUserScopesRequest struct {
 
 func (x *SetUserScopesRequest) Reset() {
 	*x = SetUserScopesRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[14]
+	mi := &file_auth_v1_admin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +1100,7 @@ func (x *SetUserScopesRequest) String() string {
 func (*SetUserScopesRequest) ProtoMessage() {}
 
 func (x *SetUserScopesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[14]
+	mi := &file_auth_v1_admin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +1113,7 @@ func (x *SetUserScopesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetUserScopesRequest.ProtoReflect.Descriptor instead.
 func (*SetUserScopesRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{14}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetUserScopesRequest) GetEmail() string {
@@ -903,7 +1138,7 @@ type SetUserScopesResponse struct {
 
 func (x *SetUserScopesResponse) Reset() {
 	*x = SetUserScopesResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[15]
+	mi := &file_auth_v1_admin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +1150,7 @@ func (x *SetUserScopesResponse) String() string {
 func (*SetUserScopesResponse) ProtoMessage() {}
 
 func (x *SetUserScopesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[15]
+	mi := &file_auth_v1_admin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +1163,7 @@ func (x *SetUserScopesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetUserScopesResponse.ProtoReflect.Descriptor instead.
 func (*SetUserScopesResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{15}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{19}
 }
 
 // RevokeUserRequest revokes every token of the user issued until now.
@@ -941,7 +1176,7 @@ type RevokeUserRequest struct {
 
 func (x *RevokeUserRequest) Reset() {
 	*x = RevokeUserRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[16]
+	mi := &file_auth_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1188,7 @@ func (x *RevokeUserRequest) String() string {
 func (*RevokeUserRequest) ProtoMessage() {}
 
 func (x *RevokeUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[16]
+	mi := &file_auth_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1201,7 @@ func (x *RevokeUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeUserRequest.ProtoReflect.Descriptor instead.
 func (*RevokeUserRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{16}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RevokeUserRequest) GetEmail() string {
@@ -984,7 +1219,7 @@ type RevokeUserResponse struct {
 
 func (x *RevokeUserResponse) Reset() {
 	*x = RevokeUserResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[17]
+	mi := &file_auth_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1231,7 @@ func (x *RevokeUserResponse) String() string {
 func (*RevokeUserResponse) ProtoMessage() {}
 
 func (x *RevokeUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[17]
+	mi := &file_auth_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1244,7 @@ func (x *RevokeUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeUserResponse.ProtoReflect.Descriptor instead.
 func (*RevokeUserResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{17}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 // RevokeClientRequest revokes every token issued to the client until now,
@@ -1023,7 +1258,7 @@ type RevokeClientRequest struct {
 
 func (x *RevokeClientRequest) Reset() {
 	*x = RevokeClientRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	mi := &file_auth_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1270,7 @@ func (x *RevokeClientRequest) String() string {
 func (*RevokeClientRequest) ProtoMessage() {}
 
 func (x *RevokeClientRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	mi := &file_auth_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1283,7 @@ func (x *RevokeClientRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeClientRequest.ProtoReflect.Descriptor instead.
 func (*RevokeClientRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RevokeClientRequest) GetClientId() string {
@@ -1066,7 +1301,7 @@ type RevokeClientResponse struct {
 
 func (x *RevokeClientResponse) Reset() {
 	*x = RevokeClientResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	mi := &file_auth_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1313,7 @@ func (x *RevokeClientResponse) String() string {
 func (*RevokeClientResponse) ProtoMessage() {}
 
 func (x *RevokeClientResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	mi := &file_auth_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1326,7 @@ func (x *RevokeClientResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeClientResponse.ProtoReflect.Descriptor instead.
 func (*RevokeClientResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 type ListUsersRequest struct {
@@ -1102,7 +1337,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[20]
+	mi := &file_auth_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1349,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[20]
+	mi := &file_auth_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1362,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 type ListUsersResponse struct {
@@ -1139,7 +1374,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[21]
+	mi := &file_auth_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1386,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[21]
+	mi := &file_auth_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1399,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListUsersResponse) GetUsers() []*UserRecord {
@@ -1190,7 +1425,7 @@ type SigningKey struct {
 
 func (x *SigningKey) Reset() {
 	*x = SigningKey{}
-	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1437,7 @@ func (x *SigningKey) String() string {
 func (*SigningKey) ProtoMessage() {}
 
 func (x *SigningKey) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1450,7 @@ func (x *SigningKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SigningKey.ProtoReflect.Descriptor instead.
 func (*SigningKey) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SigningKey) GetKid() string {
@@ -1268,7 +1503,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[23]
+	mi := &file_auth_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1515,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[23]
+	mi := &file_auth_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1528,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 type ListKeysResponse struct {
@@ -1305,7 +1540,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[24]
+	mi := &file_auth_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1552,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[24]
+	mi := &file_auth_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1565,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListKeysResponse) GetKeys() []*SigningKey {
@@ -1348,7 +1583,7 @@ type RotateKeysRequest struct {
 
 func (x *RotateKeysRequest) Reset() {
 	*x = RotateKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[25]
+	mi := &file_auth_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +1595,7 @@ func (x *RotateKeysRequest) String() string {
 func (*RotateKeysRequest) ProtoMessage() {}
 
 func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[25]
+	mi := &file_auth_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +1608,7 @@ func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysRequest.ProtoReflect.Descriptor instead.
 func (*RotateKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 type RotateKeysResponse struct {
@@ -1385,7 +1620,7 @@ type RotateKeysResponse struct {
 
 func (x *RotateKeysResponse) Reset() {
 	*x = RotateKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	mi := &file_auth_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1632,7 @@ func (x *RotateKeysResponse) String() string {
 func (*RotateKeysResponse) ProtoMessage() {}
 
 func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	mi := &file_auth_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1645,7 @@ func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysResponse.ProtoReflect.Descriptor instead.
 func (*RotateKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RotateKeysResponse) GetKey() *SigningKey {
@@ -1442,7 +1677,24 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x18SetClientDisabledRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x1a\n" +
 	"\bdisabled\x18\x02 \x01(\bR\bdisabled\"\x1b\n" +
-	"\x19SetClientDisabledResponse\"\x17\n" +
+	"\x19SetClientDisabledResponse\"\xc4\x01\n" +
+	"\x13UpdateClientRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x00R\x04name\x88\x01\x01\x12%\n" +
+	"\vdescription\x18\x03 \x01(\tH\x01R\vdescription\x88\x01\x01\x12&\n" +
+	"\fredirect_url\x18\x04 \x01(\tH\x02R\vredirectUrl\x88\x01\x01B\a\n" +
+	"\x05_nameB\x0e\n" +
+	"\f_descriptionB\x0f\n" +
+	"\r_redirect_url\"J\n" +
+	"\x14UpdateClientResponse\x122\n" +
+	"\x06client\x18\x01 \x01(\v2\x1a.fris.auth.v1.ClientRecordR\x06client\"u\n" +
+	"\x19RotateClientSecretRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\x12#\n" +
+	"\rrevoke_tokens\x18\x03 \x01(\bR\frevokeTokens\"h\n" +
+	"\x1aRotateClientSecretResponse\x122\n" +
+	"\x06client\x18\x01 \x01(\v2\x1a.fris.auth.v1.ClientRecordR\x06client\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x17\n" +
 	"\x15ListAllClientsRequest\"N\n" +
 	"\x16ListAllClientsResponse\x124\n" +
 	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\x99\x03\n" +
@@ -1506,11 +1758,13 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x18.fris.auth.v1.SigningKeyR\x04keys\"\x13\n" +
 	"\x11RotateKeysRequest\"@\n" +
 	"\x12RotateKeysResponse\x12*\n" +
-	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\x96\b\n" +
+	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\xd6\t\n" +
 	"\tAuthAdmin\x12U\n" +
 	"\fCreateClient\x12!.fris.auth.v1.CreateClientRequest\x1a\".fris.auth.v1.CreateClientResponse\x12d\n" +
 	"\x11SetClientDisabled\x12&.fris.auth.v1.SetClientDisabledRequest\x1a'.fris.auth.v1.SetClientDisabledResponse\x12[\n" +
-	"\x0eListAllClients\x12#.fris.auth.v1.ListAllClientsRequest\x1a$.fris.auth.v1.ListAllClientsResponse\x12O\n" +
+	"\x0eListAllClients\x12#.fris.auth.v1.ListAllClientsRequest\x1a$.fris.auth.v1.ListAllClientsResponse\x12U\n" +
+	"\fUpdateClient\x12!.fris.auth.v1.UpdateClientRequest\x1a\".fris.auth.v1.UpdateClientResponse\x12g\n" +
+	"\x12RotateClientSecret\x12'.fris.auth.v1.RotateClientSecretRequest\x1a(.fris.auth.v1.RotateClientSecretResponse\x12O\n" +
 	"\n" +
 	"CreateUser\x12\x1f.fris.auth.v1.CreateUserRequest\x1a .fris.auth.v1.CreateUserResponse\x12^\n" +
 	"\x0fSetUserDisabled\x12$.fris.auth.v1.SetUserDisabledRequest\x1a%.fris.auth.v1.SetUserDisabledResponse\x12R\n" +
@@ -1536,77 +1790,87 @@ func file_auth_v1_admin_proto_rawDescGZIP() []byte {
 	return file_auth_v1_admin_proto_rawDescData
 }
 
-var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_auth_v1_admin_proto_goTypes = []any{
-	(*ClientRecord)(nil),              // 0: fris.auth.v1.ClientRecord
-	(*CreateClientRequest)(nil),       // 1: fris.auth.v1.CreateClientRequest
-	(*CreateClientResponse)(nil),      // 2: fris.auth.v1.CreateClientResponse
-	(*SetClientDisabledRequest)(nil),  // 3: fris.auth.v1.SetClientDisabledRequest
-	(*SetClientDisabledResponse)(nil), // 4: fris.auth.v1.SetClientDisabledResponse
-	(*ListAllClientsRequest)(nil),     // 5: fris.auth.v1.ListAllClientsRequest
-	(*ListAllClientsResponse)(nil),    // 6: fris.auth.v1.ListAllClientsResponse
-	(*UserRecord)(nil),                // 7: fris.auth.v1.UserRecord
-	(*CreateUserRequest)(nil),         // 8: fris.auth.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),        // 9: fris.auth.v1.CreateUserResponse
-	(*SetUserDisabledRequest)(nil),    // 10: fris.auth.v1.SetUserDisabledRequest
-	(*SetUserDisabledResponse)(nil),   // 11: fris.auth.v1.SetUserDisabledResponse
-	(*SetPasswordRequest)(nil),        // 12: fris.auth.v1.SetPasswordRequest
-	(*SetPasswordResponse)(nil),       // 13: fris.auth.v1.SetPasswordResponse
-	(*SetUserScopesRequest)(nil),      // 14: fris.auth.v1.SetUserScopesRequest
-	(*SetUserScopesResponse)(nil),     // 15: fris.auth.v1.SetUserScopesResponse
-	(*RevokeUserRequest)(nil),         // 16: fris.auth.v1.RevokeUserRequest
-	(*RevokeUserResponse)(nil),        // 17: fris.auth.v1.RevokeUserResponse
-	(*RevokeClientRequest)(nil),       // 18: fris.auth.v1.RevokeClientRequest
-	(*RevokeClientResponse)(nil),      // 19: fris.auth.v1.RevokeClientResponse
-	(*ListUsersRequest)(nil),          // 20: fris.auth.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),         // 21: fris.auth.v1.ListUsersResponse
-	(*SigningKey)(nil),                // 22: fris.auth.v1.SigningKey
-	(*ListKeysRequest)(nil),           // 23: fris.auth.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),          // 24: fris.auth.v1.ListKeysResponse
-	(*RotateKeysRequest)(nil),         // 25: fris.auth.v1.RotateKeysRequest
-	(*RotateKeysResponse)(nil),        // 26: fris.auth.v1.RotateKeysResponse
-	(*Client)(nil),                    // 27: fris.auth.v1.Client
-	(*Locality)(nil),                  // 28: fris.auth.v1.Locality
+	(*ClientRecord)(nil),               // 0: fris.auth.v1.ClientRecord
+	(*CreateClientRequest)(nil),        // 1: fris.auth.v1.CreateClientRequest
+	(*CreateClientResponse)(nil),       // 2: fris.auth.v1.CreateClientResponse
+	(*SetClientDisabledRequest)(nil),   // 3: fris.auth.v1.SetClientDisabledRequest
+	(*SetClientDisabledResponse)(nil),  // 4: fris.auth.v1.SetClientDisabledResponse
+	(*UpdateClientRequest)(nil),        // 5: fris.auth.v1.UpdateClientRequest
+	(*UpdateClientResponse)(nil),       // 6: fris.auth.v1.UpdateClientResponse
+	(*RotateClientSecretRequest)(nil),  // 7: fris.auth.v1.RotateClientSecretRequest
+	(*RotateClientSecretResponse)(nil), // 8: fris.auth.v1.RotateClientSecretResponse
+	(*ListAllClientsRequest)(nil),      // 9: fris.auth.v1.ListAllClientsRequest
+	(*ListAllClientsResponse)(nil),     // 10: fris.auth.v1.ListAllClientsResponse
+	(*UserRecord)(nil),                 // 11: fris.auth.v1.UserRecord
+	(*CreateUserRequest)(nil),          // 12: fris.auth.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),         // 13: fris.auth.v1.CreateUserResponse
+	(*SetUserDisabledRequest)(nil),     // 14: fris.auth.v1.SetUserDisabledRequest
+	(*SetUserDisabledResponse)(nil),    // 15: fris.auth.v1.SetUserDisabledResponse
+	(*SetPasswordRequest)(nil),         // 16: fris.auth.v1.SetPasswordRequest
+	(*SetPasswordResponse)(nil),        // 17: fris.auth.v1.SetPasswordResponse
+	(*SetUserScopesRequest)(nil),       // 18: fris.auth.v1.SetUserScopesRequest
+	(*SetUserScopesResponse)(nil),      // 19: fris.auth.v1.SetUserScopesResponse
+	(*RevokeUserRequest)(nil),          // 20: fris.auth.v1.RevokeUserRequest
+	(*RevokeUserResponse)(nil),         // 21: fris.auth.v1.RevokeUserResponse
+	(*RevokeClientRequest)(nil),        // 22: fris.auth.v1.RevokeClientRequest
+	(*RevokeClientResponse)(nil),       // 23: fris.auth.v1.RevokeClientResponse
+	(*ListUsersRequest)(nil),           // 24: fris.auth.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),          // 25: fris.auth.v1.ListUsersResponse
+	(*SigningKey)(nil),                 // 26: fris.auth.v1.SigningKey
+	(*ListKeysRequest)(nil),            // 27: fris.auth.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),           // 28: fris.auth.v1.ListKeysResponse
+	(*RotateKeysRequest)(nil),          // 29: fris.auth.v1.RotateKeysRequest
+	(*RotateKeysResponse)(nil),         // 30: fris.auth.v1.RotateKeysResponse
+	(*Client)(nil),                     // 31: fris.auth.v1.Client
+	(*Locality)(nil),                   // 32: fris.auth.v1.Locality
 }
 var file_auth_v1_admin_proto_depIdxs = []int32{
-	27, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
+	31, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
 	0,  // 1: fris.auth.v1.CreateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
-	0,  // 2: fris.auth.v1.ListAllClientsResponse.clients:type_name -> fris.auth.v1.ClientRecord
-	28, // 3: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
-	28, // 4: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
-	7,  // 5: fris.auth.v1.CreateUserResponse.user:type_name -> fris.auth.v1.UserRecord
-	7,  // 6: fris.auth.v1.ListUsersResponse.users:type_name -> fris.auth.v1.UserRecord
-	22, // 7: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
-	22, // 8: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
-	1,  // 9: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
-	3,  // 10: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
-	5,  // 11: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
-	8,  // 12: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
-	10, // 13: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
-	12, // 14: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
-	14, // 15: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
-	20, // 16: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
-	16, // 17: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
-	18, // 18: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
-	23, // 19: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
-	25, // 20: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
-	2,  // 21: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
-	4,  // 22: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
-	6,  // 23: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
-	9,  // 24: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
-	11, // 25: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
-	13, // 26: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
-	15, // 27: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
-	21, // 28: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
-	17, // 29: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
-	19, // 30: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
-	24, // 31: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
-	26, // 32: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
-	21, // [21:33] is the sub-list for method output_type
-	9,  // [9:21] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	0,  // 2: fris.auth.v1.UpdateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
+	0,  // 3: fris.auth.v1.RotateClientSecretResponse.client:type_name -> fris.auth.v1.ClientRecord
+	0,  // 4: fris.auth.v1.ListAllClientsResponse.clients:type_name -> fris.auth.v1.ClientRecord
+	32, // 5: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
+	32, // 6: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
+	11, // 7: fris.auth.v1.CreateUserResponse.user:type_name -> fris.auth.v1.UserRecord
+	11, // 8: fris.auth.v1.ListUsersResponse.users:type_name -> fris.auth.v1.UserRecord
+	26, // 9: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
+	26, // 10: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
+	1,  // 11: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
+	3,  // 12: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
+	9,  // 13: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
+	5,  // 14: fris.auth.v1.AuthAdmin.UpdateClient:input_type -> fris.auth.v1.UpdateClientRequest
+	7,  // 15: fris.auth.v1.AuthAdmin.RotateClientSecret:input_type -> fris.auth.v1.RotateClientSecretRequest
+	12, // 16: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
+	14, // 17: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
+	16, // 18: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
+	18, // 19: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
+	24, // 20: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
+	20, // 21: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
+	22, // 22: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
+	27, // 23: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
+	29, // 24: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
+	2,  // 25: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
+	4,  // 26: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
+	10, // 27: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
+	6,  // 28: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
+	8,  // 29: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
+	13, // 30: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
+	15, // 31: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
+	17, // 32: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
+	19, // 33: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
+	25, // 34: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
+	21, // 35: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
+	23, // 36: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
+	28, // 37: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
+	30, // 38: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
+	25, // [25:39] is the sub-list for method output_type
+	11, // [11:25] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_admin_proto_init() }
@@ -1615,13 +1879,14 @@ func file_auth_v1_admin_proto_init() {
 		return
 	}
 	file_auth_v1_auth_proto_init()
+	file_auth_v1_admin_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_admin_proto_rawDesc), len(file_auth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,18 +22,20 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AuthAdmin_CreateClient_FullMethodName      = "/fris.auth.v1.AuthAdmin/CreateClient"
-	AuthAdmin_SetClientDisabled_FullMethodName = "/fris.auth.v1.AuthAdmin/SetClientDisabled"
-	AuthAdmin_ListAllClients_FullMethodName    = "/fris.auth.v1.AuthAdmin/ListAllClients"
-	AuthAdmin_CreateUser_FullMethodName        = "/fris.auth.v1.AuthAdmin/CreateUser"
-	AuthAdmin_SetUserDisabled_FullMethodName   = "/fris.auth.v1.AuthAdmin/SetUserDisabled"
-	AuthAdmin_SetPassword_FullMethodName       = "/fris.auth.v1.AuthAdmin/SetPassword"
-	AuthAdmin_SetUserScopes_FullMethodName     = "/fris.auth.v1.AuthAdmin/SetUserScopes"
-	AuthAdmin_ListUsers_FullMethodName         = "/fris.auth.v1.AuthAdmin/ListUsers"
-	AuthAdmin_RevokeUser_FullMethodName        = "/fris.auth.v1.AuthAdmin/RevokeUser"
-	AuthAdmin_RevokeClient_FullMethodName      = "/fris.auth.v1.AuthAdmin/RevokeClient"
-	AuthAdmin_ListKeys_FullMethodName          = "/fris.auth.v1.AuthAdmin/ListKeys"
-	AuthAdmin_RotateKeys_FullMethodName        = "/fris.auth.v1.AuthAdmin/RotateKeys"
+	AuthAdmin_CreateClient_FullMethodName       = "/fris.auth.v1.AuthAdmin/CreateClient"
+	AuthAdmin_SetClientDisabled_FullMethodName  = "/fris.auth.v1.AuthAdmin/SetClientDisabled"
+	AuthAdmin_ListAllClients_FullMethodName     = "/fris.auth.v1.AuthAdmin/ListAllClients"
+	AuthAdmin_UpdateClient_FullMethodName       = "/fris.auth.v1.AuthAdmin/UpdateClient"
+	AuthAdmin_RotateClientSecret_FullMethodName = "/fris.auth.v1.AuthAdmin/RotateClientSecret"
+	AuthAdmin_CreateUser_FullMethodName         = "/fris.auth.v1.AuthAdmin/CreateUser"
+	AuthAdmin_SetUserDisabled_FullMethodName    = "/fris.auth.v1.AuthAdmin/SetUserDisabled"
+	AuthAdmin_SetPassword_FullMethodName        = "/fris.auth.v1.AuthAdmin/SetPassword"
+	AuthAdmin_SetUserScopes_FullMethodName      = "/fris.auth.v1.AuthAdmin/SetUserScopes"
+	AuthAdmin_ListUsers_FullMethodName          = "/fris.auth.v1.AuthAdmin/ListUsers"
+	AuthAdmin_RevokeUser_FullMethodName         = "/fris.auth.v1.AuthAdmin/RevokeUser"
+	AuthAdmin_RevokeClient_FullMethodName       = "/fris.auth.v1.AuthAdmin/RevokeClient"
+	AuthAdmin_ListKeys_FullMethodName           = "/fris.auth.v1.AuthAdmin/ListKeys"
+	AuthAdmin_RotateKeys_FullMethodName         = "/fris.auth.v1.AuthAdmin/RotateKeys"
 )
 
 // AuthAdminClient is the client API for AuthAdmin service.
@@ -43,6 +45,8 @@ type AuthAdminClient interface {
 	CreateClient(ctx context.Context, in *CreateClientRequest, opts ...grpc.CallOption) (*CreateClientResponse, error)
 	SetClientDisabled(ctx context.Context, in *SetClientDisabledRequest, opts ...grpc.CallOption) (*SetClientDisabledResponse, error)
 	ListAllClients(ctx context.Context, in *ListAllClientsRequest, opts ...grpc.CallOption) (*ListAllClientsResponse, error)
+	UpdateClient(ctx context.Context, in *UpdateClientRequest, opts ...grpc.CallOption) (*UpdateClientResponse, error)
+	RotateClientSecret(ctx context.Context, in *RotateClientSecretRequest, opts ...grpc.CallOption) (*RotateClientSecretResponse, error)
 	CreateUser(ctx context.Context, in *CreateUserRequest, opts ...grpc.CallOption) (*CreateUserResponse, error)
 	SetUserDisabled(ctx context.Context, in *SetUserDisabledRequest, opts ...grpc.CallOption) (*SetUserDisabledResponse, error)
 	SetPassword(ctx context.Context, in *SetPasswordRequest, opts ...grpc.CallOption) (*SetPasswordResponse, error)
@@ -91,6 +95,26 @@ func (c *authAdminClient) ListAllClients(ctx context.Context, in *ListAllClients
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListAllClientsResponse)
 	err := c.cc.Invoke(ctx, AuthAdmin_ListAllClients_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authAdminClient) UpdateClient(ctx context.Context, in *UpdateClientRequest, opts ...grpc.CallOption) (*UpdateClientResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateClientResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_UpdateClient_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authAdminClient) RotateClientSecret(ctx context.Context, in *RotateClientSecretRequest, opts ...grpc.CallOption) (*RotateClientSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RotateClientSecretResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_RotateClientSecret_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +218,8 @@ type AuthAdminServer interface {
 	CreateClient(context.Context, *CreateClientRequest) (*CreateClientResponse, error)
 	SetClientDisabled(context.Context, *SetClientDisabledRequest) (*SetClientDisabledResponse, error)
 	ListAllClients(context.Context, *ListAllClientsRequest) (*ListAllClientsResponse, error)
+	UpdateClient(context.Context, *UpdateClientRequest) (*UpdateClientResponse, error)
+	RotateClientSecret(context.Context, *RotateClientSecretRequest) (*RotateClientSecretResponse, error)
 	CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error)
 	SetUserDisabled(context.Context, *SetUserDisabledRequest) (*SetUserDisabledResponse, error)
 	SetPassword(context.Context, *SetPasswordRequest) (*SetPasswordResponse, error)
@@ -226,6 +252,12 @@ func (UnimplementedAuthAdminServer) SetClientDisabled(context.Context, *SetClien
 }
 func (UnimplementedAuthAdminServer) ListAllClients(context.Context, *ListAllClientsRequest) (*ListAllClientsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAllClients not implemented")
+}
+func (UnimplementedAuthAdminServer) UpdateClient(context.Context, *UpdateClientRequest) (*UpdateClientResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateClient not implemented")
+}
+func (UnimplementedAuthAdminServer) RotateClientSecret(context.Context, *RotateClientSecretRequest) (*RotateClientSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RotateClientSecret not implemented")
 }
 func (UnimplementedAuthAdminServer) CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateUser not implemented")
@@ -325,6 +357,42 @@ func _AuthAdmin_ListAllClients_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AuthAdminServer).ListAllClients(ctx, req.(*ListAllClientsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthAdmin_UpdateClient_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateClientRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).UpdateClient(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_UpdateClient_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).UpdateClient(ctx, req.(*UpdateClientRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthAdmin_RotateClientSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RotateClientSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).RotateClientSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_RotateClientSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).RotateClientSecret(ctx, req.(*RotateClientSecretRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -509,6 +577,14 @@ var AuthAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAllClients",
 			Handler:    _AuthAdmin_ListAllClients_Handler,
+		},
+		{
+			MethodName: "UpdateClient",
+			Handler:    _AuthAdmin_UpdateClient_Handler,
+		},
+		{
+			MethodName: "RotateClientSecret",
+			Handler:    _AuthAdmin_RotateClientSecret_Handler,
 		},
 		{
 			MethodName: "CreateUser",

@@ -123,6 +123,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		},
 		Passkeys: cfg.relyingParty(cfg.Issuer),
 		Mail:     accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
+		LegacyRefresh: cfg.LegacyRefresh, RefreshSupersedesAccess: cfg.RefreshSupersedesAccess,
 	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -169,18 +170,26 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			authv1.RegisterAuthServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "auth", db, auditLog, log)
+			audit.Register(s, "auth", deps.Events, cfg.Settings(settingNames...), log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 		// The Explorer's users view (docs/security.md): finding, creating,
 		// disabling users, their scopes and ending their sessions; never
-		// passwords, clients or keys.
-		Operator: []string{
+		// passwords.
+		Operator: append([]string{
 			authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
 			authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
 			authv1.AuthAdmin_RevokeUser_FullMethodName,
-		},
+			// Its clients and signing keys views (the console sends no
+			// secret of its own; RevokeClient stays with bin/auth, a
+			// rotation's revoke_tokens covers a leaked secret).
+			authv1.AuthAdmin_ListAllClients_FullMethodName, authv1.AuthAdmin_CreateClient_FullMethodName,
+			authv1.AuthAdmin_UpdateClient_FullMethodName, authv1.AuthAdmin_RotateClientSecret_FullMethodName,
+			authv1.AuthAdmin_SetClientDisabled_FullMethodName,
+			authv1.AuthAdmin_ListKeys_FullMethodName, authv1.AuthAdmin_RotateKeys_FullMethodName,
+		}, audit.OperatorMethods...), // the audit and settings views (pkg/audit) too
 	})
 }
 

@@ -64,6 +64,9 @@ type Tokens struct {
 	SignRequestTTL time.Duration
 	CodeTTL        time.Duration
 	Scopes         string
+	// LegacyRefresh and RefreshSupersedesAccess: service.Config's.
+	LegacyRefresh           bool
+	RefreshSupersedesAccess bool
 }
 
 // RegisterFlags adds the tokens' flags to fs.
@@ -76,6 +79,8 @@ func (c *Tokens) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.SignRequestTTL, "sign-request-ttl", 5*time.Minute, "how long a sign request's code may be used")
 	fs.DurationVar(&c.CodeTTL, "code-ttl", 5*time.Minute, "how long a login's authorization code may be used")
 	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
+	fs.BoolVar(&c.LegacyRefresh, "legacy-refresh", false, "sign every refresh token with the RSA signing key and put an id token in every refresh response, as before the refresh key (two more RSA signatures per OAuth 2.0 refresh; for comparison)")
+	fs.BoolVar(&c.RefreshSupersedesAccess, "refresh-supersedes-access", false, "once a refresh token is spent, the access token issued with it answers active:false at introspection, userinfo and tokeninfo (Hydra's behaviour; costs a claim in every access token and a store read per check; the gateway's own verification does not see it)")
 }
 
 // Validate reports the tokens' mistakes.

@@ -74,6 +74,63 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			},
 		})
 	}
+	var (
+		upFS                       *flag.FlagSet
+		upName, upDesc, upRedirect string
+	)
+	updateClient := t.Command(cmdutil.Admin{
+		Name: "update-client", Usage: "update-client [-name N] [-description D] [-redirect-url URL[,URL]] CLIENT_ID",
+		Help: "change a client's name, description or redirect URLs; a flag left out keeps its value",
+		Flags: func(fs *flag.FlagSet) {
+			upFS = fs
+			fs.StringVar(&upName, "name", "", "new display name")
+			fs.StringVar(&upDesc, "description", "", "new description")
+			fs.StringVar(&upRedirect, "redirect-url", "", "new redirect URL(s), comma-separated, replacing the old ones (empty: none)")
+		},
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			id, err := t.One(args, "update-client [flags] CLIENT_ID")
+			if err != nil {
+				return err
+			}
+			r := &authv1.UpdateClientRequest{ClientId: id}
+			upFS.Visit(func(f *flag.Flag) {
+				switch f.Name {
+				case "name":
+					r.Name = &upName
+				case "description":
+					r.Description = &upDesc
+				case "redirect-url":
+					r.RedirectUrl = &upRedirect
+				}
+			})
+			_, err = admin(cc).UpdateClient(ctx, r)
+			return err
+		},
+	})
+	var (
+		rotSecret string
+		rotRevoke bool
+	)
+	rotateSecret := t.Command(cmdutil.Admin{
+		Name: "rotate-client-secret", Usage: "rotate-client-secret [-secret S] [-revoke-tokens] CLIENT_ID",
+		Help: "give a client a new secret, printed once; the old one is refused at once",
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&rotSecret, "secret", "", "the new secret, >= 16 characters (generated when empty)")
+			fs.BoolVar(&rotRevoke, "revoke-tokens", false, "also end every token issued to the client so far, as revoke-client")
+		},
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			id, err := t.One(args, "rotate-client-secret [flags] CLIENT_ID")
+			if err != nil {
+				return err
+			}
+			res, err := admin(cc).RotateClientSecret(ctx, &authv1.RotateClientSecretRequest{ClientId: id, Secret: rotSecret, RevokeTokens: rotRevoke})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "client_id=%s\nclient_secret=%s\n", id, res.GetSecret())
+			return nil
+		},
+	})
 	listClients := t.Command(cmdutil.Admin{
 		Name: "clients", Usage: "clients", Help: "list every client, disabled ones included",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
@@ -221,7 +278,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	rotate := t.Command(cmdutil.Admin{
-		Name: "rotate-keys", Usage: "rotate-keys", Help: "make a new signing key active now",
+		Name: "rotate-keys", Usage: "rotate-keys", Help: "make a new signing key and a new refresh key active now",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).RotateKeys(ctx, &authv1.RotateKeysRequest{})
 			if err != nil {
@@ -233,7 +290,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	// Every service's store is copied and put back the same way.
 	bk, rs := backup.Commands(t, stdout)
-	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), revokeClient, listClients,
+	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), updateClient, rotateSecret, revokeClient, listClients,
 		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
 		listKeys, rotate, bk, rs).ParseAndRun(ctx, args)
 }

@@ -51,7 +51,13 @@ func splitURLs(s string) ([]string, error) {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
 			return nil, invalid("redirect URL %q must be an absolute http(s) URL without fragment", part)
 		}
+		if len(part) > inputlimit.URL {
+			return nil, invalid("a redirect URL may have at most %d bytes", inputlimit.URL)
+		}
 		out = append(out, part)
+	}
+	if len(out) > maxRedirectURLs {
+		return nil, invalid("a client may have at most %d redirect URLs", maxRedirectURLs)
 	}
 	return out, nil
 }

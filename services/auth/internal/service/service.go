@@ -60,6 +60,14 @@ type Config struct {
 	// an email verification link.
 	ResetTTL  time.Duration
 	VerifyTTL time.Duration
+	// LegacyRefresh issues refresh responses as before the refresh key:
+	// every refresh token signed with the RSA signing key, an id token in
+	// every refresh response (the baseline of BENCHMARKS.md, suite auth).
+	LegacyRefresh bool
+	// RefreshSupersedesAccess: once a refresh token is spent, the access
+	// token issued with it is no longer active to the provider's own
+	// checks (introspection, userinfo, tokeninfo), as Hydra does.
+	RefreshSupersedesAccess bool
 	// Passkeys is the WebAuthn relying party (passkey.go); its zero value
 	// turns passkeys off.
 	Passkeys PasskeyConfig

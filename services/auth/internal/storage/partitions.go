@@ -27,7 +27,7 @@ import (
 //
 // A new user's id is chosen in the bucket of its email (CreateUser), so a
 // user, its email's index and its keys are written in one transaction.
-// The signing keys, the revocation log and its counter, and the counters of
+// The signing and refresh keys, the revocation log and its counter, and the counters of
 // older versions stay in the base partition: the log is one sequence that
 // resource servers read in order, written only when something is revoked.
 // Grants keep the 16 buckets of the first partitioned layout, so their keys

@@ -91,8 +91,13 @@ type Store interface {
 	// keys and returns the set to store (keys left out are deleted). Every
 	// key stored is sealed anew.
 	UpdateSigningKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error
+	// RefreshKeys and UpdateRefreshKeys are the same for the keys that
+	// sign refresh tokens: sealed alike, never published.
+	RefreshKeys(ctx context.Context) ([]SigningKey, error)
+	UpdateRefreshKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error
 	// RewrapSigningKeys seals again, the way Seal seals now, every key
-	// sealed under an older secret or stored in clear, atomically.
+	// (signing and refresh) sealed under an older secret or stored in
+	// clear, atomically.
 	RewrapSigningKeys(ctx context.Context) (Rewrapped, error)
 
 	// SpendRefresh marks refresh token r used, atomically. A token carries
@@ -102,6 +107,10 @@ type Store interface {
 	// revoked chain gives ErrRevoked; an expired one, or one without a
 	// chain, ErrNotFound.
 	SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) error
+
+	// Spent reports whether the refresh token jti has been spent (one
+	// point read; false once its marker expired with the token).
+	Spent(ctx context.Context, jti string) (bool, error)
 
 	// RevokeChain revokes a refresh chain until until (its newest token's
 	// expiry): its refresh tokens are refused, and so are its access
@@ -125,21 +134,22 @@ type Store interface {
 
 // Keys. The refresh chain's revocation marker outlives its tokens.
 const (
-	pClient    = "client/"
-	pUser      = "user/"
-	pUserEmail = "user-email/"
-	pUserKey   = "ukey/"
-	pKeyHash   = "ukey-hash/"
-	pGrant     = "grant/"
-	pAcctToken = "account-token/"
-	pSession   = "user-session/"
-	pSigning   = "signing-key/"
-	pRefresh   = "refresh/"
-	pChain     = "chain-revoked/"
-	pJTI       = "token-revoked/"
-	pRevLog    = "revlog/"
-	pPending   = "revpending/"
-	seqRevLog  = "seq/revlog"
+	pClient     = "client/"
+	pUser       = "user/"
+	pUserEmail  = "user-email/"
+	pUserKey    = "ukey/"
+	pKeyHash    = "ukey-hash/"
+	pGrant      = "grant/"
+	pAcctToken  = "account-token/"
+	pSession    = "user-session/"
+	pSigning    = "signing-key/"
+	pRefreshKey = "refresh-key/"
+	pRefresh    = "refresh/"
+	pChain      = "chain-revoked/"
+	pJTI        = "token-revoked/"
+	pRevLog     = "revlog/"
+	pPending    = "revpending/"
+	seqRevLog   = "seq/revlog"
 	// seqUser and seqKey are counters of a bucket under seqUser+"/<b>"; the
 	// keys themselves are the single counters of older versions, read to
 	// start the buckets' ids above theirs.

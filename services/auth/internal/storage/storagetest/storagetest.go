@@ -37,6 +37,7 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		{"SigningKeys", false, onStore(testSigningKeys)},
 		{"SigningKeysEncryptedAtRest", false, testSigningKeysEncryptedAtRest},
 		{"PlaintextKeysMigrate", false, testPlaintextKeysMigrate},
+		{"RefreshKeys", false, testRefreshKeys},
 		{"RefreshSpendAndReuse", false, onStore(testRefreshSpendAndReuse)},
 		{"RefreshMarkersExpire", true, onStore(testRefreshMarkersExpire)},
 		{"RevocationLog", false, onStore(testRevocationLog)},
