@@ -48,6 +48,10 @@ func writeMarkdown(w io.Writer, rep *Report, cpu *cpuWatch) {
 			if rep.Attack != nil {
 				writeAttack(w, rep.Attack)
 			}
+		case suiteStreams:
+			if rep.Streams != nil {
+				writeStreams(w, rep.Streams, cpu)
+			}
 		}
 	}
 }

@@ -97,7 +97,7 @@ func (p Public) FinishPasskeyLogin(ctx context.Context, r *authv1.FinishPasskeyL
 	if err != nil {
 		p.log.WarnContext(ctx, "remembering a known device", "err", err)
 	}
-	code, err := p.authorizationCode(ctx, c, redirect, u, r.GetRequest())
+	code, err := p.authorizationCode(ctx, c, redirect, u, r.GetRequest(), storage.MethodPasskey)
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}

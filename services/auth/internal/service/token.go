@@ -302,7 +302,11 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.signInShaped(ctx, u, c, "", identity.Incoming(ctx, identity.KeyClientAddr), shapeOf(r))
+	set, err := p.signInShaped(ctx, u, c, "", identity.Incoming(ctx, identity.KeyClientAddr), shapeOf(r))
+	if err == nil {
+		p.recordSignIn(ctx, u.ID, storage.MethodKey, c.ID)
+	}
+	return set, err
 }
 
 // decodeSignature reads standard base64, tolerating whitespace, missing

@@ -45,10 +45,11 @@ type Store interface {
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	UpdateUser(ctx context.Context, id int32, fn func(*User) error) error
 	ListUsers(ctx context.Context) ([]User, error)
-	// RecordSignIn and SignIns keep each user's newest sign-in, in the
-	// volatile store (signins.go).
-	RecordSignIn(ctx context.Context, id int32, at int64, addr string) error
+	// RecordSignIn, SignIns and UserSignIns keep each user's recent
+	// sign-ins, in the volatile store (signins.go).
+	RecordSignIn(ctx context.Context, id int32, ev SignInEvent) error
 	SignIns(ctx context.Context) (map[int32]SignIn, error)
+	UserSignIns(ctx context.Context, id int32) (SignIn, error)
 
 	GetUserKey(ctx context.Context, id int32) (UserKey, error)
 	GetUserKeyByHash(ctx context.Context, sha512hex string) (UserKey, error)
