@@ -14,6 +14,7 @@ import (
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/ratelimit"
 	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/storage"
 )
 
 const rpOrigin = "https://fris.test"
@@ -89,6 +90,11 @@ func TestPasskeyAddListSignIn(t *testing.T) {
 	list, err := e.pub.ListPasskeys(bearer(access), &authv1.ListPasskeysRequest{})
 	if err != nil || len(list.GetPasskeys()) != 1 || list.GetPasskeys()[0].GetLastUsed() == 0 {
 		t.Fatalf("list = %+v, %v", list, err)
+	}
+	// The operators' users view sees it as a passkey's sign-in.
+	si, err := e.store.UserSignIns(ctx, g.UserID)
+	if err != nil || len(si.Recent) == 0 || si.Recent[0].Method != storage.MethodPasskey || si.Recent[0].Client != clientID {
+		t.Fatalf("sign-ins = %+v, %v", si, err)
 	}
 
 	// Removed, it signs no one in.
