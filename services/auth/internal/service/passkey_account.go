@@ -86,8 +86,11 @@ func (p Public) FinishPasskeyRegistration(ctx context.Context, r *authv1.FinishP
 		return nil, p.err(ctx, err)
 	}
 	session, err := p.takeCeremony(ctx, r.GetCeremony(), ceremonyRegister)
-	if err != nil || session.UserID != u.ID {
-		return nil, p.err(ctx, errCeremony)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	if session.UserID != u.ID {
+		return nil, p.err(ctx, errCeremony) // another user's
 	}
 	parsed, err := parseAttestation(r.GetCredential())
 	if err != nil {
@@ -144,7 +147,7 @@ func (p Public) RemovePasskey(ctx context.Context, r *authv1.RemovePasskeyReques
 	defer func() {
 		if actor != "" {
 			p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.passkey_remove", Actor: actor, Target: actor, Err: err,
-				Attrs: []slog.Attr{slog.String("passkey", auditEmail(r.GetId()))}})
+				Attrs: []slog.Attr{slog.String("passkey", auditEmail(r.GetId()))}}) // bounded as an email
 		}
 	}()
 	u, _, err := p.passkeyHolder(ctx)
