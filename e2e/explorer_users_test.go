@@ -70,7 +70,7 @@ func TestExplorerUsers(t *testing.T) {
 
 	researcher := signInHTTP(t, s)
 	if code, body := getPage(t, researcher, s.URL+"/explorer/operator/users"); code != http.StatusForbidden ||
-		!strings.Contains(body, "lacks the operator role (scope fris:operator)") {
+		!strings.Contains(body, "lacks the role (scope fris:operator or fris:user-admin)") {
 		t.Fatalf("non-operator: %d\n%s", code, body)
 	}
 
@@ -186,7 +186,7 @@ func TestExplorerUsersBrowser(t *testing.T) {
 	p.check("operator-users")
 
 	p.do("search by keyboard", chromedp.Navigate(s.URL+"/explorer/operator/users"), chromedp.WaitVisible(chromedp.ID("users-q")),
-		chromedp.SendKeys(chromedp.ID("users-q"), "hopper"+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`li.bank h3`)))
+		chromedp.SendKeys(chromedp.ID("users-q"), "hopper"+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#users-q[value="hopper"]`)), chromedp.WaitVisible(chromedp.CSS(`li.bank h3`)))
 	p.wantText("li.bank h3", graceEmail)
 	if n := p.count(`li.bank`); n != 1 {
 		t.Errorf("the search shows %d users, want 1", n)

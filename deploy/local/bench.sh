@@ -8,7 +8,9 @@
 # Two passes, each with its own gateway:
 #   1. as deployed (-mdr-cache-ttl 1s): suite mdr (registry reads next to an
 #      in-process baseline), then suite auth (token responses/s of the
-#      refresh and signature flows next to the raw RSA signing rate)
+#      refresh flows (spec-shaped, and OAuth 2.0 with the Ed25519 refresh key)
+#      and the signature flow next to the raw RS256, ES256 and EdDSA signing
+#      rates)
 #   2. without the response cache (-mdr-cache-ttl 0), every read crossing to
 #      mdr: suite mdr again, then suite bearer (a read with and without a
 #      valid access token)
@@ -44,13 +46,25 @@
 #      after BENCH_MEMORY_IDLE idle (argon2's buffers go back to the OS 2 s
 #      after the last hash) the resident memory (VmRSS) of each process and
 #      the total against BENCH_MEMORY_TARGET_MB
+#   9. suite streams: the stack of suite memory (the broker with
+#      -registration approval, so two banks can reply), twice: with the
+#      gateway as deployed (the results streams of an inquiry share one
+#      broker watch and rendering) and with -explorer-share-streams=false
+#      (each stream its own, as before: the baseline). The user signs in to
+#      the Explorer, BENCH_STREAMS streams of the demo inquiry open from 4
+#      loopback addresses, the banks reply BENCH_STREAMS_REPLIES times; the
+#      gateway's CPU per event received, and the five processes' VmRSS
+#      before, with the streams open and BENCH_STREAMS_IDLE after they close
 #
 # Environment:
-#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,cluster,guess,attack,memory (all)
+#   BENCH_SUITES             suites to run, comma-separated: mdr,auth,bearer,broker,upload,cluster,guess,attack,memory,streams (all)
 #   BENCH_ATTACK_DURATION    the attack suite's measured time, quiet and per attack (8s)
 #   BENCH_ATTACKS            the attack suite's attacks, comma-separated (all; names in fris-bench -h)
 #   BENCH_MEMORY_IDLE        the memory suite's idle wait before reading VmRSS (5s)
 #   BENCH_MEMORY_TARGET_MB   the memory suite's target for the five processes (120)
+#   BENCH_STREAMS            the streams suite's open results streams           (200)
+#   BENCH_STREAMS_REPLIES    the streams suite's replies                        (30)
+#   BENCH_STREAMS_IDLE       the streams suite's wait after closing them        (60s)
 #   BENCH_GUESS_DURATION     the guess suite's measured time, alone and under guessing (10s)
 #   BENCH_GUESSERS           guessing goroutines of the guess suite            (64)
 #   BENCH_UPLOAD_DURATION    measured time of the upload suite                 (10s)
@@ -90,12 +104,15 @@ FLOW_BATCH=${BENCH_FLOW_BATCH:-true}
 JSON=${BENCH_JSON:-bench/results/latest.json}
 read -r -a PATHS <<<"${BENCH_PATHS:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1 /v3/api/mdr/namespaces/mdr16/members}"
 BEARER_PATH=${BENCH_BEARER_PATH:-/v3/api/mdr/dataelements/urn:mdr16:dataelement:23:1}
-SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,cluster,guess,attack,memory}
-[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,cluster,guess,attack,memory
+SUITES=${BENCH_SUITES:-mdr,auth,bearer,broker,upload,cluster,guess,attack,memory,streams}
+[[ "$SUITES" == all ]] && SUITES=mdr,auth,bearer,broker,upload,cluster,guess,attack,memory,streams
 ATTACK_DURATION=${BENCH_ATTACK_DURATION:-8s}
 ATTACKS=${BENCH_ATTACKS:-}
 MEMORY_IDLE=${BENCH_MEMORY_IDLE:-5s}
 MEMORY_TARGET_MB=${BENCH_MEMORY_TARGET_MB:-120}
+STREAMS=${BENCH_STREAMS:-200}
+STREAMS_REPLIES=${BENCH_STREAMS_REPLIES:-30}
+STREAMS_IDLE=${BENCH_STREAMS_IDLE:-60s}
 GUESS_DURATION=${BENCH_GUESS_DURATION:-10s}
 GUESSERS=${BENCH_GUESSERS:-64}
 BROKER_DURATION=${BENCH_BROKER_DURATION:-30s}
@@ -108,8 +125,8 @@ CLUSTER_ROUNDS=${BENCH_CLUSTER_ROUNDS:-2}
 CLUSTER_SITES=${BENCH_CLUSTER_SITES:-20}
 for s in ${SUITES//,/ }; do
   case $s in
-    mdr | auth | bearer | broker | upload | cluster | guess | attack | memory) ;;
-    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, cluster, guess, attack, memory)" >&2; exit 2 ;;
+    mdr | auth | bearer | broker | upload | cluster | guess | attack | memory | streams) ;;
+    *) echo "bench: BENCH_SUITES: unknown suite \"$s\" (have mdr, auth, bearer, broker, upload, cluster, guess, attack, memory, streams)" >&2; exit 2 ;;
   esac
 done
 selected() { [[ ",$SUITES," == *",$1,"* ]]; }
@@ -660,8 +677,10 @@ fi
 # start_demo_stack NAME: the five processes as `make run` starts them (the
 # same flags, the embedded store, the Explorer's client), on a data
 # directory of their own ($tmp/NAME), seeded as `make run` seeds. Sets
-# a_pid m_pid u_pid b_pid gw_pid, gw (host:port), a_ops, u_ops and
+# a_pid m_pid u_pid b_pid gw_pid, gw (host:port), a_ops, u_ops, b_admin
+# (the broker's gRPC address), demo_inquiry (the demo inquiry's id) and
 # site1_pass (the password of the site credential charite-teiler1).
+# DEMO_BROKER_ARGS and DEMO_GATEWAY_ARGS (arrays) add flags.
 start_demo_stack() {
   local name=$1 dir=$tmp/$1
   local a_grpc m_grpc m_ops u_grpc b_grpc b_ops gw_port v
@@ -682,16 +701,18 @@ start_demo_stack() {
   u_pid=$!
   pids+=("$u_pid")
   "$BIN/broker" serve "${TLS_BROKER[@]}" -data-dir "$dir" -grpc-addr "127.0.0.1:$b_grpc" -ops-addr "127.0.0.1:$b_ops" \
-    -registration activation-code -public-url "http://$gw/broker/rest/searchbroker" 2>>"$tmp/$name-broker.log" &
+    -registration activation-code -public-url "http://$gw/broker/rest/searchbroker" ${DEMO_BROKER_ARGS[@]+"${DEMO_BROKER_ARGS[@]}"} 2>>"$tmp/$name-broker.log" &
   b_pid=$!
   pids+=("$b_pid")
+  b_admin="127.0.0.1:$b_grpc"
   wait_ready "http://127.0.0.1:$a_ops/readyz" "$a_pid" auth
   wait_ready "http://127.0.0.1:$m_ops/readyz" "$m_pid" mdr
   wait_ready "http://127.0.0.1:$u_ops/readyz" "$u_pid" upload
   wait_ready "http://127.0.0.1:$b_ops/readyz" "$b_pid" broker
   # The demo data of `make run`: the registry, the demo client, the
   # Explorer's client, the researcher with all three roles, two sites'
-  # credentials and the demo inquiry.
+  # credentials, the two sites in the broker's site registry and the demo
+  # inquiry.
   local site2 user_id
   site1_pass=$(rnd) site2=$(rnd)
   {
@@ -708,11 +729,13 @@ start_demo_stack() {
       "$BIN/upload" create-credential "${TLS_ADMIN[@]}" -addr "127.0.0.1:$u_grpc" -site dresden -teiler teiler1 \
         -password "$site2" dresden-teiler1 &&
       user_id=$("$BIN/auth" users "${TLS_ADMIN[@]}" -addr "127.0.0.1:$a_grpc" | awk -v e="$USER_EMAIL" '$2 == e { print $1 }') &&
-      "$BIN/broker" seed-demo "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -author "$user_id" -sites charite,dresden
+      "$BIN/broker" create-site "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -if-missing -id charite -name-de Charité -name-en Charité &&
+      "$BIN/broker" create-site "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -if-missing -id dresden -name-de Dresden -name-en Dresden &&
+      demo_inquiry=$("$BIN/broker" seed-demo "${TLS_ADMIN[@]}" -addr "127.0.0.1:$b_grpc" -author "$user_id" -sites charite,dresden)
   } >"$tmp/$name-seed.log" 2>&1 || { failed=1; echo "bench: seeding the $name suite failed" >&2; cat "$tmp/$name-seed.log" >&2; exit 1; }
   "$BIN/gateway" "${TLS_GATEWAY[@]}" -addr "$gw" -ops-addr "" -mdr-addr "127.0.0.1:$m_grpc" -auth-addr "127.0.0.1:$a_grpc" \
     -broker-addr "127.0.0.1:$b_grpc" -upload-addr "127.0.0.1:$u_grpc" -jwks-url "http://127.0.0.1:$a_ops/jwks" -issuer "http://$gw" \
-    -explorer-client-id fris-explorer -explorer-client-secret-file "$dir/explorer-client-secret" 2>>"$tmp/$name-gateway.log" &
+    -explorer-client-id fris-explorer -explorer-client-secret-file "$dir/explorer-client-secret" ${DEMO_GATEWAY_ARGS[@]+"${DEMO_GATEWAY_ARGS[@]}"} 2>>"$tmp/$name-gateway.log" &
   gw_pid=$!
   pids+=("$gw_pid")
   wait_ready "http://$gw/readyz" "$gw_pid" gateway
@@ -792,6 +815,45 @@ fi
 
 if selected memory; then
   run_memory "idle memory after a fresh make run (five processes, embedded store, demo data)"
+fi
+
+# run_streams LABEL NAME JSON [GATEWAY FLAGS...]: the demo stack (the
+# broker with -registration approval), two banks registered through the
+# gateway and approved for the demo inquiry's sites, then the streams
+# suite on the demo inquiry.
+run_streams() {
+  local label=$1 name=$2 json=$3 bench_pid tokens="" site email tok
+  shift 3
+  DEMO_BROKER_ARGS=(-registration approval)
+  DEMO_GATEWAY_ARGS=("$@")
+  start_demo_stack "$name"
+  DEMO_BROKER_ARGS=() DEMO_GATEWAY_ARGS=()
+  for site in charite dresden; do
+    email="bank@$site.example"
+    tok=$(curl -fsS -X PUT -H "Accept: text/plain" "http://$gw/broker/rest/searchbroker/banks/$email") &&
+      "$BIN/broker" approve-bank "${TLS_ADMIN[@]}" -addr "$b_admin" -site "$site" "$email" >>"$tmp/$name-seed.log" 2>&1 ||
+      { failed=1; echo "bench: registering the streams suite's bank $email failed" >&2; exit 1; }
+    tokens+="${tokens:+,}$email=$tok"
+  done
+  echo >&2
+  echo "bench: pass \"$label\": auth $a_pid, mdr $m_pid, upload $u_pid, broker $b_pid, gateway $gw_pid; inquiry $demo_inquiry" >&2
+  echo
+  echo "### $label"
+  echo
+  FRIS_BENCH_BANK_TOKENS=$tokens "$BIN/fris-bench" -gateway "http://$gw" -suites streams -user-email "$USER_EMAIL" \
+    -streams "$STREAMS" -streams-replies "$STREAMS_REPLIES" -streams-idle "$STREAMS_IDLE" -streams-inquiry "$demo_inquiry" \
+    -streams-idle-target-mib "$MEMORY_TARGET_MB" -watch "auth=$a_pid,mdr=$m_pid,upload=$u_pid,broker=$b_pid,gateway=$gw_pid" -json "$json" &
+  bench_pid=$!
+  pids=("$bench_pid" "${pids[@]}")
+  wait "$bench_pid" || rc=$?
+  pids=("${pids[@]:1}")
+  stop_demo_stack
+  [[ -s "$json" ]] && echo "bench: raw numbers in $json" >&2
+}
+
+if selected streams; then
+  run_streams "results streams of one inquiry, shared (as deployed)" streams "${JSON%.json}-streams.json"
+  run_streams "results streams of one inquiry, each its own (-explorer-share-streams=false, the baseline)" streams-own "${JSON%.json}-streams-own.json" -explorer-share-streams=false
 fi
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 

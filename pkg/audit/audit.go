@@ -1,7 +1,9 @@
 // Package audit writes the services' audit trail: who did what to what,
 // when, from where, and with which outcome, as JSON lines on a logger of
 // their own ("log":"audit"), apart from the operational log so operators can
-// route, keep and protect them separately.
+// route, keep and protect them separately; and, for operators to browse
+// (AuditAdmin, the Explorer's audit view), a bounded copy in the service's
+// own store (Store, Logger.Keep).
 //
 // Events never carry secrets: no passwords, client secrets, tokens, codes
 // or signatures. Callers name the target (an email, a client or user id, a
@@ -17,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
@@ -41,11 +44,24 @@ type Config struct {
 	// Path is a file the events are appended to; empty: stderr, interleaved
 	// with the service's log and told apart by "log":"audit".
 	Path string
+	// Retention bounds the copy of the events the service keeps in its
+	// store for operators to browse (Store).
+	Retention Retention
 }
 
-// RegisterFlags adds -audit-log to fs.
+// RegisterFlags adds -audit-log, -audit-keep and -audit-keep-for to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Path, "audit-log", "", `file the audit events are appended to as JSON lines (empty: stderr, marked "log":"audit")`)
+	fs.IntVar(&c.Retention.Keep, "audit-keep", DefaultRetention.Keep, "most audit events the service keeps in its store for the Explorer's audit view, the newest (0: none; the audit log has them all)")
+	fs.DurationVar(&c.Retention.For, "audit-keep-for", DefaultRetention.For, "longest the service keeps an audit event in its store (2160h: 90 days; 0: no age bound)")
+}
+
+// Validate reports the retention's mistakes.
+func (c *Config) Validate() error {
+	if c.Retention.Keep < 0 || c.Retention.For < 0 {
+		return errors.New("-audit-keep and -audit-keep-for must not be negative")
+	}
+	return nil
 }
 
 // Open returns the service's audit logger and a function that closes its
@@ -69,6 +85,8 @@ type Logger struct {
 	// (ResourceExhausted: an abuse limit's 429) is written: refusals cost
 	// the sender nothing, so their events are capped (LimitRefusals).
 	allowRefusal func() bool
+	// keep, when set, stores each event in the service's store too (Keep).
+	keep *keeper
 }
 
 // LimitRefusals makes l ask allow before recording a refused attempt
@@ -149,6 +167,37 @@ func (l *Logger) Record(ctx context.Context, e Event) {
 	}
 	attrs = append(attrs, e.Attrs...)
 	l.log.LogAttrs(ctx, level, "audit", attrs...)
+	if l.keep != nil {
+		l.keep.add(stored(attrs, outcome(e.Err)))
+	}
+}
+
+// stored is the event the attributes Record logged describe.
+func stored(attrs []slog.Attr, outcome string) Stored {
+	s := Stored{Time: time.Now(), Outcome: outcome}
+	for _, a := range attrs {
+		v := a.Value.Resolve().String()
+		switch a.Key {
+		case "action":
+			s.Action = v
+		case "actor":
+			s.Actor = v
+		case "client":
+			s.Client = v
+		case "target":
+			s.Target = v
+		case "client_addr":
+			s.ClientAddr = v
+		case "request_id":
+			s.RequestID = v
+		case "reason":
+			s.Reason = v
+		case "outcome", "peer":
+		default:
+			s.Attrs = append(s.Attrs, KV{K: a.Key, V: v})
+		}
+	}
+	return s
 }
 
 // reason is a failure's gRPC code and message. Services' messages name no

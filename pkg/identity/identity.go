@@ -43,13 +43,23 @@ const (
 	// upload status, monitoring, registry status; docs/security.md,
 	// "Service-to-service trust"). The service checks it itself.
 	ScopeOperator = "fris:operator"
+	// ScopeUserAdmin admits a user administrator to the Explorer's users
+	// view and the auth admin RPCs behind it, and nothing else an operator
+	// may do. A user administrator acts only on users who hold neither this
+	// role nor ScopeOperator and grants neither (the auth service checks),
+	// so the role cannot escalate itself (docs/security.md).
+	ScopeUserAdmin = "fris:user-admin"
 )
+
+// Privileged reports whether s is a role that administers others
+// (ScopeOperator, ScopeUserAdmin): only an operator grants or takes it.
+func Privileged(s string) bool { return s == ScopeOperator || s == ScopeUserAdmin }
 
 // IsRoleScope reports whether s is a role scope, one only operators grant
 // to users.
 func IsRoleScope(s string) bool {
 	switch s {
-	case ScopeResearcher, ScopeUserSearch, ScopeOperator:
+	case ScopeResearcher, ScopeUserSearch, ScopeOperator, ScopeUserAdmin:
 		return true
 	}
 	return false

@@ -36,6 +36,7 @@ func TestIsRoleScope(t *testing.T) {
 		{ScopeResearcher, true},
 		{ScopeUserSearch, true},
 		{ScopeOperator, true},
+		{ScopeUserAdmin, true},
 		{"openid", false},
 		{"mdr:secret", false},
 		{"broker:researcher ", false},
@@ -43,6 +44,15 @@ func TestIsRoleScope(t *testing.T) {
 	} {
 		if got := IsRoleScope(tc.scope); got != tc.want {
 			t.Errorf("IsRoleScope(%q) = %v, want %v", tc.scope, got, tc.want)
+		}
+	}
+}
+
+// TestPrivileged: the roles that administer others, and only they.
+func TestPrivileged(t *testing.T) {
+	for s, want := range map[string]bool{ScopeOperator: true, ScopeUserAdmin: true, ScopeResearcher: false, ScopeUserSearch: false, "fris:operator ": false, "mdr:x": false} {
+		if Privileged(s) != want {
+			t.Errorf("Privileged(%q) = %v", s, !want)
 		}
 	}
 }

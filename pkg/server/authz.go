@@ -156,25 +156,43 @@ func withOperator(a Access, methods []string) Access {
 // operatorGate guards the admin methods the gateway may call for an
 // operator (docs/security.md, "Service-to-service trust"): such a call
 // from the gateway, or any call that carries a user's identity, must
-// carry one whose token grants identity.ScopeOperator. The gateway's
-// certificate alone is not enough, so a compromised gateway without an
-// operator's token cannot approve or delete banks. Calls without identity
-// from the admin certificate (the CLIs) pass as before.
+// carry one whose token grants identity.ScopeOperator, or a finer role the
+// method admits (Service.Roles). The gateway's certificate alone is not
+// enough, so a compromised gateway without an operator's token cannot
+// approve or delete banks. Calls without identity from the admin
+// certificate (the CLIs) pass as before.
 type operatorGate struct {
-	methods map[string]bool
+	// methods are the scopes that admit each guarded method, the
+	// operator's first.
+	methods map[string][]string
 	log     *slog.Logger
 }
 
-func newOperatorGate(methods []string, log *slog.Logger) *operatorGate {
-	g := &operatorGate{methods: map[string]bool{}, log: log}
+func newOperatorGate(methods []string, roles map[string][]string, log *slog.Logger) *operatorGate {
+	g := &operatorGate{methods: map[string][]string{}, log: log}
 	for _, m := range methods {
-		g.methods[m] = true
+		g.methods[m] = []string{identity.ScopeOperator}
+	}
+	scopes := make([]string, 0, len(roles))
+	for s := range roles {
+		scopes = append(scopes, s)
+	}
+	sort.Strings(scopes) // the refusal names them in a stable order
+	for _, s := range scopes {
+		for _, m := range roles[s] {
+			// A role admits only methods operators have: it is finer, never
+			// wider.
+			if g.methods[m] != nil {
+				g.methods[m] = append(g.methods[m], s)
+			}
+		}
 	}
 	return g
 }
 
 func (g *operatorGate) check(ctx context.Context, method string) error {
-	if !g.methods[method] {
+	scopes := g.methods[method]
+	if scopes == nil {
 		return nil
 	}
 	name, _ := mtls.PeerName(ctx)
@@ -186,11 +204,13 @@ func (g *operatorGate) check(ctx context.Context, method string) error {
 		g.log.WarnContext(ctx, "call refused", "peer", name, "method", method, "reason", "no operator identity")
 		return status.Error(codes.Unauthenticated, "an operator's access token is required")
 	}
-	if !id.HasScope(identity.ScopeOperator) {
-		g.log.WarnContext(ctx, "call refused", "peer", name, "method", method, "subject", id.Subject, "reason", "no operator scope")
-		return status.Errorf(codes.PermissionDenied, "the access token lacks the scope %s", identity.ScopeOperator)
+	for _, s := range scopes {
+		if id.HasScope(s) {
+			return nil
+		}
 	}
-	return nil
+	g.log.WarnContext(ctx, "call refused", "peer", name, "method", method, "subject", id.Subject, "reason", "no operator scope")
+	return status.Errorf(codes.PermissionDenied, "the access token lacks the scope %s", strings.Join(scopes, " or "))
 }
 
 func (g *operatorGate) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

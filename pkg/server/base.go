@@ -21,11 +21,15 @@ type Base struct {
 	Store    kv.Config
 	Audit    audit.Config
 	LogLevel string
+	// flags is the set RegisterFlags added to, with the service's own
+	// flags: what Settings reads once it is parsed.
+	flags *flag.FlagSet
 }
 
 // RegisterFlags adds the shared serve flags, with the service's default
 // gRPC and operations addresses.
 func (b *Base) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
+	b.flags = fs
 	b.Server.RegisterFlags(fs, grpcAddr, opsAddr)
 	b.Store.RegisterFlags(fs)
 	b.Audit.RegisterFlags(fs)
@@ -35,11 +39,28 @@ func (b *Base) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
 // Level is the -log-level the flags set (cmdutil makes the logger from it).
 func (b *Base) Level() string { return b.LogLevel }
 
+// commonSettings are the shared flags every service's settings show.
+var commonSettings = []string{"store", "max-recv-bytes", "audit-keep", "audit-keep-for"}
+
+// Settings are the shared settings and the service's named flags, as
+// parsed, for AuditAdmin.GetSettings (audit.FlagSettings: a flag that may
+// hold a secret panics). Nil when the flags were never registered (tests
+// that build a Config by hand).
+func (b *Base) Settings(names ...string) []audit.Setting {
+	if b.flags == nil {
+		return nil
+	}
+	return audit.FlagSettings(b.flags, append(append([]string(nil), commonSettings...), names...)...)
+}
+
 // Validate reports the mistakes of the shared flags; a service joins it
 // with its own.
 func (b *Base) Validate() error {
 	var errs []error
 	if err := b.Store.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := b.Audit.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if b.Server.GRPCAddr == "" {
@@ -52,12 +73,16 @@ func (b *Base) Validate() error {
 type Deps struct {
 	Audit *audit.Logger
 	Store kv.Store
+	// Events are the audit events kept in Store (audit.Register lists
+	// them).
+	Events *audit.Store
 	// closers run last first, as deferred calls would.
 	closers []func()
 }
 
 // Open opens, in this order, the audit log, telemetry (as fris-<name>) and
-// the store (kv.Open under name); on an error it closes what it opened.
+// the store (kv.Open under name), where the audit events are kept too; on
+// an error it closes what it opened.
 // The caller defers Close.
 func (b *Base) Open(ctx context.Context, name string, log *slog.Logger) (*Deps, error) {
 	d := &Deps{}
@@ -86,6 +111,10 @@ func (d *Deps) open(ctx context.Context, b *Base, name string, log *slog.Logger)
 	}
 	d.Store = db
 	d.closers = append(d.closers, func() { _ = db.Close() })
+	// Events recorded from here on are kept in the store too; the
+	// writer stops (writing what is queued) before the store closes.
+	d.Events = audit.NewStore(db, b.Audit.Retention)
+	d.closers = append(d.closers, auditLog.Keep(d.Events, log))
 	return nil
 }
 

@@ -175,6 +175,11 @@ type Service struct {
 	// the gateway is admitted to them, and each such call must carry the
 	// identity of a token with the operator scope (operatorGate).
 	Operator []string
+	// Roles admits the holders of finer roles than the operator's to some
+	// of the Operator methods: a role scope, the methods (each one also in
+	// Operator) a token with it may have the gateway call. An operator's
+	// token keeps every Operator method.
+	Roles map[string][]string
 }
 
 // Run serves until ctx ends, then drains in-flight requests.
@@ -200,7 +205,7 @@ func Run(ctx context.Context, cfg Config, svc Service) error {
 	unary := []grpc.UnaryServerInterceptor{m.unary, logUnary(svc.Log)}
 	stream := []grpc.StreamServerInterceptor{}
 	z := &authorizer{log: svc.Log}
-	gate := newOperatorGate(svc.Operator, svc.Log)
+	gate := newOperatorGate(svc.Operator, svc.Roles, svc.Log)
 	if creds != nil {
 		unary = append(unary, z.unary)
 		stream = append(stream, z.stream)

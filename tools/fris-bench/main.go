@@ -125,20 +125,29 @@ type config struct {
 	attackBodyMiB   int
 	attackSlowConns int
 	attackMaxRatio  float64
+
+	streams            int
+	streamsInquiry     string
+	streamsSources     int
+	streamsReplies     int
+	streamsIdle        time.Duration
+	streamsIdleTarget  float64
+	streamsAfterTarget float64
 }
 
 // Suites, in the order they run.
 const (
-	suiteMDR    = "mdr"
-	suiteBearer = "bearer"
-	suiteAuth   = "auth"
-	suiteBroker = "broker"
-	suiteUpload = "upload"
-	suiteGuess  = "guess"
-	suiteAttack = "attack"
+	suiteMDR     = "mdr"
+	suiteBearer  = "bearer"
+	suiteAuth    = "auth"
+	suiteBroker  = "broker"
+	suiteUpload  = "upload"
+	suiteGuess   = "guess"
+	suiteAttack  = "attack"
+	suiteStreams = "streams"
 )
 
-var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload, suiteGuess, suiteAttack}
+var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload, suiteGuess, suiteAttack, suiteStreams}
 
 func (c config) has(suite string) bool { return slices.Contains(c.suites, suite) }
 
@@ -169,7 +178,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	suites := fs.String("suites", suiteMDR, "comma-separated suites to run: "+strings.Join(allSuites, ", ")+" (or all)")
 	fs.IntVar(&c.tokenConnections, "token-connections", 16, "auth suite: connections (= workers) of the token flows")
 	fs.DurationVar(&c.tokenDuration, "token-duration", 4*time.Second, "auth suite: measured time of each flow in each round (after -warmup)")
-	tokenFlows := fs.String("token-flows", flowRefresh+","+flowSignature, "auth suite: the flows to run, comma-separated: "+flowRefresh+", "+flowSignature)
+	tokenFlows := fs.String("token-flows", strings.Join(allFlows, ","), "auth suite: the flows to run, comma-separated: "+strings.Join(allFlows, ", ")+" (refresh-oauth: a refresh with grant_type, whose refresh token the auth service signs with its Ed25519 refresh key)")
 	fs.IntVar(&c.tokenRounds, "token-rounds", 5, "auth suite: rounds of both flows, each between two raw-rate measurements")
 	fs.BoolVar(&c.flowBatch, "flow-batch", true, "auth suite: run this load generator under SCHED_BATCH while a flow runs (Linux), so its wake-ups do not preempt the services")
 	fs.IntVar(&c.flowProcs, "flow-procs", 1, "auth suite: GOMAXPROCS of this load generator while a flow runs (the raw rate always uses every CPU); 0 leaves it")
@@ -219,6 +228,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.attackBodyMiB, "attack-body-mib", 8, "attack: size of each anonymous upload, MiB")
 	fs.IntVar(&c.attackSlowConns, "attack-slow-conns", 4200, "attack: connections the slow attack holds from one address")
 	fs.Float64Var(&c.attackMaxRatio, "attack-max-ratio", 2, "attack target: each p99 under attack at most this many times the quiet one")
+	fs.IntVar(&c.streams, "streams", 200, "streams: Explorer results streams open on one inquiry")
+	fs.StringVar(&c.streamsInquiry, "streams-inquiry", "", "streams: id of a released inquiry of the user (-user-email) to which the banks of $"+envBankTokens+" reply")
+	fs.IntVar(&c.streamsSources, "streams-sources", 4, "streams: loopback addresses the streams come from (the gateway's -max-inflight-per-addr bounds each)")
+	fs.IntVar(&c.streamsReplies, "streams-replies", 30, "streams: replies sent, each after every stream received the last")
+	fs.DurationVar(&c.streamsIdle, "streams-idle", time.Minute, "streams: wait after the streams closed before the memory is read again")
+	fs.Float64Var(&c.streamsIdleTarget, "streams-idle-target-mib", 120, "streams target: the watched processes' VmRSS before, in all, under this")
+	fs.Float64Var(&c.streamsAfterTarget, "streams-after-target-mib", 150, "streams target: their VmRSS -streams-idle after the streams closed, in all, under this")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -249,13 +265,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	for _, f := range strings.Split(*tokenFlows, ",") {
 		switch f = strings.TrimSpace(f); f {
-		case flowRefresh, flowSignature:
+		case flowRefresh, flowRefreshOAuth, flowSignature:
 			if !slices.Contains(c.tokenFlows, f) {
 				c.tokenFlows = append(c.tokenFlows, f)
 			}
 		case "":
 		default:
-			return c, fmt.Errorf("-token-flows: unknown flow %q (have %s, %s)", f, flowRefresh, flowSignature)
+			return c, fmt.Errorf("-token-flows: unknown flow %q (have %s)", f, strings.Join(allFlows, ", "))
 		}
 	}
 	if len(c.tokenFlows) == 0 {
@@ -291,6 +307,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-guessers and -guess-duration must be positive")
 	case c.has(suiteAttack) && (c.uploadPassword == "" || c.attackDuration <= 0 || c.attackRate <= 0 || c.attackBodies <= 0 || c.attackBodyMiB <= 0 || c.attackSlowConns <= 0 || c.attackMaxRatio <= 0 || c.attackSettle < 0):
 		return c, fmt.Errorf("the attack suite needs -upload-password (or $%s) and positive -attack-duration, -attack-rate, -attack-bodies, -attack-body-mib, -attack-slow-conns and -attack-max-ratio", envSitePassword)
+	case c.has(suiteStreams) && (c.streams <= 0 || c.streamsSources <= 0 || c.streamsReplies <= 0 || c.streamsInquiry == "" || c.creds.email == "" || c.creds.password == "" || c.watch == ""):
+		return c, fmt.Errorf("the streams suite needs -streams-inquiry, -user-email, -user-password (or $%s), -watch with gateway=PID, and positive -streams, -streams-sources and -streams-replies", envUserPassword)
 	case c.rsaDuration <= 0 || c.bearerRounds <= 0:
 		return c, errors.New("-rsa-duration and -bearer-rounds must be positive")
 	case needCreds && (c.creds.clientID == "" || c.creds.clientSecret == "" || c.creds.email == "" || c.creds.password == ""):
@@ -340,6 +358,7 @@ type Report struct {
 	Upload     *UploadReport  `json:"upload,omitempty"`
 	Guess      *GuessReport   `json:"guess,omitempty"`
 	Attack     *AttackReport  `json:"attack,omitempty"`
+	Streams    *StreamsReport `json:"streams,omitempty"`
 }
 
 // Targets are the goals a gateway run is judged by.
@@ -411,6 +430,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			rep.Guess, err = runGuess(ctx, cfg, stderr)
 		case suiteAttack:
 			rep.Attack, err = runAttack(ctx, cfg, stderr)
+		case suiteStreams:
+			rep.Streams, err = runStreams(ctx, cfg, cpu, stderr)
 		case suiteAuth:
 			rep.Token, err = runTokens(ctx, cfg, cpu, stderr)
 			if rep.Token != nil {

@@ -54,12 +54,16 @@ type tokenSet struct {
 }
 
 // parseTokenSet reads a token response; all three tokens must be there.
-func parseTokenSet(body []byte) (tokenSet, error) {
+func parseTokenSet(body []byte) (tokenSet, error) { return parseTokens(body, true) }
+
+// parseTokens reads a token response: access and refresh token, and the
+// id token when withID.
+func parseTokens(body []byte, withID bool) (tokenSet, error) {
 	var ts tokenSet
 	if err := json.Unmarshal(body, &ts); err != nil {
 		return ts, fmt.Errorf("token response is not JSON: %.80s", body)
 	}
-	if ts.Access == "" || ts.ID == "" || ts.Refresh == "" {
+	if ts.Access == "" || (withID && ts.ID == "") || ts.Refresh == "" {
 		return ts, errors.New("token response lacks a token")
 	}
 	return ts, nil

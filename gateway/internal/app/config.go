@@ -24,10 +24,14 @@ type Config struct {
 	Tokens
 	Limits
 	Explorer
+	// flags is the set RegisterFlags added to: what the settings view
+	// reads once it is parsed.
+	flags *flag.FlagSet
 }
 
 // RegisterFlags adds the gateway's flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.flags = fs
 	c.Listen.RegisterFlags(fs)
 	c.Services.RegisterFlags(fs)
 	c.Tokens.RegisterFlags(fs)

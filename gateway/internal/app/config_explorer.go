@@ -25,6 +25,9 @@ type Explorer struct {
 	// ExplorerStaleAfter: the operators' sites view highlights teilers
 	// that have not uploaded for longer.
 	ExplorerStaleAfter time.Duration
+	// ExplorerShareStreams: the results streams of an inquiry share one
+	// broker watch and rendering (off only to measure what it saves).
+	ExplorerShareStreams bool
 }
 
 // RegisterFlags adds the Explorer's flags to fs.
@@ -35,6 +38,7 @@ func (c *Explorer) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.ExplorerSessions, "explorer-sessions", 10000, "most signed-in Explorer sessions kept in memory; beyond, the least recently used goes (visitors who have not signed in take none)")
 	fs.StringVar(&c.ExplorerCookieKeyFile, "explorer-cookie-key-file", "", "file of the keys that seal the Explorer's sign-in cookies: base64 of 32 random bytes each (head -c 32 /dev/urandom | base64), one a line, the first seals, all open (rotation); give every gateway replica the same file so a sign-in may finish on any (empty: a random key per process, a sign-in must finish on the replica that began it)")
 	c.ExplorerStaleAfter = explorer.DefaultStaleAfter
+	fs.BoolVar(&c.ExplorerShareStreams, "explorer-share-streams", true, "the Explorer's results streams of one inquiry (and user and language) share one broker watch and one rendering per update; false gives each stream its own, as before, for a benchmark's baseline")
 	fs.Var(ageFlag{&c.ExplorerStaleAfter}, "explorer-stale-after", "the Explorer's sites view highlights a teiler without an upload for longer than this: days (7d) or a Go duration (36h)")
 }
 

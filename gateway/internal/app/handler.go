@@ -144,13 +144,14 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
 		Timeout: cfg.UpstreamTimeout, Log: log, StaleAfter: cfg.ExplorerStaleAfter,
-		MaxUpload: cfg.MaxBody, Done: ctx.Done(),
+		UnsharedStreams: !cfg.ExplorerShareStreams, MaxUpload: cfg.MaxBody, Done: ctx.Done(),
 		// An open results stream checks its session as often as revoked
 		// tokens can become known.
 		SessionCheck: cfg.RevocationPoll,
 		// The operator views: the services admit the gateway to the few
 		// admin RPCs they call, only for an operator's token.
 		Registry: mdrv1.NewMdrAdminClient(up.MDR),
+		Audit:    auditServices(up), Settings: cfg.settings(),
 	}
 	if up.Broker != nil {
 		ec.Banks = brokerv1.NewBrokerAdminClient(up.Broker)
@@ -194,6 +195,20 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 			func() float64 { n, _ := app.Sessions(); return float64(n) })
 		if err := reg.Register(g); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 			return err
+		}
+	}
+	if reg != nil {
+		for _, g := range []prometheus.Collector{
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fris_explorer_results_streams",
+				Help: "Explorer results streams (Server-Sent Events) open."},
+				func() float64 { n, _ := app.ResultsStreams(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fris_explorer_results_watches",
+				Help: "Broker watches the open results streams share (one per inquiry, user and language)."},
+				func() float64 { _, n := app.ResultsStreams(); return float64(n) }),
+		} {
+			if err := reg.Register(g); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+				return err
+			}
 		}
 	}
 	if ec.ClientID == "" {

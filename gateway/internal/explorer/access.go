@@ -26,6 +26,10 @@ const (
 	// The services check it again; the check here spares a call and
 	// explains the refusal.
 	operator
+	// userAdmin: a signed-in user whose token grants identity.ScopeOperator
+	// or identity.ScopeUserAdmin: the users view. Auth checks the role
+	// again, and keeps a user administrator off privileged users.
+	userAdmin
 )
 
 func (a access) String() string {
@@ -36,6 +40,8 @@ func (a access) String() string {
 		return "signed in"
 	case operator:
 		return identity.ScopeOperator
+	case userAdmin:
+		return identity.ScopeOperator + " or " + identity.ScopeUserAdmin
 	}
 	return "undeclared"
 }
@@ -57,6 +63,9 @@ func (a *App) routes() []route {
 	rs = append(rs, a.clientRoutes()...)
 	rs = append(rs, a.keyRoutes()...)
 	rs = append(rs, a.accountRoutes()...)
+	rs = append(rs, a.auditRoutes()...)
+	rs = append(rs, a.settingsRoutes()...)
+	rs = append(rs, a.passkeyRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }
 
@@ -82,6 +91,8 @@ func (a *App) handler(rt route) http.Handler {
 			return a.page(gated(a.gateSignedIn, rt.page))
 		case operator:
 			return a.page(gated(a.gateOperator, rt.page))
+		case userAdmin:
+			return a.page(gated(a.gateUserAdmin, rt.page))
 		}
 	}
 	panic(fmt.Sprintf("explorer: route %q declares no access it can enforce (%v)", rt.pattern, rt.access))
@@ -121,10 +132,23 @@ func (a *App) gateSignedIn(q *req) (bool, error) {
 // isOperator reports whether the signed-in user may see the operator views.
 func (q *req) isOperator() bool { return q.id.HasScope(identity.ScopeOperator) }
 
+// isUserAdmin reports whether the signed-in user may use the users view.
+func (q *req) isUserAdmin() bool { return q.isOperator() || q.id.HasScope(identity.ScopeUserAdmin) }
+
 // gateOperator lets operators through (true). Others are answered here: a
 // page asked for without a session goes to sign-in and comes back; a user
 // without the operator scope gets 403 with the reason.
 func (a *App) gateOperator(q *req) (bool, error) {
+	return a.gateRole(q, q.isOperator(), "op.error.scope", identity.ScopeOperator)
+}
+
+// gateUserAdmin is gateOperator for the users view: operators and user
+// administrators.
+func (a *App) gateUserAdmin(q *req) (bool, error) {
+	return a.gateRole(q, q.isUserAdmin(), "op.error.userscope", userAdmin.String())
+}
+
+func (a *App) gateRole(q *req, ok bool, reason, needs string) (bool, error) {
 	if q.id.Anonymous() {
 		if q.r.Method == http.MethodGet && a.Configured() {
 			http.Redirect(q.w, q.r, LoginPath+"?"+url.Values{"return": {returnTarget(q.r)}}.Encode(), http.StatusFound)
@@ -132,8 +156,8 @@ func (a *App) gateOperator(q *req) (bool, error) {
 		}
 		return false, fail(http.StatusForbidden, "op.error.signin")
 	}
-	if !q.isOperator() {
-		return false, fail(http.StatusForbidden, "op.error.scope", identity.ScopeOperator)
+	if !ok {
+		return false, fail(http.StatusForbidden, reason, needs)
 	}
 	return true, nil
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"fris.dev/gateway/internal/httpx"
@@ -16,9 +16,11 @@ import (
 )
 
 // The results stream: an inquiry's results as Server-Sent Events, in four
-// parts: reading the broker's updates (readUpdates), rendering each as an
-// event (resultsEvent), checking the session while the stream is open
-// (stillSignedIn), and writing the events (sseWriter); pump joins them.
+// parts: the watch of the broker's updates shared by the streams of an
+// inquiry (fanout.go, started by startWatch), rendering each update once
+// as an event (resultsEvent), checking each stream's session while it is
+// open (stillSignedIn), and writing the events (sseWriter); pump joins
+// them.
 
 // streamLife bounds one event stream: the browser reconnects, and the
 // session is checked as for any page (tokens refreshed).
@@ -30,7 +32,10 @@ const keepAliveEvery = 25 * time.Second
 
 // events streams an inquiry's results as Server-Sent Events: the results
 // section, rendered, on every change the broker's WatchReplies reports.
-// Every cfg.SessionCheck the stream checks that its session is still
+// The streams of one inquiry (and user and language) share one watch and
+// one rendering per change (fanout.go); each stream is still authorized on
+// its own: its user reads the inquiry (ownInquiry) before it joins, and
+// every cfg.SessionCheck the stream checks that its session is still
 // signed in as the same user with a token not revoked, and ends when not:
 // signing out or a revoke stops the replies within that time (plus the
 // gateway's revocation poll), not at the end of streamLife.
@@ -45,23 +50,48 @@ func (a *App) events(q *req) error {
 	}
 	ctx, cancel := a.streamContext(q)
 	defer cancel()
-	stream, err := b.WatchReplies(ctx, &brokerv1.ListRepliesRequest{Id: in.GetId()})
-	if err != nil {
-		return err
+	key := watchKey{inquiry: in.GetId(), subject: q.id.Subject, lang: q.lang, targets: strings.Join(in.GetTargetSites(), "\x00")}
+	if a.cfg.UnsharedStreams {
+		key.alone = a.hub.streams.Add(1)
 	}
 	// The first results are read before the stream is answered, so that
 	// a refusal is still a page's error.
-	first, err := stream.Recv()
+	sub, first, err := a.hub.subscribe(ctx, key, func() watchStart { return a.startWatch(q, b, in) })
 	if err != nil {
 		return err
 	}
+	defer a.hub.leave(sub)
 	out := startSSE(q.w)
 	if err := out.send([]byte("retry: 3000\n\n")); err != nil {
 		return nil
 	}
-	render := a.resultsEvent(a.view(q, "res.title"), in)
-	a.pump(ctx, q, out, render, first, a.readUpdates(ctx, q.r, stream))
+	a.pump(ctx, q, out, first, sub)
 	return nil
+}
+
+// startWatch is a new shared watch of in's replies: opened with the
+// identity of q's user (who has just read the inquiry), for streamLife at
+// most, so that no broker watch outlives the identity check that opened it
+// by more than one stream's life, then every stream on it ends and
+// reconnects; it ends with the gateway's shutdown too. The events are
+// rendered in q's language with nothing of q's session.
+func (a *App) startWatch(q *req, b brokerv1.ResearcherServiceClient, in *brokerv1.Inquiry) watchStart {
+	md, _ := metadata.FromOutgoingContext(q.ctx)
+	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(context.Background(), md), streamLife)
+	a.endOnShutdown(ctx, cancel)
+	rid := httpx.RequestID(q.r.Context())
+	return watchStart{
+		ctx: ctx, cancel: cancel,
+		open: func(ctx context.Context) (replyStream, error) {
+			return b.WatchReplies(ctx, &brokerv1.ListRepliesRequest{Id: in.GetId()})
+		},
+		render: a.resultsEvent(&view{Lang: q.lang}, in),
+		logEnd: func(err error) {
+			if !errors.Is(err, io.EOF) {
+				a.cfg.Log.Info("explorer: reply stream ended", "inquiry", in.GetId(), "err", err, "request_id", rid)
+			}
+		},
+	}
 }
 
 // streamContext is the stream's context: it outlives the page's call
@@ -70,79 +100,65 @@ func (a *App) events(q *req) error {
 func (a *App) streamContext(q *req) (context.Context, context.CancelFunc) {
 	md, _ := metadata.FromOutgoingContext(q.ctx)
 	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(q.r.Context(), md), streamLife)
-	if a.cfg.Done != nil {
-		go func() {
-			select {
-			case <-a.cfg.Done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
+	a.endOnShutdown(ctx, cancel)
 	return ctx, cancel
 }
 
-// readUpdates receives the broker's updates until the stream or ctx ends,
-// then closes the channel.
-func (a *App) readUpdates(ctx context.Context, r *http.Request, stream grpc.ServerStreamingClient[brokerv1.ListRepliesResponse]) <-chan *brokerv1.ListRepliesResponse {
-	updates := make(chan *brokerv1.ListRepliesResponse)
+// endOnShutdown cancels ctx when the gateway begins to shut down.
+func (a *App) endOnShutdown(ctx context.Context, cancel context.CancelFunc) {
+	if a.cfg.Done == nil {
+		return
+	}
 	go func() {
-		defer close(updates)
-		for {
-			res, err := stream.Recv()
-			if err != nil {
-				if !errors.Is(err, io.EOF) && ctx.Err() == nil {
-					a.cfg.Log.InfoContext(ctx, "explorer: reply stream ended", "err", err, "request_id", httpx.RequestID(r.Context()))
-				}
-				return
-			}
-			select {
-			case updates <- res:
-			case <-ctx.Done():
-				return
-			}
+		select {
+		case <-a.cfg.Done:
+			cancel()
+		case <-ctx.Done():
 		}
 	}()
-	return updates
 }
 
 // resultsEvent renders an update of in's results as a "results" event.
+// The fragment reads only v's language (v.T): it is shared by every
+// stream of the same key.
 func (a *App) resultsEvent(v *view, in *brokerv1.Inquiry) func(*brokerv1.ListRepliesResponse) ([]byte, error) {
 	return func(res *brokerv1.ListRepliesResponse) ([]byte, error) {
 		var buf bytes.Buffer
 		if err := a.pages.ExecuteTemplate(&buf, "inq-results", resultsOf(v, in, res)); err != nil {
+			a.cfg.Log.Error("explorer: rendering", "page", "results", "err", err)
 			return nil, err
 		}
 		return sseEvent("results", buf.Bytes()), nil
 	}
 }
 
-// pump sends res and then every update, a keep-alive when idle, and ends
-// when the updates, the context or the session end, or the browser is
-// gone.
-func (a *App) pump(ctx context.Context, q *req, out *sseWriter, render func(*brokerv1.ListRepliesResponse) ([]byte, error),
-	res *brokerv1.ListRepliesResponse, updates <-chan *brokerv1.ListRepliesResponse) {
+// pump sends first and then every event of sub, a keep-alive when idle,
+// and ends when the watch, the context or the session end, or the browser
+// is gone.
+func (a *App) pump(ctx context.Context, q *req, out *sseWriter, first []byte, sub *subscription) {
 	keepAlive := time.NewTicker(keepAliveEvery)
 	defer keepAlive.Stop()
 	check := time.NewTicker(a.cfg.SessionCheck)
 	defer check.Stop()
+	if out.send(first) != nil {
+		return
+	}
 	for {
-		if res != nil {
-			ev, err := render(res)
-			if err != nil {
-				a.cfg.Log.Error("explorer: rendering", "page", "results", "err", err)
-				return
-			}
+		select {
+		case ev := <-sub.events:
 			if out.send(ev) != nil {
 				return
 			}
-		}
-		res = nil
-		select {
-		case res = <-updates:
-			if res == nil {
-				return // the stream ended: the browser reconnects
+		case <-sub.ended():
+			// The watch ended (the broker's stream, its life, or an
+			// error): what it published last is sent, then the browser
+			// reconnects.
+			select {
+			case ev := <-sub.events:
+				_ = out.send(ev)
+			default:
 			}
+			return
 		case <-keepAlive.C:
 			if out.send([]byte(": keep-alive\n\n")) != nil {
 				return

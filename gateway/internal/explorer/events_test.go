@@ -1,7 +1,7 @@
 package explorer
 
 import (
-	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -9,38 +9,60 @@ import (
 	brokerv1 "fris.dev/proto/broker/v1"
 )
 
-// TestPump: the stream's loop sends the first results and every update in
-// order, each as one event, and ends when the updates end or one cannot
-// be rendered.
+// TestPump: the stream's loop sends the first results and every event of
+// its watch, each as it came, and when the watch ends, the event it had
+// not sent yet before it ends.
 func TestPump(t *testing.T) {
 	e := newEnv(t, true)
-	render := func(res *brokerv1.ListRepliesResponse) ([]byte, error) {
-		if res.GetTotal() < 0 {
-			return nil, errors.New("no template")
-		}
-		return sseEvent("results", []byte(strings.Repeat("x", int(res.GetTotal()))+"\nend")), nil
+	rec := httptest.NewRecorder()
+	w := &watch{ended: make(chan struct{})}
+	sub := &subscription{w: w, events: make(chan []byte, 1)}
+	sub.events <- sseEvent("results", []byte("xx\nend"))
+	close(w.ended)
+	q := &req{w: rec, r: httptest.NewRequest("GET", "/", nil), sess: &Session{ID: "s"}}
+	e.app.pump(t.Context(), q, startSSE(rec), sseEvent("results", []byte("x\nend")), sub)
+	want := "event: results\ndata: x\ndata: end\n\nevent: results\ndata: xx\ndata: end\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Errorf("sent\n%q\nwant\n%q", got, want)
 	}
+	if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+}
+
+// TestEventsShareWatch: the results streams of one inquiry, user and
+// language share one broker watch, unless Config.UnsharedStreams; when
+// they end, nothing of the watch is kept.
+func TestEventsShareWatch(t *testing.T) {
 	for _, c := range []struct {
-		name    string
-		updates []int32
-		want    string
-	}{
-		{"updates", []int32{2, 3}, "event: results\ndata: x\ndata: end\n\nevent: results\ndata: xx\ndata: end\n\nevent: results\ndata: xxx\ndata: end\n\n"},
-		{"a failed rendering", []int32{-1, 3}, "event: results\ndata: x\ndata: end\n\n"},
-	} {
-		rec := httptest.NewRecorder()
-		updates := make(chan *brokerv1.ListRepliesResponse, len(c.updates))
-		for _, n := range c.updates {
-			updates <- &brokerv1.ListRepliesResponse{Total: n}
+		unshared bool
+		watches  int
+	}{{false, 1}, {true, 3}} {
+		done := make(chan struct{})
+		e, fb, _ := newInqEnv(t, done)
+		e.app.cfg.UnsharedStreams = c.unshared
+		fb.ins["1"], fb.authors["1"] = &brokerv1.Inquiry{Id: "1", Status: brokerv1.InquiryStatus_RELEASED, TargetSites: []string{"berlin"}}, "42"
+		fb.watch, fb.hold = []*brokerv1.ListRepliesResponse{{InquiryId: "1"}}, true
+		b := e.browser()
+		b.signIn()
+		id := b.cookies[SessionCookie].Value
+		ended := make(chan *httptest.ResponseRecorder, 3)
+		for range 3 {
+			go func() {
+				r := httptest.NewRequest("GET", "http://gw.test"+InquiriesPath+"/1/events", nil)
+				r.AddCookie(&http.Cookie{Name: SessionCookie, Value: id})
+				rec := httptest.NewRecorder()
+				e.h.ServeHTTP(rec, r)
+				ended <- rec
+			}()
 		}
-		close(updates)
-		q := &req{w: rec, r: httptest.NewRequest("GET", "/", nil), sess: &Session{ID: "s"}}
-		e.app.pump(t.Context(), q, startSSE(rec), render, &brokerv1.ListRepliesResponse{Total: 1}, updates)
-		if got := rec.Body.String(); got != c.want {
-			t.Errorf("%s: sent\n%q\nwant\n%q", c.name, got, c.want)
+		settled(t, func() bool { n, w := e.app.ResultsStreams(); return n == 3 && w == c.watches })
+		close(done)
+		for range 3 {
+			if rec := <-ended; rec.Code != 200 || !strings.Contains(rec.Body.String(), "event: results") {
+				t.Fatalf("unshared %v: stream: %d\n%s", c.unshared, rec.Code, rec.Body)
+			}
 		}
-		if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream; charset=utf-8" {
-			t.Errorf("%s: Content-Type %q", c.name, ct)
-		}
+		settled(t, func() bool { n, w := e.app.ResultsStreams(); return n == 0 && w == 0 })
 	}
 }

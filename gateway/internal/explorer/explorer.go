@@ -36,6 +36,7 @@ import (
 	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/i18n"
 	"fris.dev/gateway/internal/routes"
+	"fris.dev/pkg/audit"
 	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -122,9 +123,18 @@ type Config struct {
 	Uploads  uploadv1.UploadAdminClient
 	Registry mdrv1.MdrAdminClient
 	Users    authv1.AuthAdminClient
+	// UnsharedStreams gives each results stream a broker watch and
+	// renderings of its own (fanout.go), for a benchmark's baseline.
+	UnsharedStreams bool
 	// StaleAfter: the sites view highlights teilers without an upload for
 	// longer (default DefaultStaleAfter).
 	StaleAfter time.Duration
+	// Audit are the services' AuditAdmin APIs, in the order the audit and
+	// settings views show them (audit.go, settings.go); none: those views
+	// answer 503 or show the gateway's settings only.
+	Audit []AuditService
+	// Settings are the gateway's own, for the settings view.
+	Settings []audit.Setting
 	// Auth is the identity provider's API, for the account page
 	// (account.go); nil: changing a password answers 503.
 	Auth authv1.AuthServiceClient
@@ -142,6 +152,8 @@ type App struct {
 	http       *http.Client
 	// flows seals and opens the sign-in cookies.
 	flows *sealer
+	// hub shares the results streams' broker watches (fanout.go).
+	hub resultsHub
 }
 
 // New checks cfg and parses the templates.
@@ -393,7 +405,10 @@ type view struct {
 	// Operator: the user may see the operator views (the nav shows them);
 	// Tab is the operator view shown.
 	Operator bool
-	Tab      string
+	// UserAdmin: the user may see the users view (an operator, or a user
+	// administrator, for whom the nav shows only that view).
+	UserAdmin bool
+	Tab       string
 	// Partial: only a part of the page is sent (an htmx request).
 	Partial bool
 	Crumbs  []crumb
@@ -426,7 +441,7 @@ func (a *App) view(q *req, titleKey string) *view {
 	}
 	if q.sess != nil && q.sess.User != nil {
 		v.User, v.CSRF = q.sess.User, q.sess.CSRF
-		v.Operator = q.isOperator()
+		v.Operator, v.UserAdmin = q.isOperator(), q.isUserAdmin()
 	}
 	if a.Configured() {
 		v.SignIn = LoginPath + "?" + url.Values{"return": {returnTarget(q.r)}}.Encode()

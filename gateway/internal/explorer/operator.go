@@ -43,7 +43,7 @@ const DefaultStaleAfter = 7 * 24 * time.Hour
 // operatorRoutes are the operator views' paths: all for operators.
 func (a *App) operatorRoutes() []route {
 	return []route{
-		{pattern: "GET " + OperatorPath + "{$}", access: operator, page: a.operatorHome},
+		{pattern: "GET " + OperatorPath + "{$}", access: userAdmin, page: a.operatorHome},
 		{pattern: "GET " + BanksPath, access: operator, page: a.banks},
 		{pattern: "POST " + ApprovePath, access: operator, page: a.bankAction(actApprove)},
 		{pattern: "POST " + LinkPath, access: operator, page: a.bankAction(actLink)},
@@ -63,8 +63,14 @@ func (a *App) opView(q *req, titleKey, tab string) *view {
 	return v
 }
 
+// operatorHome is the first view the visitor may use: a user
+// administrator has only the users view.
 func (a *App) operatorHome(q *req) error {
-	http.Redirect(q.w, q.r, BanksPath, http.StatusFound)
+	to := BanksPath
+	if !q.isOperator() {
+		to = UsersPath
+	}
+	http.Redirect(q.w, q.r, to, http.StatusFound)
 	return nil
 }
 

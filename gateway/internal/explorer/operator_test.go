@@ -182,11 +182,14 @@ func TestOperatorViewsRefused(t *testing.T) {
 	}
 	b := e.browser()
 	b.signIn()
-	for _, p := range append(operatorPages, OperatorPath) {
+	for _, p := range operatorPages {
 		rec := b.do("GET", p, nil)
 		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "lacks the operator role (scope fris:operator)") {
 			t.Errorf("researcher %s: %d\n%s", p, rec.Code, rec.Body)
 		}
+	}
+	if rec := b.do("GET", OperatorPath, nil); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "lacks the role (scope fris:operator or fris:user-admin)") {
+		t.Errorf("researcher %s: %d\n%s", OperatorPath, rec.Code, rec.Body)
 	}
 	de := b.do("GET", SitesPath, nil, "Accept-Language", "de")
 	if !strings.Contains(de.Body.String(), "Ihrem Konto fehlt die Betreiberrolle") {

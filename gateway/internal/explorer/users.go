@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,11 +18,12 @@ import (
 	authv1 "fris.dev/proto/auth/v1"
 )
 
-// The users view: the identity provider's users for operators, through
-// auth's admin API with the operator's identity (auth admits the gateway to
-// exactly ListUsers, CreateUser, SetUserDisabled, SetUserScopes and
-// RevokeUser, for an operator's token; docs/security.md). Passwords are
-// never set here: a new user sets one through the reset flow.
+// The users view: the identity provider's users for operators and user
+// administrators (identity.ScopeUserAdmin), through auth's admin API with
+// their identity (auth admits the gateway to exactly the user methods, for
+// such a token, and keeps a user administrator off privileged users and
+// roles; docs/security.md). Passwords are never set here: a new user sets
+// one through the reset link.
 const (
 	UsersPath        = OperatorPath + "users"
 	UserCreatePath   = UsersPath + "/create"
@@ -29,6 +31,8 @@ const (
 	UserEnablePath   = UsersPath + "/enable"
 	UserScopesPath   = UsersPath + "/scopes"
 	UserSessionsPath = UsersPath + "/end-sessions"
+	UserResetPath    = UsersPath + "/send-reset"
+	UserSignInsPath  = UsersPath + "/sign-ins"
 )
 
 // usersPerPage is the list's page size.
@@ -36,16 +40,18 @@ const usersPerPage = 25
 
 // knownRoles are the scopes offered as checkboxes; any other (mdr:<ns>)
 // is typed.
-var knownRoles = []string{identity.ScopeResearcher, identity.ScopeUserSearch, identity.ScopeOperator}
+var knownRoles = []string{identity.ScopeResearcher, identity.ScopeUserSearch, identity.ScopeUserAdmin, identity.ScopeOperator}
 
 func (a *App) userRoutes() []route {
 	return []route{
-		{pattern: "GET " + UsersPath, access: operator, page: a.users},
-		{pattern: "POST " + UserCreatePath, access: operator, page: a.userAction(userCreate)},
-		{pattern: "POST " + UserDisablePath, access: operator, page: a.userAction(userDisable)},
-		{pattern: "POST " + UserEnablePath, access: operator, page: a.userAction(userEnable)},
-		{pattern: "POST " + UserScopesPath, access: operator, page: a.userAction(userScopes)},
-		{pattern: "POST " + UserSessionsPath, access: operator, page: a.userAction(userEndSessions)},
+		{pattern: "GET " + UsersPath, access: userAdmin, page: a.users},
+		{pattern: "POST " + UserCreatePath, access: userAdmin, page: a.userAction(userCreate)},
+		{pattern: "POST " + UserDisablePath, access: userAdmin, page: a.userAction(userDisable)},
+		{pattern: "POST " + UserEnablePath, access: userAdmin, page: a.userAction(userEnable)},
+		{pattern: "POST " + UserScopesPath, access: userAdmin, page: a.userAction(userScopes)},
+		{pattern: "POST " + UserSessionsPath, access: userAdmin, page: a.userAction(userEndSessions)},
+		{pattern: "POST " + UserResetPath, access: userAdmin, page: a.userAction(userReset)},
+		{pattern: "GET " + UserSignInsPath, access: userAdmin, page: a.userSignIns},
 	}
 }
 
@@ -61,6 +67,9 @@ type userLine struct {
 	Email, Name string
 	Disabled    bool
 	Self        bool // the signed-in operator
+	// Locked: the viewer is a user administrator and the user holds a
+	// privileged role, which only an operator changes (auth refuses).
+	Locked      bool
 	HasPassword bool
 	Verified    bool
 	Roles       []roleBox
@@ -107,15 +116,16 @@ func (a *App) users(q *req) error {
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].GetEmail() < found[j].GetEmail() })
 	v := a.opView(q, "op.users.title", "users")
-	d := usersData{Query: query, Total: len(found), NewRoles: roleBoxes(nil)}
+	d := usersData{Query: query, Total: len(found), NewRoles: q.roleBoxes(nil)}
 	d.Pages = max(1, (len(found)+usersPerPage-1)/usersPerPage)
 	d.Page, _ = strconv.Atoi(q.r.URL.Query().Get("page"))
 	d.Page = min(max(d.Page, 1), d.Pages)
 	from, to := (d.Page-1)*usersPerPage, min(d.Page*usersPerPage, len(found))
 	for i, u := range found[from:to] {
 		l := userLine{ID: "user-" + strconv.Itoa(from+i), Email: u.GetEmail(), Self: q.sess.User != nil && strings.EqualFold(u.GetEmail(), q.sess.User.Email), Name: u.GetRealName(), Disabled: u.GetDisabled(),
-			HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Roles: roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
-			Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr()}
+			HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Roles: q.roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
+			Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr(),
+			Locked: !q.isOperator() && slices.ContainsFunc(u.GetScopes(), identity.Privileged)}
 		d.Users = append(d.Users, l)
 	}
 	if len(found) > 0 {
@@ -143,7 +153,7 @@ func (a *App) users(q *req) error {
 		}
 		switch {
 		case done == "disabled" && u.GetDisabled(), done == "enabled" && !u.GetDisabled(),
-			done == "created", done == "scopes", done == "sessions":
+			done == "created", done == "scopes", done == "sessions", done == "reset":
 			d.Done, d.DoneKind = v.T("op.users.done."+done, u.GetEmail()), done
 		}
 	}
@@ -152,9 +162,14 @@ func (a *App) users(q *req) error {
 	return nil
 }
 
-func roleBoxes(scopes []string) []roleBox {
+// roleBoxes are the roles the viewer may grant, checked as in scopes: a
+// user administrator is offered no privileged role.
+func (q *req) roleBoxes(scopes []string) []roleBox {
 	out := make([]roleBox, 0, len(knownRoles))
 	for _, r := range knownRoles {
+		if identity.Privileged(r) && !q.isOperator() {
+			continue
+		}
 		out = append(out, roleBox{Scope: r, Checked: contains(scopes, r)})
 	}
 	return out
@@ -187,6 +202,7 @@ const (
 	userEnable
 	userScopes
 	userEndSessions
+	userReset
 )
 
 // userAction is one of the users view's forms: same origin, the session's
@@ -246,11 +262,19 @@ func (a *App) userAction(act userAct) func(*req) error {
 		case userEndSessions:
 			_, err = a.cfg.Users.RevokeUser(q.ctx, &authv1.RevokeUserRequest{Email: email})
 			done = "sessions"
+		case userReset:
+			_, err = a.cfg.Users.SendPasswordReset(q.ctx, &authv1.SendPasswordResetRequest{Email: email, Lang: string(q.lang)})
+			done = "reset"
 		}
 		if err != nil {
 			// A taken email is the operator's to fix, with auth's reason.
 			if status.Code(err) == codes.AlreadyExists {
 				return fail(http.StatusConflict, "op.error.refused", status.Convert(err).Message())
+			}
+			// A user administrator's change to a privileged user or role:
+			// auth's reason.
+			if status.Code(err) == codes.PermissionDenied {
+				return fail(http.StatusForbidden, "op.error.refused", status.Convert(err).Message())
 			}
 			return a.actionFailed(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +83,11 @@ func (f *fakeUsers) SetUserScopes(ctx context.Context, r *authv1.SetUserScopesRe
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.saw(ctx, "SetUserScopes "+r.GetEmail()+" ["+strings.Join(r.GetScopes(), " ")+"]")
+	// As auth: a user administrator grants no privileged role.
+	md, _ := metadata.FromOutgoingContext(ctx)
+	if !slices.Contains(md.Get(identity.KeyScope), identity.ScopeOperator) && slices.ContainsFunc(r.GetScopes(), identity.Privileged) {
+		return nil, status.Error(codes.PermissionDenied, "only an operator grants the role fris:operator")
+	}
 	if u := f.find(r.GetEmail()); u != nil {
 		u.Scopes = r.GetScopes()
 	}
@@ -120,7 +126,7 @@ func newUsersEnv(t *testing.T, n int, scopes ...string) (*env, *fakeUsers) {
 	return e, fu
 }
 
-var userForms = []string{UserCreatePath, UserDisablePath, UserEnablePath, UserScopesPath, UserSessionsPath}
+var userForms = []string{UserCreatePath, UserDisablePath, UserEnablePath, UserScopesPath, UserSessionsPath, UserResetPath}
 
 // TestUsersRefused: without the operator scope the users view and its
 // forms answer 403 with the reason and call nothing.
@@ -128,7 +134,7 @@ func TestUsersRefused(t *testing.T) {
 	e, fu := newUsersEnv(t, 1, "openid", identity.ScopeResearcher)
 	b := e.browser()
 	b.signIn()
-	if rec := b.do("GET", UsersPath, nil); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "lacks the operator role (scope fris:operator)") {
+	if rec := b.do("GET", UsersPath, nil); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "lacks the role (scope fris:operator or fris:user-admin)") {
 		t.Errorf("researcher: %d\n%s", rec.Code, rec.Body)
 	}
 	sess, _ := e.store.Get(context.Background(), b.cookies[SessionCookie].Value)

@@ -1409,6 +1409,261 @@ func (x *ListUsersResponse) GetUsers() []*UserRecord {
 	return nil
 }
 
+// SendPasswordResetRequest mails the user a password-reset link, the same
+// single-use, short-lived link the forgot-password page sends.
+type SendPasswordResetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Email string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// The mail's language: de or en (default).
+	Lang          string `protobuf:"bytes,2,opt,name=lang,proto3" json:"lang,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendPasswordResetRequest) Reset() {
+	*x = SendPasswordResetRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendPasswordResetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendPasswordResetRequest) ProtoMessage() {}
+
+func (x *SendPasswordResetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendPasswordResetRequest.ProtoReflect.Descriptor instead.
+func (*SendPasswordResetRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SendPasswordResetRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SendPasswordResetRequest) GetLang() string {
+	if x != nil {
+		return x.Lang
+	}
+	return ""
+}
+
+type SendPasswordResetResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendPasswordResetResponse) Reset() {
+	*x = SendPasswordResetResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendPasswordResetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendPasswordResetResponse) ProtoMessage() {}
+
+func (x *SendPasswordResetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendPasswordResetResponse.ProtoReflect.Descriptor instead.
+func (*SendPasswordResetResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{27}
+}
+
+// SignInRecord is one sign-in of a user.
+type SignInRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unix seconds.
+	At uint32 `protobuf:"varint,1,opt,name=at,proto3" json:"at,omitempty"`
+	// password (the login form), passkey or key (a signed sign request).
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	// The client the user signed in to.
+	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The address the gateway saw the request come from.
+	Addr          string `protobuf:"bytes,4,opt,name=addr,proto3" json:"addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignInRecord) Reset() {
+	*x = SignInRecord{}
+	mi := &file_auth_v1_admin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignInRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignInRecord) ProtoMessage() {}
+
+func (x *SignInRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignInRecord.ProtoReflect.Descriptor instead.
+func (*SignInRecord) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *SignInRecord) GetAt() uint32 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
+
+func (x *SignInRecord) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *SignInRecord) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *SignInRecord) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+type ListUserSignInsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserSignInsRequest) Reset() {
+	*x = ListUserSignInsRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserSignInsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserSignInsRequest) ProtoMessage() {}
+
+func (x *ListUserSignInsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserSignInsRequest.ProtoReflect.Descriptor instead.
+func (*ListUserSignInsRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ListUserSignInsRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+// ListUserSignInsResponse holds the user's recent sign-ins, newest first:
+// at most the last 10, kept in the volatile store (none after a restart of
+// the embedded store).
+type ListUserSignInsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SignIns       []*SignInRecord        `protobuf:"bytes,1,rep,name=sign_ins,json=signIns,proto3" json:"sign_ins,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserSignInsResponse) Reset() {
+	*x = ListUserSignInsResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserSignInsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserSignInsResponse) ProtoMessage() {}
+
+func (x *ListUserSignInsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserSignInsResponse.ProtoReflect.Descriptor instead.
+func (*ListUserSignInsResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListUserSignInsResponse) GetSignIns() []*SignInRecord {
+	if x != nil {
+		return x.SignIns
+	}
+	return nil
+}
+
 type SigningKey struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Kid     string                 `protobuf:"bytes,1,opt,name=kid,proto3" json:"kid,omitempty"`
@@ -1425,7 +1680,7 @@ type SigningKey struct {
 
 func (x *SigningKey) Reset() {
 	*x = SigningKey{}
-	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	mi := &file_auth_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1437,7 +1692,7 @@ func (x *SigningKey) String() string {
 func (*SigningKey) ProtoMessage() {}
 
 func (x *SigningKey) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	mi := &file_auth_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1450,7 +1705,7 @@ func (x *SigningKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SigningKey.ProtoReflect.Descriptor instead.
 func (*SigningKey) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SigningKey) GetKid() string {
@@ -1503,7 +1758,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[27]
+	mi := &file_auth_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1770,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[27]
+	mi := &file_auth_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1783,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 type ListKeysResponse struct {
@@ -1540,7 +1795,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[28]
+	mi := &file_auth_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1552,7 +1807,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[28]
+	mi := &file_auth_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1565,7 +1820,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListKeysResponse) GetKeys() []*SigningKey {
@@ -1583,7 +1838,7 @@ type RotateKeysRequest struct {
 
 func (x *RotateKeysRequest) Reset() {
 	*x = RotateKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[29]
+	mi := &file_auth_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1850,7 @@ func (x *RotateKeysRequest) String() string {
 func (*RotateKeysRequest) ProtoMessage() {}
 
 func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[29]
+	mi := &file_auth_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1863,7 @@ func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysRequest.ProtoReflect.Descriptor instead.
 func (*RotateKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 type RotateKeysResponse struct {
@@ -1620,7 +1875,7 @@ type RotateKeysResponse struct {
 
 func (x *RotateKeysResponse) Reset() {
 	*x = RotateKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[30]
+	mi := &file_auth_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +1887,7 @@ func (x *RotateKeysResponse) String() string {
 func (*RotateKeysResponse) ProtoMessage() {}
 
 func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[30]
+	mi := &file_auth_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +1900,7 @@ func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysResponse.ProtoReflect.Descriptor instead.
 func (*RotateKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RotateKeysResponse) GetKey() *SigningKey {
@@ -1744,7 +1999,20 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x14RevokeClientResponse\"\x12\n" +
 	"\x10ListUsersRequest\"C\n" +
 	"\x11ListUsersResponse\x12.\n" +
-	"\x05users\x18\x01 \x03(\v2\x18.fris.auth.v1.UserRecordR\x05users\"\xa1\x01\n" +
+	"\x05users\x18\x01 \x03(\v2\x18.fris.auth.v1.UserRecordR\x05users\"D\n" +
+	"\x18SendPasswordResetRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
+	"\x04lang\x18\x02 \x01(\tR\x04lang\"\x1b\n" +
+	"\x19SendPasswordResetResponse\"g\n" +
+	"\fSignInRecord\x12\x0e\n" +
+	"\x02at\x18\x01 \x01(\rR\x02at\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12\x12\n" +
+	"\x04addr\x18\x04 \x01(\tR\x04addr\".\n" +
+	"\x16ListUserSignInsRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\"P\n" +
+	"\x17ListUserSignInsResponse\x125\n" +
+	"\bsign_ins\x18\x01 \x03(\v2\x1a.fris.auth.v1.SignInRecordR\asignIns\"\xa1\x01\n" +
 	"\n" +
 	"SigningKey\x12\x10\n" +
 	"\x03kid\x18\x01 \x01(\tR\x03kid\x12\x10\n" +
@@ -1758,7 +2026,7 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x18.fris.auth.v1.SigningKeyR\x04keys\"\x13\n" +
 	"\x11RotateKeysRequest\"@\n" +
 	"\x12RotateKeysResponse\x12*\n" +
-	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\xd6\t\n" +
+	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\x9c\v\n" +
 	"\tAuthAdmin\x12U\n" +
 	"\fCreateClient\x12!.fris.auth.v1.CreateClientRequest\x1a\".fris.auth.v1.CreateClientResponse\x12d\n" +
 	"\x11SetClientDisabled\x12&.fris.auth.v1.SetClientDisabledRequest\x1a'.fris.auth.v1.SetClientDisabledResponse\x12[\n" +
@@ -1776,7 +2044,9 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\fRevokeClient\x12!.fris.auth.v1.RevokeClientRequest\x1a\".fris.auth.v1.RevokeClientResponse\x12I\n" +
 	"\bListKeys\x12\x1d.fris.auth.v1.ListKeysRequest\x1a\x1e.fris.auth.v1.ListKeysResponse\x12O\n" +
 	"\n" +
-	"RotateKeys\x12\x1f.fris.auth.v1.RotateKeysRequest\x1a .fris.auth.v1.RotateKeysResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
+	"RotateKeys\x12\x1f.fris.auth.v1.RotateKeysRequest\x1a .fris.auth.v1.RotateKeysResponse\x12d\n" +
+	"\x11SendPasswordReset\x12&.fris.auth.v1.SendPasswordResetRequest\x1a'.fris.auth.v1.SendPasswordResetResponse\x12^\n" +
+	"\x0fListUserSignIns\x12$.fris.auth.v1.ListUserSignInsRequest\x1a%.fris.auth.v1.ListUserSignInsResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_admin_proto_rawDescOnce sync.Once
@@ -1790,7 +2060,7 @@ func file_auth_v1_admin_proto_rawDescGZIP() []byte {
 	return file_auth_v1_admin_proto_rawDescData
 }
 
-var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_auth_v1_admin_proto_goTypes = []any{
 	(*ClientRecord)(nil),               // 0: fris.auth.v1.ClientRecord
 	(*CreateClientRequest)(nil),        // 1: fris.auth.v1.CreateClientRequest
@@ -1818,59 +2088,69 @@ var file_auth_v1_admin_proto_goTypes = []any{
 	(*RevokeClientResponse)(nil),       // 23: fris.auth.v1.RevokeClientResponse
 	(*ListUsersRequest)(nil),           // 24: fris.auth.v1.ListUsersRequest
 	(*ListUsersResponse)(nil),          // 25: fris.auth.v1.ListUsersResponse
-	(*SigningKey)(nil),                 // 26: fris.auth.v1.SigningKey
-	(*ListKeysRequest)(nil),            // 27: fris.auth.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),           // 28: fris.auth.v1.ListKeysResponse
-	(*RotateKeysRequest)(nil),          // 29: fris.auth.v1.RotateKeysRequest
-	(*RotateKeysResponse)(nil),         // 30: fris.auth.v1.RotateKeysResponse
-	(*Client)(nil),                     // 31: fris.auth.v1.Client
-	(*Locality)(nil),                   // 32: fris.auth.v1.Locality
+	(*SendPasswordResetRequest)(nil),   // 26: fris.auth.v1.SendPasswordResetRequest
+	(*SendPasswordResetResponse)(nil),  // 27: fris.auth.v1.SendPasswordResetResponse
+	(*SignInRecord)(nil),               // 28: fris.auth.v1.SignInRecord
+	(*ListUserSignInsRequest)(nil),     // 29: fris.auth.v1.ListUserSignInsRequest
+	(*ListUserSignInsResponse)(nil),    // 30: fris.auth.v1.ListUserSignInsResponse
+	(*SigningKey)(nil),                 // 31: fris.auth.v1.SigningKey
+	(*ListKeysRequest)(nil),            // 32: fris.auth.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),           // 33: fris.auth.v1.ListKeysResponse
+	(*RotateKeysRequest)(nil),          // 34: fris.auth.v1.RotateKeysRequest
+	(*RotateKeysResponse)(nil),         // 35: fris.auth.v1.RotateKeysResponse
+	(*Client)(nil),                     // 36: fris.auth.v1.Client
+	(*Locality)(nil),                   // 37: fris.auth.v1.Locality
 }
 var file_auth_v1_admin_proto_depIdxs = []int32{
-	31, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
+	36, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
 	0,  // 1: fris.auth.v1.CreateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 2: fris.auth.v1.UpdateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 3: fris.auth.v1.RotateClientSecretResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 4: fris.auth.v1.ListAllClientsResponse.clients:type_name -> fris.auth.v1.ClientRecord
-	32, // 5: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
-	32, // 6: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
+	37, // 5: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
+	37, // 6: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
 	11, // 7: fris.auth.v1.CreateUserResponse.user:type_name -> fris.auth.v1.UserRecord
 	11, // 8: fris.auth.v1.ListUsersResponse.users:type_name -> fris.auth.v1.UserRecord
-	26, // 9: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
-	26, // 10: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
-	1,  // 11: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
-	3,  // 12: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
-	9,  // 13: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
-	5,  // 14: fris.auth.v1.AuthAdmin.UpdateClient:input_type -> fris.auth.v1.UpdateClientRequest
-	7,  // 15: fris.auth.v1.AuthAdmin.RotateClientSecret:input_type -> fris.auth.v1.RotateClientSecretRequest
-	12, // 16: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
-	14, // 17: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
-	16, // 18: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
-	18, // 19: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
-	24, // 20: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
-	20, // 21: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
-	22, // 22: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
-	27, // 23: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
-	29, // 24: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
-	2,  // 25: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
-	4,  // 26: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
-	10, // 27: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
-	6,  // 28: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
-	8,  // 29: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
-	13, // 30: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
-	15, // 31: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
-	17, // 32: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
-	19, // 33: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
-	25, // 34: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
-	21, // 35: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
-	23, // 36: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
-	28, // 37: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
-	30, // 38: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
-	25, // [25:39] is the sub-list for method output_type
-	11, // [11:25] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	28, // 9: fris.auth.v1.ListUserSignInsResponse.sign_ins:type_name -> fris.auth.v1.SignInRecord
+	31, // 10: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
+	31, // 11: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
+	1,  // 12: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
+	3,  // 13: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
+	9,  // 14: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
+	5,  // 15: fris.auth.v1.AuthAdmin.UpdateClient:input_type -> fris.auth.v1.UpdateClientRequest
+	7,  // 16: fris.auth.v1.AuthAdmin.RotateClientSecret:input_type -> fris.auth.v1.RotateClientSecretRequest
+	12, // 17: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
+	14, // 18: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
+	16, // 19: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
+	18, // 20: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
+	24, // 21: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
+	20, // 22: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
+	22, // 23: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
+	32, // 24: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
+	34, // 25: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
+	26, // 26: fris.auth.v1.AuthAdmin.SendPasswordReset:input_type -> fris.auth.v1.SendPasswordResetRequest
+	29, // 27: fris.auth.v1.AuthAdmin.ListUserSignIns:input_type -> fris.auth.v1.ListUserSignInsRequest
+	2,  // 28: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
+	4,  // 29: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
+	10, // 30: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
+	6,  // 31: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
+	8,  // 32: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
+	13, // 33: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
+	15, // 34: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
+	17, // 35: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
+	19, // 36: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
+	25, // 37: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
+	21, // 38: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
+	23, // 39: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
+	33, // 40: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
+	35, // 41: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
+	27, // 42: fris.auth.v1.AuthAdmin.SendPasswordReset:output_type -> fris.auth.v1.SendPasswordResetResponse
+	30, // 43: fris.auth.v1.AuthAdmin.ListUserSignIns:output_type -> fris.auth.v1.ListUserSignInsResponse
+	28, // [28:44] is the sub-list for method output_type
+	12, // [12:28] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_admin_proto_init() }
@@ -1886,7 +2166,7 @@ func file_auth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_admin_proto_rawDesc), len(file_auth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,8 @@ const (
 	AuthAdmin_RevokeClient_FullMethodName       = "/fris.auth.v1.AuthAdmin/RevokeClient"
 	AuthAdmin_ListKeys_FullMethodName           = "/fris.auth.v1.AuthAdmin/ListKeys"
 	AuthAdmin_RotateKeys_FullMethodName         = "/fris.auth.v1.AuthAdmin/RotateKeys"
+	AuthAdmin_SendPasswordReset_FullMethodName  = "/fris.auth.v1.AuthAdmin/SendPasswordReset"
+	AuthAdmin_ListUserSignIns_FullMethodName    = "/fris.auth.v1.AuthAdmin/ListUserSignIns"
 )
 
 // AuthAdminClient is the client API for AuthAdmin service.
@@ -61,6 +63,10 @@ type AuthAdminClient interface {
 	// RotateKeys makes a new signing key active now; the old one keeps being
 	// published until every token it signed has expired.
 	RotateKeys(ctx context.Context, in *RotateKeysRequest, opts ...grpc.CallOption) (*RotateKeysResponse, error)
+	// SendPasswordReset mails the user a password-reset link (in the log
+	// without a mail server); NotFound for an unknown or disabled user.
+	SendPasswordReset(ctx context.Context, in *SendPasswordResetRequest, opts ...grpc.CallOption) (*SendPasswordResetResponse, error)
+	ListUserSignIns(ctx context.Context, in *ListUserSignInsRequest, opts ...grpc.CallOption) (*ListUserSignInsResponse, error)
 }
 
 type authAdminClient struct {
@@ -211,6 +217,26 @@ func (c *authAdminClient) RotateKeys(ctx context.Context, in *RotateKeysRequest,
 	return out, nil
 }
 
+func (c *authAdminClient) SendPasswordReset(ctx context.Context, in *SendPasswordResetRequest, opts ...grpc.CallOption) (*SendPasswordResetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendPasswordResetResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_SendPasswordReset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authAdminClient) ListUserSignIns(ctx context.Context, in *ListUserSignInsRequest, opts ...grpc.CallOption) (*ListUserSignInsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListUserSignInsResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_ListUserSignIns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthAdminServer is the server API for AuthAdmin service.
 // All implementations must embed UnimplementedAuthAdminServer
 // for forward compatibility.
@@ -234,6 +260,10 @@ type AuthAdminServer interface {
 	// RotateKeys makes a new signing key active now; the old one keeps being
 	// published until every token it signed has expired.
 	RotateKeys(context.Context, *RotateKeysRequest) (*RotateKeysResponse, error)
+	// SendPasswordReset mails the user a password-reset link (in the log
+	// without a mail server); NotFound for an unknown or disabled user.
+	SendPasswordReset(context.Context, *SendPasswordResetRequest) (*SendPasswordResetResponse, error)
+	ListUserSignIns(context.Context, *ListUserSignInsRequest) (*ListUserSignInsResponse, error)
 	mustEmbedUnimplementedAuthAdminServer()
 }
 
@@ -285,6 +315,12 @@ func (UnimplementedAuthAdminServer) ListKeys(context.Context, *ListKeysRequest) 
 }
 func (UnimplementedAuthAdminServer) RotateKeys(context.Context, *RotateKeysRequest) (*RotateKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RotateKeys not implemented")
+}
+func (UnimplementedAuthAdminServer) SendPasswordReset(context.Context, *SendPasswordResetRequest) (*SendPasswordResetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendPasswordReset not implemented")
+}
+func (UnimplementedAuthAdminServer) ListUserSignIns(context.Context, *ListUserSignInsRequest) (*ListUserSignInsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListUserSignIns not implemented")
 }
 func (UnimplementedAuthAdminServer) mustEmbedUnimplementedAuthAdminServer() {}
 func (UnimplementedAuthAdminServer) testEmbeddedByValue()                   {}
@@ -559,6 +595,42 @@ func _AuthAdmin_RotateKeys_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthAdmin_SendPasswordReset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendPasswordResetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).SendPasswordReset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_SendPasswordReset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).SendPasswordReset(ctx, req.(*SendPasswordResetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthAdmin_ListUserSignIns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListUserSignInsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).ListUserSignIns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_ListUserSignIns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).ListUserSignIns(ctx, req.(*ListUserSignInsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthAdmin_ServiceDesc is the grpc.ServiceDesc for AuthAdmin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -621,6 +693,14 @@ var AuthAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RotateKeys",
 			Handler:    _AuthAdmin_RotateKeys_Handler,
+		},
+		{
+			MethodName: "SendPasswordReset",
+			Handler:    _AuthAdmin_SendPasswordReset_Handler,
+		},
+		{
+			MethodName: "ListUserSignIns",
+			Handler:    _AuthAdmin_ListUserSignIns_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
+	"fris.dev/pkg/identity"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/mailer"
 	"fris.dev/pkg/password"
@@ -119,8 +121,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Register:  limits.Guard("register", ratelimit.Policy{}, cfg.LimitRegister),
 			Reset:     limits.Guard("password_reset", cfg.LimitReset, cfg.LimitResetAddr).WithCeiling(cfg.LimitResetCeiling),
 			Link:      limits.Guard("account_link", ratelimit.Policy{}, cfg.LimitAddr),
+			Passkey:   limits.Guard("passkey", ratelimit.Policy{}, cfg.LimitAddr),
 		},
-		Mail: accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
+		Passkeys: cfg.relyingParty(cfg.Issuer),
+		Mail:     accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
+		LegacyRefresh: cfg.LegacyRefresh, RefreshSupersedesAccess: cfg.RefreshSupersedesAccess,
 	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -167,17 +172,17 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			authv1.RegisterAuthServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "auth", db, auditLog, log)
+			audit.Register(s, "auth", deps.Events, cfg.Settings(settingNames...), log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 		// The Explorer's users view (docs/security.md): finding, creating,
-		// disabling users, their scopes and ending their sessions; never
-		// passwords.
-		Operator: []string{
-			authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
-			authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
-			authv1.AuthAdmin_RevokeUser_FullMethodName,
+		// disabling users, their scopes, a reset link, their recent
+		// sign-ins and ending their sessions; never passwords. A user
+		// administrator reaches these, and the service keeps them off
+		// privileged users (admin_users.go).
+		Operator: slices.Concat(userMethods, []string{
 			// Its clients and signing keys views (the console sends no
 			// secret of its own; RevokeClient stays with bin/auth, a
 			// rotation's revoke_tokens covers a leaked secret).
@@ -185,8 +190,17 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			authv1.AuthAdmin_UpdateClient_FullMethodName, authv1.AuthAdmin_RotateClientSecret_FullMethodName,
 			authv1.AuthAdmin_SetClientDisabled_FullMethodName,
 			authv1.AuthAdmin_ListKeys_FullMethodName, authv1.AuthAdmin_RotateKeys_FullMethodName,
-		},
+		}, audit.OperatorMethods), // and the audit and settings views (pkg/audit)
+		Roles: map[string][]string{identity.ScopeUserAdmin: userMethods},
 	})
+}
+
+// userMethods are the admin methods of the Explorer's users view.
+var userMethods = []string{
+	authv1.AuthAdmin_ListUsers_FullMethodName, authv1.AuthAdmin_CreateUser_FullMethodName,
+	authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
+	authv1.AuthAdmin_RevokeUser_FullMethodName, authv1.AuthAdmin_SendPasswordReset_FullMethodName,
+	authv1.AuthAdmin_ListUserSignIns_FullMethodName,
 }
 
 // accountMailer is the SMTP server of -smtp-addr, nil without one: the

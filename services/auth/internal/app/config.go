@@ -28,6 +28,7 @@ type Config struct {
 	Hashing
 	Limits
 	Account
+	Passkeys
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -42,12 +43,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Hashing.RegisterFlags(fs)
 	c.Limits.RegisterFlags(fs)
 	c.Account.RegisterFlags(fs)
+	c.Passkeys.RegisterFlags(fs)
 }
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
 	return errors.Join(c.Base.Validate(), c.Tokens.Validate(), c.Keys.Validate(),
-		c.Signup.Validate(), c.Hashing.Validate(), c.Limits.Validate(), c.Account.Validate())
+		c.Signup.Validate(), c.Hashing.Validate(), c.Limits.Validate(), c.Account.Validate(),
+		c.Passkeys.validate(c.Issuer))
 }
 
 // Tokens is what the issued tokens and codes carry: their issuer, their
@@ -61,6 +64,9 @@ type Tokens struct {
 	SignRequestTTL time.Duration
 	CodeTTL        time.Duration
 	Scopes         string
+	// LegacyRefresh and RefreshSupersedesAccess: service.Config's.
+	LegacyRefresh           bool
+	RefreshSupersedesAccess bool
 }
 
 // RegisterFlags adds the tokens' flags to fs.
@@ -73,6 +79,8 @@ func (c *Tokens) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.SignRequestTTL, "sign-request-ttl", 5*time.Minute, "how long a sign request's code may be used")
 	fs.DurationVar(&c.CodeTTL, "code-ttl", 5*time.Minute, "how long a login's authorization code may be used")
 	fs.StringVar(&c.Scopes, "default-scopes", "", "comma-separated scopes every access token carries besides openid and the user's own")
+	fs.BoolVar(&c.LegacyRefresh, "legacy-refresh", false, "sign every refresh token with the RSA signing key and put an id token in every refresh response, as before the refresh key (two more RSA signatures per OAuth 2.0 refresh; for comparison)")
+	fs.BoolVar(&c.RefreshSupersedesAccess, "refresh-supersedes-access", false, "once a refresh token is spent, the access token issued with it answers active:false at introspection, userinfo and tokeninfo (Hydra's behaviour; costs a claim in every access token and a store read per check; the gateway's own verification does not see it)")
 }
 
 // Validate reports the tokens' mistakes.

@@ -1,7 +1,9 @@
 // Package keys manages the identity provider's RSA signing keys: one active
 // key signs; it is replaced on a period; retired keys stay published until
 // every token they signed has expired. The keys live in the store, so all
-// replicas sign with the same key and publish the same set.
+// replicas sign with the same key and publish the same set. Beside them, a
+// set of refresh keys (Ed25519, refresh.go) lives the same life but is never
+// published: only the provider reads the refresh tokens they sign.
 package keys
 
 import (
@@ -46,15 +48,19 @@ type Signer struct {
 	Key *rsa.PrivateKey
 }
 
-// VerifyKey is a published key as token verification needs it: the
-// algorithm is the key's own, never the one a token's header names.
+// VerifyKey is a key as token verification needs it: the algorithm is the
+// key's own, never the one a token's header names. Key is an
+// *rsa.PublicKey, or for a refresh key (RefreshOnly: it verifies refresh
+// tokens and nothing else) an ed25519.PublicKey.
 type VerifyKey struct {
-	Alg jwa.SignatureAlgorithm
-	Key *rsa.PublicKey
+	Alg         jwa.SignatureAlgorithm
+	Key         any
+	RefreshOnly bool
 }
 
 type state struct {
 	signer  *Signer
+	refresh *RefreshSigner
 	verify  map[string]VerifyKey
 	public  jwk.Set
 	certs   []*authv1.PublicKey
@@ -114,12 +120,20 @@ func (m *Manager) Maintain(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
+	if err := m.maintainRefresh(ctx, now); err != nil {
+		return err
+	}
 	return m.Reload(ctx)
 }
 
-// Rotate makes a new key active now.
+// Rotate makes a new signing key and a new refresh key active now, and
+// returns the signing key.
 func (m *Manager) Rotate(ctx context.Context) (storage.SigningKey, error) {
-	if err := m.update(ctx, time.Now(), true); err != nil {
+	now := time.Now()
+	if err := m.update(ctx, now, true); err != nil {
+		return storage.SigningKey{}, err
+	}
+	if err := m.updateRefresh(ctx, now, true); err != nil {
 		return storage.SigningKey{}, err
 	}
 	if err := m.Reload(ctx); err != nil {
@@ -262,6 +276,9 @@ func (m *Manager) Reload(ctx context.Context) error {
 	if st.signer == nil {
 		return errors.New("no active signing key")
 	}
+	if err := m.loadRefresh(ctx, st, now); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	m.st = st
 	m.mu.Unlock()
@@ -277,6 +294,9 @@ func (m *Manager) cur() *state {
 // Signer returns the active key.
 func (m *Manager) Signer() *Signer { return m.cur().signer }
 
+// RefreshSigner returns the active refresh key.
+func (m *Manager) RefreshSigner() *RefreshSigner { return m.cur().refresh }
+
 // Public returns the published public keys as a JWK set.
 func (m *Manager) Public() jwk.Set { return m.cur().public }
 
@@ -286,8 +306,8 @@ func (m *Manager) Has(kid string) bool {
 	return ok
 }
 
-// Verifier returns the published key kid, reloading once when it is
-// unknown (see ReloadFor).
+// Verifier returns the published or refresh key kid, reloading once when
+// it is unknown (see ReloadFor).
 func (m *Manager) Verifier(ctx context.Context, kid string) (VerifyKey, bool) {
 	if kid == "" || !m.ReloadFor(ctx, kid) {
 		return VerifyKey{}, false

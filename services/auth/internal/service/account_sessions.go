@@ -17,7 +17,12 @@ const maxSessions = 50
 // records it for the user's account page. Failing to record it costs only
 // the listing: the sign-in stands.
 func (p Public) signIn(ctx context.Context, u storage.User, c storage.Client, nonce, addr string) (tokens.Set, error) {
-	set, err := p.issue(ctx, u, c, nonce, nil)
+	return p.signInShaped(ctx, u, c, nonce, addr, shapeOAuth)
+}
+
+// signInShaped is signIn for a token request of shape sh.
+func (p Public) signInShaped(ctx context.Context, u storage.User, c storage.Client, nonce, addr string, sh shape) (tokens.Set, error) {
+	set, err := p.issue(ctx, u, c, nonce, nil, sh)
 	if err != nil {
 		return set, err
 	}

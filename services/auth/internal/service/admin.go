@@ -146,6 +146,9 @@ func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*au
 	if !validEmail(email) {
 		return nil, a.err(ctx, invalid("email is not a valid address"))
 	}
+	if err := mayGrant(ctx, r.GetScopes()); err != nil {
+		return nil, a.err(ctx, err)
+	}
 	u := storage.User{
 		Email: email, RealName: r.GetRealName(), Contact: r.GetContactInformation(),
 		Locality:      storage.Locality{ID: r.GetLocality().GetId(), Name: r.GetLocality().GetName(), Description: r.GetLocality().GetDescription()},
@@ -182,7 +185,7 @@ func (a Admin) updateByEmail(ctx context.Context, email string, fn func(*storage
 }
 
 func (a Admin) SetUserDisabled(ctx context.Context, r *authv1.SetUserDisabledRequest) (*authv1.SetUserDisabledResponse, error) {
-	err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error {
+	err := a.updateUser(ctx, r.GetEmail(), func(u *storage.User) error {
 		u.Disabled = r.GetDisabled()
 		if u.Disabled {
 			u.RevokedBefore = a.revokeNow(u.RevokedBefore)
@@ -196,7 +199,7 @@ func (a Admin) SetUserDisabled(ctx context.Context, r *authv1.SetUserDisabledReq
 }
 
 func (a Admin) RevokeUser(ctx context.Context, r *authv1.RevokeUserRequest) (*authv1.RevokeUserResponse, error) {
-	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.RevokedBefore = a.revokeNow(u.RevokedBefore); return nil }); err != nil {
+	if err := a.updateUser(ctx, r.GetEmail(), func(u *storage.User) error { u.RevokedBefore = a.revokeNow(u.RevokedBefore); return nil }); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.RevokeUserResponse{}, nil
@@ -237,7 +240,10 @@ func (a Admin) SetUserScopes(ctx context.Context, r *authv1.SetUserScopesRequest
 			return nil, a.err(ctx, invalid("scope %q must be one word", s))
 		}
 	}
-	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error { u.Scopes = r.GetScopes(); return nil }); err != nil {
+	if err := mayGrant(ctx, r.GetScopes()); err != nil {
+		return nil, a.err(ctx, err)
+	}
+	if err := a.updateUser(ctx, r.GetEmail(), func(u *storage.User) error { u.Scopes = r.GetScopes(); return nil }); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.SetUserScopesResponse{}, nil

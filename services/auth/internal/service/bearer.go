@@ -62,6 +62,16 @@ func (p Public) current(ctx context.Context, t *tokens.Claims) (storage.User, st
 	} else if revoked {
 		return u, c, errRevoked
 	}
+	// An access token whose refresh token was spent has been superseded
+	// (Config.RefreshSupersedesAccess; only tokens issued while it is on
+	// name their refresh token).
+	if p.cfg.RefreshSupersedesAccess && t.Type == accesstoken.Type && t.RefreshJTI != "" {
+		if spent, err := p.store.Spent(ctx, t.RefreshJTI); err != nil {
+			return u, c, err
+		} else if spent {
+			return u, c, errRevoked
+		}
+	}
 	var err error
 	if id := t.ClientID(); id != "" {
 		c, err = p.store.GetClient(ctx, id)

@@ -237,7 +237,7 @@ func (p Public) clientCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.signIn(ctx, u, c, g.Nonce, g.Addr)
+	return p.signInShaped(ctx, u, c, g.Nonce, g.Addr, shapeOf(r))
 }
 
 // signedCode is flow 2: a code from a sign request, signed with the user's
@@ -302,7 +302,11 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	if err != nil {
 		return tokens.Set{}, err
 	}
-	return p.signIn(ctx, u, c, "", identity.Incoming(ctx, identity.KeyClientAddr))
+	set, err := p.signInShaped(ctx, u, c, "", identity.Incoming(ctx, identity.KeyClientAddr), shapeOf(r))
+	if err == nil {
+		p.recordSignIn(ctx, u.ID, storage.MethodKey, c.ID)
+	}
+	return set, err
 }
 
 // decodeSignature reads standard base64, tolerating whitespace, missing
@@ -378,7 +382,7 @@ func (p Public) refresh(ctx context.Context, r *authv1.TokenRequest) (tokens.Set
 		return tokens.Set{}, denied("the refresh token is not valid any more; sign in again")
 	}
 	spent := storage.Refresh{JTI: t.ID, Chain: t.Session, UserID: u.ID, ClientID: c.ID, Expires: int64(t.ExpiresAt)}
-	return p.issue(ctx, u, c, "", &spent)
+	return p.issue(ctx, u, c, "", &spent, shapeOf(r))
 }
 
 func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) {
@@ -405,13 +409,18 @@ func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) 
 // more work than an accepted one. Signing cannot fail with a loaded key; if
 // it did after a spend, the presented token would be gone and the client
 // would sign in again.
-func (p Public) issue(ctx context.Context, u storage.User, c storage.Client, nonce string, spent *storage.Refresh) (tokens.Set, error) {
+//
+// What the response carries follows the request's shape (shape).
+func (p Public) issue(ctx context.Context, u storage.User, c storage.Client, nonce string, spent *storage.Refresh, sh shape) (tokens.Set, error) {
 	scopes := append([]string{"openid"}, p.cfg.DefaultScopes...)
 	scopes = append(scopes, u.Scopes...)
+	legacy := sh == shapeSpec || p.cfg.LegacyRefresh
 	sub := tokens.Subject{
 		UserID: u.ID, ClientID: c.ID, Email: u.Email, Name: u.RealName,
 		EmailVerified: u.EmailVerified, Scopes: scopes, Nonce: nonce,
 		RevokedBefore: max(u.RevokedBefore, c.RevokedBefore),
+		RSARefresh:    legacy, NoIDToken: spent != nil && !legacy,
+		LinkAccess: p.cfg.RefreshSupersedesAccess,
 	}
 	if spent == nil {
 		sub.Session = tokens.RandomString(16)

@@ -273,8 +273,11 @@ func TestSignInCommitsNothingDurable(t *testing.T) {
 	if n := durable.updates.Load(); n != 0 {
 		t.Fatalf("two sign-ins committed %d durable transactions, want 0", n)
 	}
-	if n := codes.updates.Load(); n != 7 {
-		t.Fatalf("two sign-ins committed %d code transactions, want 7 (put and take each, each sign-in's record for the account page, and the login form's last sign-in)", n)
+	if n := codes.updates.Load(); n != 8 {
+		t.Fatalf("two sign-ins committed %d code transactions, want 8 (put and take each, each sign-in's record for the account page and for the users view)", n)
+	}
+	if res, err := e.adm.ListUserSignIns(ctx, &authv1.ListUserSignInsRequest{Email: "grace@example.org"}); err != nil || len(res.GetSignIns()) != 1 || res.GetSignIns()[0].GetMethod() != "key" || res.GetSignIns()[0].GetClientId() != clientID {
+		t.Fatalf("the key sign-in recorded as %v %v", res, err)
 	}
 	if _, err := e.pub.Token(ctx, &authv1.TokenRequest{RefreshToken: signed.GetRefreshToken()}); err != nil {
 		t.Fatal(err)

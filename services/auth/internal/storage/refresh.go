@@ -64,3 +64,15 @@ func (s *KV) SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) 
 	}
 	return ErrReused
 }
+
+func (s *KV) Spent(ctx context.Context, jti string) (bool, error) {
+	if jti == "" || len(jti) > 256 {
+		return false, nil
+	}
+	if _, err := s.db.Get(ctx, pRefresh+jti); err == nil {
+		return true, nil
+	} else if !errors.Is(err, kv.ErrNotFound) {
+		return false, err
+	}
+	return false, nil
+}

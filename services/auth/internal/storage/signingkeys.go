@@ -9,8 +9,10 @@ import (
 	"fris.dev/pkg/kv"
 )
 
-// SigningKey is one of the provider's RSA keys. PrivateDER is never stored
-// as it is: see Sealer.
+// SigningKey is one of the provider's private keys: an RSA key that signs
+// the published tokens, or a refresh key (Ed25519, never published) that
+// signs the refresh tokens only auth reads. PrivateDER is never stored as
+// it is: see Sealer.
 type SigningKey struct {
 	KID        string `json:"kid"`
 	Alg        string `json:"alg"`
@@ -58,18 +60,32 @@ type signingRecord struct {
 // encrypts it.
 var ErrPlaintextKey = errors.New("stored in clear (from before encryption at rest): the service encrypts it when it starts")
 
+// ring is one set of private keys under its own prefix. The refresh keys
+// are sealed bound to "refresh:" and their kid, so a record moved from
+// one ring to the other does not open.
+type ring struct{ prefix, seal string }
+
+var (
+	signingRing = ring{pSigning, ""}
+	refreshRing = ring{pRefreshKey, "refresh:"}
+)
+
 func (s *KV) SigningKeys(ctx context.Context) ([]SigningKey, error) {
-	return s.signingKeys(ctx, s.db)
+	return s.keys(ctx, s.db, signingRing)
 }
 
-func (s *KV) signingKeys(ctx context.Context, r kv.Reader) ([]SigningKey, error) {
-	recs, err := kv.ScanJSON[signingRecord](ctx, r, pSigning, "", 0)
+func (s *KV) RefreshKeys(ctx context.Context) ([]SigningKey, error) {
+	return s.keys(ctx, s.db, refreshRing)
+}
+
+func (s *KV) keys(ctx context.Context, r kv.Reader, rg ring) ([]SigningKey, error) {
+	recs, err := kv.ScanJSON[signingRecord](ctx, r, rg.prefix, "", 0)
 	if err != nil {
 		return nil, err
 	}
 	ks := make([]SigningKey, 0, len(recs))
 	for _, rec := range recs {
-		k, stale, err := s.open(rec)
+		k, stale, err := s.open(rg, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -83,11 +99,11 @@ func (s *KV) signingKeys(ctx context.Context, r kv.Reader) ([]SigningKey, error)
 // open decrypts a stored key; stale reports that it is not sealed the way
 // Seal seals now. A key in clear is an error: it can only be legacy or
 // planted, and only RewrapSigningKeys takes it.
-func (s *KV) open(rec signingRecord) (k SigningKey, stale bool, err error) {
+func (s *KV) open(rg ring, rec signingRecord) (k SigningKey, stale bool, err error) {
 	k = rec.SigningKey
 	switch {
 	case len(rec.Sealed) > 0:
-		der, current, err := s.sealer.Open(k.KID, rec.Sealed)
+		der, current, err := s.sealer.Open(rg.seal+k.KID, rec.Sealed)
 		if err != nil {
 			return k, false, fmt.Errorf("signing key %s: %w", k.KID, err)
 		}
@@ -100,15 +116,15 @@ func (s *KV) open(rec signingRecord) (k SigningKey, stale bool, err error) {
 	}
 }
 
-func (s *KV) putSigningKey(tx kv.Tx, k SigningKey) error {
+func (s *KV) putKey(tx kv.Tx, rg ring, k SigningKey) error {
 	if k.KID == "" {
 		return errors.New("signing key without kid")
 	}
-	sealed, err := s.sealer.Seal(k.KID, k.PrivateDER)
+	sealed, err := s.sealer.Seal(rg.seal+k.KID, k.PrivateDER)
 	if err != nil {
 		return fmt.Errorf("signing key %s: %w", k.KID, err)
 	}
-	return kv.PutJSON(tx, pSigning+k.KID, signingRecord{SigningKey: k, Sealed: sealed}, 0)
+	return kv.PutJSON(tx, rg.prefix+k.KID, signingRecord{SigningKey: k, Sealed: sealed}, 0)
 }
 
 func sortKeys(ks []SigningKey) {
@@ -121,8 +137,16 @@ func sortKeys(ks []SigningKey) {
 }
 
 func (s *KV) UpdateSigningKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error {
+	return s.updateKeys(ctx, signingRing, fn)
+}
+
+func (s *KV) UpdateRefreshKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error {
+	return s.updateKeys(ctx, refreshRing, fn)
+}
+
+func (s *KV) updateKeys(ctx context.Context, rg ring, fn func([]SigningKey) ([]SigningKey, error)) error {
 	return s.db.Update(ctx, func(tx kv.Tx) error {
-		cur, err := s.signingKeys(ctx, tx)
+		cur, err := s.keys(ctx, tx, rg)
 		if err != nil {
 			return err
 		}
@@ -132,14 +156,14 @@ func (s *KV) UpdateSigningKeys(ctx context.Context, fn func([]SigningKey) ([]Sig
 		}
 		keep := map[string]bool{}
 		for _, k := range want {
-			if err := s.putSigningKey(tx, k); err != nil {
+			if err := s.putKey(tx, rg, k); err != nil {
 				return err
 			}
 			keep[k.KID] = true
 		}
 		for _, k := range cur {
 			if !keep[k.KID] {
-				if err := tx.Delete(pSigning + k.KID); err != nil {
+				if err := tx.Delete(rg.prefix + k.KID); err != nil {
 					return err
 				}
 			}
@@ -152,28 +176,37 @@ func (s *KV) RewrapSigningKeys(ctx context.Context) (Rewrapped, error) {
 	var done Rewrapped
 	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		done = Rewrapped{}
-		recs, err := kv.ScanJSON[signingRecord](ctx, tx, pSigning, "", 0)
-		if err != nil {
-			return err
-		}
-		for _, rec := range recs {
-			k, stale, err := s.open(rec)
-			if errors.Is(err, ErrPlaintextKey) {
-				k.PrivateDER, err = rec.Plain, nil
-				done.Plain = append(done.Plain, k.KID)
-			}
-			if err != nil {
+		for _, rg := range []ring{signingRing, refreshRing} {
+			if err := s.rewrap(ctx, tx, rg, &done); err != nil {
 				return err
 			}
-			if !stale {
-				continue
-			}
-			if err := s.putSigningKey(tx, k); err != nil {
-				return err
-			}
-			done.KIDs = append(done.KIDs, k.KID)
 		}
 		return nil
 	})
 	return done, err
+}
+
+func (s *KV) rewrap(ctx context.Context, tx kv.Tx, rg ring, done *Rewrapped) error {
+	recs, err := kv.ScanJSON[signingRecord](ctx, tx, rg.prefix, "", 0)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		k, stale, err := s.open(rg, rec)
+		if errors.Is(err, ErrPlaintextKey) {
+			k.PrivateDER, err = rec.Plain, nil
+			done.Plain = append(done.Plain, k.KID)
+		}
+		if err != nil {
+			return err
+		}
+		if !stale {
+			continue
+		}
+		if err := s.putKey(tx, rg, k); err != nil {
+			return err
+		}
+		done.KIDs = append(done.KIDs, k.KID)
+	}
+	return nil
 }

@@ -45,10 +45,11 @@ type Store interface {
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	UpdateUser(ctx context.Context, id int32, fn func(*User) error) error
 	ListUsers(ctx context.Context) ([]User, error)
-	// RecordSignIn and SignIns keep each user's newest sign-in, in the
-	// volatile store (signins.go).
-	RecordSignIn(ctx context.Context, id int32, at int64, addr string) error
+	// RecordSignIn, SignIns and UserSignIns keep each user's recent
+	// sign-ins, in the volatile store (signins.go).
+	RecordSignIn(ctx context.Context, id int32, ev SignInEvent) error
 	SignIns(ctx context.Context) (map[int32]SignIn, error)
+	UserSignIns(ctx context.Context, id int32) (SignIn, error)
 
 	GetUserKey(ctx context.Context, id int32) (UserKey, error)
 	GetUserKeyByHash(ctx context.Context, sha512hex string) (UserKey, error)
@@ -75,6 +76,15 @@ type Store interface {
 	PutSession(ctx context.Context, s Session) error
 	Sessions(ctx context.Context, user int32, limit int) ([]Session, error)
 
+	// Passkeys (passkeys.go): a user's WebAuthn credentials, and the
+	// single-use ceremonies that register them or sign in with them.
+	AddPasskey(ctx context.Context, p Passkey, max int) error
+	Passkeys(ctx context.Context, user int32) ([]Passkey, error)
+	UpdatePasskey(ctx context.Context, user int32, id string, fn func(*Passkey) error) error
+	DeletePasskey(ctx context.Context, user int32, id string) (Passkey, error)
+	PutCeremony(ctx context.Context, id string, c Ceremony) error
+	TakeCeremony(ctx context.Context, id string) (Ceremony, error)
+
 	// SigningKeys returns the keys, decrypted; an error when one does not
 	// decrypt, so a wrong secret never looks like an empty key set.
 	SigningKeys(ctx context.Context) ([]SigningKey, error)
@@ -82,8 +92,13 @@ type Store interface {
 	// keys and returns the set to store (keys left out are deleted). Every
 	// key stored is sealed anew.
 	UpdateSigningKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error
+	// RefreshKeys and UpdateRefreshKeys are the same for the keys that
+	// sign refresh tokens: sealed alike, never published.
+	RefreshKeys(ctx context.Context) ([]SigningKey, error)
+	UpdateRefreshKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error
 	// RewrapSigningKeys seals again, the way Seal seals now, every key
-	// sealed under an older secret or stored in clear, atomically.
+	// (signing and refresh) sealed under an older secret or stored in
+	// clear, atomically.
 	RewrapSigningKeys(ctx context.Context) (Rewrapped, error)
 
 	// SpendRefresh marks refresh token r used, atomically. A token carries
@@ -93,6 +108,10 @@ type Store interface {
 	// revoked chain gives ErrRevoked; an expired one, or one without a
 	// chain, ErrNotFound.
 	SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) error
+
+	// Spent reports whether the refresh token jti has been spent (one
+	// point read; false once its marker expired with the token).
+	Spent(ctx context.Context, jti string) (bool, error)
 
 	// RevokeChain revokes a refresh chain until until (its newest token's
 	// expiry): its refresh tokens are refused, and so are its access
@@ -116,21 +135,22 @@ type Store interface {
 
 // Keys. The refresh chain's revocation marker outlives its tokens.
 const (
-	pClient    = "client/"
-	pUser      = "user/"
-	pUserEmail = "user-email/"
-	pUserKey   = "ukey/"
-	pKeyHash   = "ukey-hash/"
-	pGrant     = "grant/"
-	pAcctToken = "account-token/"
-	pSession   = "user-session/"
-	pSigning   = "signing-key/"
-	pRefresh   = "refresh/"
-	pChain     = "chain-revoked/"
-	pJTI       = "token-revoked/"
-	pRevLog    = "revlog/"
-	pPending   = "revpending/"
-	seqRevLog  = "seq/revlog"
+	pClient     = "client/"
+	pUser       = "user/"
+	pUserEmail  = "user-email/"
+	pUserKey    = "ukey/"
+	pKeyHash    = "ukey-hash/"
+	pGrant      = "grant/"
+	pAcctToken  = "account-token/"
+	pSession    = "user-session/"
+	pSigning    = "signing-key/"
+	pRefreshKey = "refresh-key/"
+	pRefresh    = "refresh/"
+	pChain      = "chain-revoked/"
+	pJTI        = "token-revoked/"
+	pRevLog     = "revlog/"
+	pPending    = "revpending/"
+	seqRevLog   = "seq/revlog"
 	// seqUser and seqKey are counters of a bucket under seqUser+"/<b>"; the
 	// keys themselves are the single counters of older versions, read to
 	// start the buckets' ids above theirs.

@@ -1,5 +1,6 @@
-// Package tokens issues and reads the provider's JWTs: access, id and
-// refresh tokens, all signed by the active key.
+// Package tokens issues and reads the provider's JWTs: access and id
+// tokens signed by the active signing key, refresh tokens by the active
+// refresh key (or, for the clients that verify them, the signing key).
 package tokens
 
 import (
@@ -66,6 +67,16 @@ type Subject struct {
 	// a token issued in the very second of a revocation gets it as its iat
 	// (at most a second ahead, well within the skew every reader allows).
 	RevokedBefore int64
+	// RSARefresh signs the refresh token with the RSA signing key instead
+	// of the refresh key: for a client that verifies it with the
+	// provider's public key (the Samply auth client does).
+	RSARefresh bool
+	// NoIDToken leaves the id token out (a refresh's response may: OpenID
+	// Connect Core 12.2).
+	NoIDToken bool
+	// LinkAccess names the refresh token in the access token (Claims.
+	// RefreshJTI), so the access token can be taken as spent with it.
+	LinkAccess bool
 }
 
 // Set is one token response.
@@ -99,6 +110,10 @@ type Claims struct {
 	Email         string `json:"email,omitempty"`
 	EmailVerified *bool  `json:"email_verified,omitempty"`
 	Name          string `json:"name,omitempty"`
+	// RefreshJTI is, in an access token, the jti of the refresh token
+	// issued with it (Subject.LinkAccess): once that is spent, the access
+	// token is superseded.
+	RefreshJTI string `json:"rjti,omitempty"`
 }
 
 // ClientSubjectPrefix starts the subject of a client_credentials token:
@@ -127,6 +142,7 @@ func (c *Claims) UserID() int32 {
 type Plan struct {
 	i                   *Issuer
 	access, id, refresh Claims
+	rsaRefresh, noID    bool
 	RefreshJTI          string
 	RefreshExpires      time.Time
 }
@@ -164,36 +180,66 @@ func (i *Issuer) Plan(s Subject) Plan {
 	p.refresh.Session = s.Session
 	p.access.Session = s.Session
 	p.RefreshJTI, p.RefreshExpires = p.refresh.ID, p.refresh.Expiration()
+	if s.LinkAccess {
+		p.access.RefreshJTI = p.refresh.ID
+	}
+	p.rsaRefresh, p.noID = s.RSARefresh, s.NoIDToken
 	return p
 }
 
-// Sign signs the planned tokens with the active key.
+// Sign signs the planned tokens: the access and id tokens with the active
+// signing key, the refresh token with the active refresh key unless the
+// plan asks for the signing key.
 func (p Plan) Sign() (Set, error) {
 	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires, ExpiresIn: p.i.life.Access, Subject: p.access.Subject,
 		Chain: p.refresh.Session, IssuedAt: int64(p.refresh.IssuedAt)}
 	sg := p.i.keys.Signer()
-	hdr := jws.NewHeaders()
-	for k, v := range map[string]any{jws.KeyIDKey: sg.KID, jws.TypeKey: "JWT"} {
-		if err := hdr.Set(k, v); err != nil {
+	// The parsed *rsa.PrivateKey, not a jwk.Key: jwx would rebuild (and Go
+	// re-validate) the private key on every signature.
+	rsaKey, err := signer(sg.KID, sg.Alg, sg.Key)
+	if err != nil {
+		return Set{}, err
+	}
+	refreshKey := rsaKey
+	if !p.rsaRefresh {
+		rs := p.i.keys.RefreshSigner()
+		if refreshKey, err = signer(rs.KID, keys.RefreshAlg, rs.Key); err != nil {
 			return Set{}, err
 		}
 	}
-	var err error
-	sign := func(c *Claims) string {
-		if err != nil {
-			return ""
-		}
-		var payload, b []byte
-		if payload, err = json.Marshal(c); err != nil {
-			return ""
-		}
-		// The parsed *rsa.PrivateKey, not a jwk.Key: jwx would rebuild (and
-		// Go re-validate) the private key on every signature.
-		b, err = jws.Sign(payload, jws.WithKey(sg.Alg, sg.Key, jws.WithProtectedHeaders(hdr)))
-		return string(b)
+	if out.Access, err = sign(&p.access, rsaKey); err != nil {
+		return Set{}, err
 	}
-	out.Access, out.ID, out.Refresh = sign(&p.access), sign(&p.id), sign(&p.refresh)
-	return out, err
+	if !p.noID {
+		if out.ID, err = sign(&p.id, rsaKey); err != nil {
+			return Set{}, err
+		}
+	}
+	if out.Refresh, err = sign(&p.refresh, refreshKey); err != nil {
+		return Set{}, err
+	}
+	return out, nil
+}
+
+// signer is a key with its protected header (kid, typ JWT).
+func signer(kid string, alg jwa.SignatureAlgorithm, key any) (jws.SignOption, error) {
+	hdr := jws.NewHeaders()
+	if err := hdr.Set(jws.KeyIDKey, kid); err != nil {
+		return nil, err
+	}
+	if err := hdr.Set(jws.TypeKey, "JWT"); err != nil {
+		return nil, err
+	}
+	return jws.WithKey(alg, key, jws.WithProtectedHeaders(hdr)), nil
+}
+
+func sign(c *Claims, key jws.SignOption) (string, error) {
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	b, err := jws.Sign(payload, key)
+	return string(b), err
 }
 
 // issuedAt is now, or revokedBefore when that is later: see
@@ -221,22 +267,15 @@ func (i *Issuer) IssueClient(clientID string, scopes []string, revokedBefore int
 		Nonce: RandomString(16), Scope: scopes, Client: clientID,
 	}}
 	sg := i.keys.Signer()
-	hdr := jws.NewHeaders()
-	if err := hdr.Set(jws.KeyIDKey, sg.KID); err != nil {
-		return Set{}, err
-	}
-	if err := hdr.Set(jws.TypeKey, "JWT"); err != nil {
-		return Set{}, err
-	}
-	payload, err := json.Marshal(&c)
+	key, err := signer(sg.KID, sg.Alg, sg.Key)
 	if err != nil {
 		return Set{}, err
 	}
-	b, err := jws.Sign(payload, jws.WithKey(sg.Alg, sg.Key, jws.WithProtectedHeaders(hdr)))
+	b, err := sign(&c, key)
 	if err != nil {
 		return Set{}, err
 	}
-	return Set{Access: string(b), ExpiresIn: i.life.Access, Subject: c.Subject}, nil
+	return Set{Access: b, ExpiresIn: i.life.Access, Subject: c.Subject}, nil
 }
 
 // Errors of Read.
@@ -254,11 +293,13 @@ var (
 func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error) {
 	// The key's own alg decides the algorithm, never the token's header:
 	// no `none`, no HMAC keyed with the public key.
+	refreshOnly := false
 	byKID := func(ctx context.Context, _ jwa.SignatureAlgorithm, kid string) (accesstoken.Key, error) {
 		k, ok := i.keys.Verifier(ctx, kid)
 		if !ok {
 			return accesstoken.Key{}, ErrMalformed
 		}
+		refreshOnly = k.RefreshOnly
 		return accesstoken.Key{Alg: k.Alg, Key: k.Key}, nil
 	}
 	payload, err := accesstoken.Verify(ctx, raw, byKID)
@@ -272,6 +313,11 @@ func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error
 	want := types
 	if wantType != "" {
 		want = []string{wantType}
+	}
+	// A refresh key signs refresh tokens and nothing else: anything else
+	// it verifies is not the provider's.
+	if refreshOnly && c.Type != TypeRefresh {
+		return nil, ErrMalformed
 	}
 	if err := c.Check(i.now(), accesstoken.Rules{Issuer: i.iss, Skew: i.life.Skew, Types: want}); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)

@@ -201,8 +201,12 @@ func TestTokenShape(t *testing.T) {
 			t.Fatalf("%s: not a compact JWS", tc.typ)
 		}
 		hdr := decode(t, parts[0])
-		if want := map[string]any{"alg": "RS256", "kid": km.Signer().KID, "typ": "JWT"}; !reflect.DeepEqual(hdr, want) {
-			t.Errorf("%s header = %v, want %v", tc.typ, hdr, want)
+		wantHdr := map[string]any{"alg": "RS256", "kid": km.Signer().KID, "typ": "JWT"}
+		if tc.typ == TypeRefresh {
+			wantHdr = map[string]any{"alg": "EdDSA", "kid": km.RefreshSigner().KID, "typ": "JWT"}
+		}
+		if !reflect.DeepEqual(hdr, wantHdr) {
+			t.Errorf("%s header = %v, want %v", tc.typ, hdr, wantHdr)
 		}
 		c := decode(t, parts[1])
 		var keys []string
@@ -225,9 +229,14 @@ func TestTokenShape(t *testing.T) {
 		if exp-iat != tc.life || iat-nbf != 30 || exp != float64(int64(exp)) {
 			t.Errorf("%s dates: iat %v nbf %v exp %v", tc.typ, iat, nbf, exp)
 		}
-		// Any standard JWT library verifies our tokens with the JWK Set.
-		if _, err := jwt.Parse([]byte(tc.tok), jwt.WithKeySet(km.Public()), jwt.WithIssuer(iss)); err != nil {
+		// Any standard JWT library verifies the access and id tokens with
+		// the JWK Set; the refresh key is not in it.
+		_, err := jwt.Parse([]byte(tc.tok), jwt.WithKeySet(km.Public()), jwt.WithIssuer(iss))
+		if tc.typ != TypeRefresh && err != nil {
 			t.Errorf("%s does not verify with jwx against the published keys: %v", tc.typ, err)
+		}
+		if tc.typ == TypeRefresh && err == nil {
+			t.Errorf("the refresh token verifies against the published keys")
 		}
 	}
 	id := decode(t, strings.Split(set.ID, ".")[1])

@@ -65,6 +65,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			brokerv1.RegisterResearcherServiceServer(s, service.Researcher{Service: svc})
 			s.RegisterService(audit.AdminService(&brokerv1.BrokerAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "broker", db, auditLog, log)
+			audit.Register(s, "broker", deps.Events, cfg.Settings(settingNames...), log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
@@ -78,10 +79,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		// The Explorer's operator views (docs/security.md): the banks, the
 		// site registry they link to and the monitoring reports, never the
 		// inquiries.
-		Operator: []string{
+		Operator: append([]string{
 			brokerv1.BrokerAdmin_ListBanks_FullMethodName, brokerv1.BrokerAdmin_ApproveBank_FullMethodName,
 			brokerv1.BrokerAdmin_LinkBankSite_FullMethodName, brokerv1.BrokerAdmin_DeleteBank_FullMethodName,
 			brokerv1.BrokerAdmin_ListMonitoring_FullMethodName, brokerv1.BrokerAdmin_ListSites_FullMethodName,
-		},
+		}, audit.OperatorMethods...), // the audit and settings views (pkg/audit) too
 	})
 }

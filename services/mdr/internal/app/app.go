@@ -63,6 +63,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			mdrv1.RegisterMdrServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&mdrv1.MdrAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "mdr", db, auditLog, log)
+			audit.Register(s, "mdr", deps.Events, cfg.Settings(settingNames...), log)
 		},
 		Ready:   svc.Ready,
 		Metrics: prometheus.NewRegistry(),
@@ -71,6 +72,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		// (the longest prefix decides), so the gateway is named again.
 		Access: server.Access{mdrv1.MdrService_CheckValues_FullMethodName: {mtls.Gateway, mtls.Upload}},
 		// The Explorer's registry status, for operators (docs/security.md).
-		Operator: []string{mdrv1.MdrAdmin_ListNamespaces_FullMethodName},
+		// The audit and settings views (pkg/audit) too.
+		Operator: append([]string{mdrv1.MdrAdmin_ListNamespaces_FullMethodName}, audit.OperatorMethods...),
 	})
 }

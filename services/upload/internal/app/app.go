@@ -208,12 +208,14 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			uploadv1.RegisterUploadServiceServer(s, service.Public{Service: svc})
 			s.RegisterService(audit.AdminService(&uploadv1.UploadAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "upload", db, auditLog, log)
+			audit.Register(s, "upload", deps.Events, cfg.Settings(settingNames...), log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
 		// The Explorer's view of the sites' uploads, for operators
 		// (docs/security.md): counts and times, never a patient.
-		Operator: []string{uploadv1.UploadAdmin_ListTeilers_FullMethodName},
+		// The audit and settings views (pkg/audit) too.
+		Operator: append([]string{uploadv1.UploadAdmin_ListTeilers_FullMethodName}, audit.OperatorMethods...),
 	})
 }
 

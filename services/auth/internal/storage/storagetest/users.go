@@ -57,22 +57,38 @@ func testUsersAndKeys(t *testing.T, s storage.Store) {
 	if len(us) != 2 {
 		t.Fatalf("ListUsers = %d", len(us))
 	}
-	// Sign-ins: the newest is kept, whatever order they are recorded in.
+	// Sign-ins: the newest first, whatever order they are recorded in,
+	// and only the last storage.RecentSignIns.
 	for _, si := range []struct {
 		at   int64
 		addr string
-	}{{2000, "192.0.2.2"}, {1000, "192.0.2.1"}, {2000, "192.0.2.3"}} {
-		if err := s.RecordSignIn(ctx, u2.ID, si.at, si.addr); err != nil {
+	}{{2000, "192.0.2.2"}, {1000, "192.0.2.1"}, {2001, "192.0.2.3"}} {
+		if err := s.RecordSignIn(ctx, u2.ID, storage.SignInEvent{At: si.at, Addr: si.addr, Method: storage.MethodPassword, Client: "c"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.RecordSignIn(ctx, u.ID, 1500, "2001:db8::1"); err != nil {
+	if err := s.RecordSignIn(ctx, u.ID, storage.SignInEvent{At: 1500, Addr: "2001:db8::1", Method: storage.MethodKey}); err != nil {
 		t.Fatal(err)
 	}
 	got2, err := s.SignIns(ctx)
-	want := map[int32]storage.SignIn{u2.ID: {UserID: u2.ID, At: 2000, Addr: "192.0.2.3"}, u.ID: {UserID: u.ID, At: 1500, Addr: "2001:db8::1"}}
-	if err != nil || len(got2) != 2 || got2[u.ID] != want[u.ID] || got2[u2.ID] != want[u2.ID] {
-		t.Fatalf("SignIns = %+v %v, want %+v", got2, err, want)
+	if err != nil || len(got2) != 2 || got2[u.ID].At != 1500 || got2[u.ID].Addr != "2001:db8::1" || got2[u2.ID].At != 2001 || got2[u2.ID].Addr != "192.0.2.3" {
+		t.Fatalf("SignIns = %+v %v", got2, err)
+	}
+	rec, err := s.UserSignIns(ctx, u2.ID)
+	if err != nil || len(rec.Recent) != 3 || rec.Recent[0].At != 2001 || rec.Recent[1].At != 2000 || rec.Recent[2].At != 1000 || rec.Recent[0].Method != storage.MethodPassword {
+		t.Fatalf("UserSignIns = %+v %v", rec, err)
+	}
+	for i := range storage.RecentSignIns + 5 {
+		if err := s.RecordSignIn(ctx, u2.ID, storage.SignInEvent{At: 3000 + int64(i), Method: storage.MethodPassword}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err = s.UserSignIns(ctx, u2.ID)
+	if err != nil || len(rec.Recent) != storage.RecentSignIns || rec.Recent[0].At != 3000+storage.RecentSignIns+4 {
+		t.Fatalf("after many: %+v %v", rec, err)
+	}
+	if none, err := s.UserSignIns(ctx, 9999); err != nil || len(none.Recent) != 0 {
+		t.Fatalf("UserSignIns of nobody = %+v %v", none, err)
 	}
 }
 

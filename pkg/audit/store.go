@@ -1,0 +1,329 @@
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"fris.dev/pkg/kv"
+)
+
+// The service's own copy of its audit events, for operators to browse
+// (AuditAdmin.ListEvents, the Explorer's audit view): kept in the service's
+// store beside its data, bounded by count and age (Retention). The JSON
+// lines of the audit log stay the complete trail; the store is a window on
+// its newest part.
+//
+// Keys are "audit/<16 hex digits: MaxInt64 - UnixNano>-<16 random hex>",
+// so a scan in key order, the only order kv offers, lists the newest
+// first, and a time bound is a key bound. All are in each service's base
+// partition (no service's Partitioner names the kind).
+const keyPrefix = "audit/"
+
+// Outcomes as stored and listed.
+const (
+	OutcomeOK     = "ok"
+	OutcomeDenied = "denied"
+	OutcomeFailed = "failed"
+)
+
+// Stored is an event as the store keeps it.
+type Stored struct {
+	// ID is the key after keyPrefix, set when read.
+	ID         string    `json:"-"`
+	Time       time.Time `json:"t"`
+	Action     string    `json:"action"`
+	Actor      string    `json:"actor"`
+	Client     string    `json:"client,omitempty"`
+	Target     string    `json:"target,omitempty"`
+	Outcome    string    `json:"outcome"`
+	Reason     string    `json:"reason,omitempty"`
+	ClientAddr string    `json:"client_addr,omitempty"`
+	RequestID  string    `json:"request_id,omitempty"`
+	Attrs      []KV      `json:"attrs,omitempty"`
+}
+
+// KV is one further fact of a stored event.
+type KV struct {
+	K string `json:"k"`
+	V string `json:"v"`
+}
+
+// Bounds of what one stored event holds: its fields come from callers and
+// requests (an email, a client id), which the services bound already;
+// these keep a record small whatever a caller passes.
+const (
+	maxField = 512
+	maxAttrs = 32
+)
+
+// Retention bounds the stored events.
+type Retention struct {
+	// Keep is the most events kept (the newest); 0 stores none.
+	Keep int
+	// For is the longest an event is kept; 0: no age bound.
+	For time.Duration
+}
+
+// DefaultRetention is -audit-keep's and -audit-keep-for's default.
+var DefaultRetention = Retention{Keep: 100000, For: 90 * 24 * time.Hour}
+
+// Store keeps a service's audit events in its kv store.
+type Store struct {
+	db  kv.Store
+	ret Retention
+	now func() time.Time
+}
+
+// NewStore keeps events in db under ret.
+func NewStore(db kv.Store, ret Retention) *Store {
+	return &Store{db: db, ret: ret, now: time.Now}
+}
+
+// Retention is what s keeps.
+func (s *Store) Retention() Retention { return s.ret }
+
+// idFor is an event's id at t: the inverted time first, so newer sorts
+// first, then random bits that keep replicas' events at one nanosecond
+// apart.
+func idFor(t time.Time) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%016x-%s", inverted(t), hex.EncodeToString(b[:]))
+}
+
+// inverted is MaxInt64 - t's Unix nanoseconds, t clamped to the span they
+// can say (1970 to 2262): filters' times come from outside.
+func inverted(t time.Time) uint64 {
+	switch {
+	case t.Before(time.Unix(0, 0)):
+		return math.MaxInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return 0
+	}
+	return uint64(math.MaxInt64 - t.UnixNano())
+}
+
+// timeKey sorts before every key of an event at t and after every key of
+// a newer one.
+func timeKey(t time.Time) string { return keyPrefix + fmt.Sprintf("%016x", inverted(t)) }
+
+// validID reports whether id has the form idFor makes; page tokens come
+// from outside.
+func validID(id string) bool {
+	if len(id) != 33 || id[16] != '-' {
+		return false
+	}
+	for i, c := range id {
+		if i != 16 && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// idTime reads the inverted time of a valid id.
+func idTime(id string) uint64 {
+	n, _ := strconv.ParseUint(id[:16], 16, 64)
+	return n
+}
+
+// Append stores events in one transaction, each with the age bound as its
+// TTL (a lowered bound applies to older events at the next Prune).
+func (s *Store) Append(ctx context.Context, events []Stored) error {
+	if s.ret.Keep <= 0 || len(events) == 0 {
+		return nil
+	}
+	return s.db.Update(ctx, func(tx kv.Tx) error {
+		for _, e := range events {
+			if err := kv.PutJSON(tx, keyPrefix+idFor(e.Time), bounded(e), s.ret.For); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// bounded cuts e's fields to the stored bounds.
+func bounded(e Stored) Stored {
+	cut := func(s string) string {
+		if len(s) <= maxField {
+			return s
+		}
+		return strings.ToValidUTF8(s[:maxField], "") + "…"
+	}
+	e.Action, e.Actor, e.Client, e.Target = cut(e.Action), cut(e.Actor), cut(e.Client), cut(e.Target)
+	e.Reason, e.ClientAddr, e.RequestID = cut(e.Reason), cut(e.ClientAddr), cut(e.RequestID)
+	if len(e.Attrs) > maxAttrs {
+		e.Attrs = e.Attrs[:maxAttrs]
+	}
+	attrs := make([]KV, len(e.Attrs))
+	for i, a := range e.Attrs {
+		attrs[i] = KV{K: cut(a.K), V: cut(a.V)}
+	}
+	e.Attrs = attrs
+	return e
+}
+
+// Filter selects events.
+type Filter struct {
+	Actor        string
+	ActionPrefix string
+	Outcome      string
+	// Since and Until bound the times, both inclusive; zero: no bound.
+	Since, Until time.Time
+	// PageSize is the most events returned (1..MaxPageSize; 0: 50).
+	PageSize int
+	// After continues after the event of this id.
+	After string
+}
+
+// MaxPageSize bounds a page.
+const MaxPageSize = 100
+
+// ErrBadFilter is a page size out of range or a malformed page token.
+var ErrBadFilter = errors.New("audit: bad filter")
+
+// scanChunk is how many events a listing reads at a time.
+const scanChunk = 256
+
+// List returns the events f selects, newest first, and the id to continue
+// after when there may be more. A page with a continuation is full, so
+// pages of several services can be merged by time (ListEventsResponse).
+// A filter that matches few events reads on until the store's end or its
+// Since bound: the store is bounded (Retention), and only operators list.
+func (s *Store) List(ctx context.Context, f Filter) ([]Stored, string, error) {
+	if f.PageSize == 0 {
+		f.PageSize = 50
+	}
+	if f.PageSize < 0 || f.PageSize > MaxPageSize {
+		return nil, "", fmt.Errorf("%w: page size must be between 1 and %d", ErrBadFilter, MaxPageSize)
+	}
+	after := ""
+	switch {
+	case f.After != "":
+		if !validID(f.After) {
+			return nil, "", fmt.Errorf("%w: malformed page token", ErrBadFilter)
+		}
+		after = keyPrefix + f.After
+		if !f.Until.IsZero() {
+			after = max(after, timeKey(f.Until))
+		}
+	case !f.Until.IsZero():
+		after = timeKey(f.Until)
+	}
+	var stop uint64 = math.MaxUint64
+	if !f.Since.IsZero() {
+		stop = inverted(f.Since)
+	}
+	var out []Stored
+	for {
+		es, err := s.db.Scan(ctx, keyPrefix, after, scanChunk)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, e := range es {
+			id := strings.TrimPrefix(e.Key, keyPrefix)
+			if !validID(id) {
+				continue // not an event's key: nothing of ours
+			}
+			if idTime(id) > stop {
+				return out, "", nil
+			}
+			var ev Stored
+			if err := json.Unmarshal(e.Value, &ev); err != nil {
+				return nil, "", fmt.Errorf("decode %s: %w", e.Key, err)
+			}
+			if !f.matches(ev) {
+				continue
+			}
+			if len(out) == f.PageSize {
+				// There is one more: the page continues after its last.
+				return out, out[len(out)-1].ID, nil
+			}
+			ev.ID = id
+			out = append(out, ev)
+		}
+		if len(es) < scanChunk {
+			return out, "", nil
+		}
+		after = es[len(es)-1].Key
+	}
+}
+
+func (f Filter) matches(e Stored) bool {
+	return (f.Actor == "" || e.Actor == f.Actor) &&
+		strings.HasPrefix(e.Action, f.ActionPrefix) &&
+		(f.Outcome == "" || e.Outcome == f.Outcome)
+}
+
+// Prune deletes what the retention no longer keeps: events older than For,
+// and all but the newest Keep. It reads every kept event's key (the count
+// needs them), so the writer runs it once per tenth of Keep written, not
+// per event.
+func (s *Store) Prune(ctx context.Context) (int, error) {
+	// Every event key after cut goes: the Keep-th newest's, or the
+	// bound of those older than For, whichever is first.
+	cut := ""
+	if s.ret.For > 0 {
+		cut = timeKey(s.now().Add(-s.ret.For))
+	}
+	if s.ret.Keep <= 0 {
+		cut = keyPrefix
+	}
+	seen, after := 0, ""
+	for s.ret.Keep > 0 && (cut == "" || after < cut) {
+		es, err := s.db.Scan(ctx, keyPrefix, after, scanChunk)
+		if err != nil {
+			return 0, err
+		}
+		if len(es) == 0 {
+			break
+		}
+		if seen+len(es) >= s.ret.Keep {
+			if k := es[s.ret.Keep-1-seen].Key; cut == "" || k < cut {
+				cut = k
+			}
+			break
+		}
+		seen += len(es)
+		after = es[len(es)-1].Key
+	}
+	if cut == "" {
+		return 0, nil
+	}
+	return s.deleteAfter(ctx, cut)
+}
+
+// deleteAfter deletes every event key after cut, a batch per transaction.
+func (s *Store) deleteAfter(ctx context.Context, cut string) (int, error) {
+	n := 0
+	for {
+		es, err := s.db.Scan(ctx, keyPrefix, cut, 500)
+		if err != nil {
+			return n, err
+		}
+		if len(es) == 0 {
+			return n, nil
+		}
+		if err := s.db.Update(ctx, func(tx kv.Tx) error {
+			for _, e := range es {
+				if err := tx.Delete(e.Key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return n, err
+		}
+		n += len(es)
+		cut = es[len(es)-1].Key
+	}
+}

@@ -1,0 +1,15 @@
+package storage_test
+
+import (
+	"testing"
+
+	"fris.dev/pkg/audit/audittest"
+	"fris.dev/pkg/kv"
+	"fris.dev/pkg/kv/kvtest"
+)
+
+// TestAuditEvents runs the audit event store's suite on every backend as
+// the registry opens its store (without partitions).
+func TestAuditEvents(t *testing.T) {
+	kvtest.Backends(t, func(t *testing.T, open func(t *testing.T) kv.Store) { audittest.Run(t, open) })
+}
