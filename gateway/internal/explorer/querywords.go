@@ -131,5 +131,27 @@ func csvQueryLine(v *view, w words) string {
 		text = w.Empty
 	}
 	text = strings.Join(strings.Fields(text), " ")
-	return "# " + v.T("qw.column") + ": " + text + "\n"
+	return "# " + v.T("qw.column") + ": " + commentSafe(text) + "\n"
+}
+
+// commentSafe keeps a spreadsheet that splits the comment line at its
+// commas (or semicolons, or tabs) from reading a piece as a formula: the
+// values in it are the researcher's, the designations the registry's.
+func commentSafe(s string) string {
+	var b strings.Builder
+	start := false
+	for _, r := range s {
+		switch {
+		case r == ',' || r == ';' || r == '\t':
+			start = true
+		case start && r == ' ':
+		case start && strings.ContainsRune("=+-@", r):
+			b.WriteByte('\'')
+			start = false
+		default:
+			start = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -249,3 +249,15 @@ func TestNegationsChecked(t *testing.T) {
 		t.Fatalf("none of nothing: %d\n%s", rec.Code, rec.Body)
 	}
 }
+
+func TestCommentSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"Sex: Female, Male":              "Sex: Female, Male",
+		"X: a, =HYPERLINK(1);+2\t-3, @4": "X: a, '=HYPERLINK(1);'+2\t'-3, '@4",
+		"Age: 18–65 and B is not -1":     "Age: 18–65 and B is not -1",
+	} {
+		if got := commentSafe(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
