@@ -158,8 +158,15 @@ for set in hydra.openid.id-token hydra.jwt.access-token; do
   "$hydra" delete jwk "$set" --endpoint "http://127.0.0.1:$hydra_admin" >>"$tmp/hydra-keys.log" 2>&1 || true
   "$hydra" import jwk "$set" "$tmp/key.pem" --use sig --alg RS256 --endpoint "http://127.0.0.1:$hydra_admin" >>"$tmp/hydra-keys.log" 2>&1
 done
-kids=$(curl -fsS "http://127.0.0.1:$hydra_public/.well-known/jwks.json")
-echo "hydra-compare: Hydra $HYDRA_VERSION (pid $hydra_pid) publishes: $(grep -o '"kid":"[^"]*"' <<<"$kids" | sort -u | tr '\n' ' ')" >&2
+# Hydra must publish the imported keys and no other (fris-bench then shows
+# the kids its tokens carry).
+imported=$(awk '$3 == "RS256" && $1 ~ /^hydra\./ {print $2}' "$tmp/hydra-keys.log" | sort -u | tr '\n' ' ')
+published=$(curl -fsS "http://127.0.0.1:$hydra_public/.well-known/jwks.json" | grep -o '"kid":"[^"]*"' | cut -d'"' -f4 | sort -u | tr '\n' ' ')
+if [[ -z "$imported" || "$imported" != "$published" ]]; then
+  echo "hydra-compare: Hydra publishes keys \"$published\", imported \"$imported\"" >&2
+  exit 1
+fi
+echo "hydra-compare: Hydra $HYDRA_VERSION (pid $hydra_pid) signs with the imported RSA-2048 key, kids $imported" >&2
 
 # 3. FRIS: auth, mdr (the bearer read) and a gateway without response cache.
 "$BIN/fris-certs" -dir "$tmp/tls" >/dev/null
