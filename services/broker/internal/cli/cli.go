@@ -232,7 +232,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			fmt.Fprintf(stdout, "total: %s%s\n", countText(res.GetTotal(), int32(len(res.GetReplies())), res.GetUnreadable()), samplesText(res.Samples))
 			if res.GetSuppressedSites() > 0 {
-				fmt.Fprintf(stdout, "researchers see counts below %d as \"< %d\" (%d sites) and the sum of the counts shown\n",
+				fmt.Fprintf(stdout, "researchers see counts below %d as \"< %d\" and the sum of the counts shown (sites with a hidden count: %d)\n",
 					res.GetMinCount(), res.GetMinCount(), res.GetSuppressedSites())
 			}
 			return nil
