@@ -20,11 +20,14 @@ type results struct {
 	Unreadable int32
 	// Samples is the sum of the sample counts of Reply documents; nil
 	// when none carries one, and then the table has no sample column.
-	Samples  *int32
-	Answered int
-	Targets  int
-	Rows     []siteRow
-	Pending  []string
+	Samples *int32
+	// SamplesText is Samples as shown, with the sites whose sample count
+	// the small-count rule hid.
+	SamplesText string
+	Answered    int
+	Targets     int
+	Rows        []siteRow
+	Pending     []string
 	// Docs are the Reply documents with breakdowns; Unread the bodies
 	// that are not counts, as sent.
 	Docs   []replyDoc
@@ -51,8 +54,10 @@ type siteRow struct {
 	// min count, left out of Count.
 	Suppressed int32
 	Samples    *int32
-	Replies    int32
-	Last       string
+	// SamplesText is Samples as shown: "< k" for a hidden sample count.
+	SamplesText string
+	Replies     int32
+	Last        string
 	// Y and W place the row's bar in the chart.
 	Y, BarY, W, TextY, NumX int
 }
@@ -90,6 +95,7 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 	r.Unreadable, r.Samples = res.GetUnreadable(), res.Samples
 	r.TotalText = totalText(v, res)
 	last := r.readReplies(res.GetReplies())
+	r.samplesText(rows, res)
 	for _, row := range rows {
 		row.Last = minute(last[row.Site])
 		r.Rows = append(r.Rows, *row)

@@ -50,7 +50,7 @@ func (a *App) repliesCSV(q *req) error {
 			count = strconv.Itoa(int(row.Count))
 		}
 		if row.Samples != nil {
-			samples = strconv.Itoa(int(*row.Samples))
+			samples = row.SamplesText
 		}
 		_ = w.Write([]string{csvSafe(row.Site), strconv.FormatBool(row.Answered), count, strconv.Itoa(int(row.Replies)), row.Last,
 			strconv.Itoa(int(row.Unreadable)), samples})

@@ -55,3 +55,37 @@ func (r *results) StratumText(s *brokerv1.Stratum) string {
 	}
 	return strconv.Itoa(int(s.GetCount()))
 }
+
+// samplesText sets the samples as shown: a sample count the small-count
+// rule hid is "< k", and the total says how many sites had one.
+func (r *results) samplesText(rows map[string]*siteRow, res *brokerv1.ListRepliesResponse) {
+	hidden := map[string]int{}
+	for _, rp := range res.GetReplies() {
+		if rp.GetSample().GetSuppressed() {
+			hidden[rp.GetSiteId()]++
+		}
+	}
+	k := res.GetMinCount()
+	for site, row := range rows {
+		switch {
+		case row.Samples == nil:
+		case hidden[site] == 0 || k <= 0:
+			row.SamplesText = strconv.Itoa(int(*row.Samples))
+		case *row.Samples == 0:
+			row.SamplesText = belowText(r.V, k)
+		default:
+			row.SamplesText = r.V.T("res.count.plusbelow", *row.Samples, k)
+		}
+	}
+	if r.Samples == nil {
+		return
+	}
+	r.SamplesText = strconv.Itoa(int(*r.Samples))
+	switch n := len(hidden); {
+	case n == 0 || k <= 0:
+	case n == 1:
+		r.SamplesText = r.V.T("res.total.below.one", r.SamplesText, k)
+	default:
+		r.SamplesText = r.V.T("res.total.below", r.SamplesText, n, k)
+	}
+}

@@ -12,25 +12,26 @@ import (
 // 5 when berlin replied 3 (hidden) and dresden 12 with a stratum of 2: the
 // total is the sum of the counts shown.
 func suppressedReplies() *brokerv1.ListRepliesResponse {
-	twelve := int32(12)
-	return &brokerv1.ListRepliesResponse{InquiryId: "1", Total: 12, Unreadable: 1, MinCount: 5, SuppressedSites: 1,
+	twelve, zero := int32(12), int32(0)
+	return &brokerv1.ListRepliesResponse{InquiryId: "1", Total: 12, Unreadable: 1, MinCount: 5, SuppressedSites: 1, Samples: &zero,
 		Replies: []*brokerv1.Reply{
 			{SiteId: "berlin", Suppressed: true},
 			{SiteId: "dresden", Count: &twelve,
 				Donor: &brokerv1.ReplyEntity{Label: "Spender", Count: 12, Stratifications: []*brokerv1.Stratification{
-					{Title: "Geschlecht", Strata: []*brokerv1.Stratum{{Label: "männlich", Count: 10}, {Label: "weiblich", Suppressed: true}}}}}},
+					{Title: "Geschlecht", Strata: []*brokerv1.Stratum{{Label: "männlich", Count: 10}, {Label: "weiblich", Suppressed: true}}}}},
+				Sample: &brokerv1.ReplyEntity{Label: "Proben", Suppressed: true}},
 			{SiteId: "köln", Unreadable: true},
 		},
 		Sites: []*brokerv1.SiteCount{
 			{SiteId: "berlin", Replies: 1, Suppressed: 1},
-			{SiteId: "dresden", Count: 12, Replies: 1},
+			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &zero},
 			{SiteId: "köln", Replies: 1, Unreadable: 1},
 		}}
 }
 
 // TestResultsSuppressed: a count the broker's small-count rule hid is "< 5"
 // on the page, in its chart, its breakdowns, the results stream and the
-// CSV; the total is the sum of the counts shown with how many sites had a
+// CSV (a hidden sample count too); the total is the sum of the counts shown with how many sites had a
 // count below 5, and a withheld unreadable body says why it is missing.
 func TestResultsSuppressed(t *testing.T) {
 	e, fb, _ := newInqEnv(t)
@@ -46,7 +47,9 @@ func TestResultsSuppressed(t *testing.T) {
 			`<strong id="results-total">12 (1 unreadable), and 1 site with fewer than 5</strong>`,
 			`Counts below 5 are shown as &#34;&lt; 5&#34;`,
 			`<tr data-site="berlin"><th scope="row">berlin</th><td class="num">&lt; 5</td>`,
-			`<tr data-site="dresden"><th scope="row">dresden</th><td class="num">12</td>`,
+			`<tr data-site="dresden"><th scope="row">dresden</th><td class="num">12</td><td class="num">&lt; 5</td>`,
+			`<tr data-site="berlin"><th scope="row">berlin</th><td class="num">&lt; 5</td><td class="num"></td>`,
+			`<strong id="results-samples">0, and 1 site with fewer than 5</strong>`,
 			`class="chart-num">&lt; 5</text>`,
 			`<tr><th scope="row">weiblich</th><td class="num">&lt; 5</td></tr>`,
 			`<tr><th scope="row">männlich</th><td class="num">10</td></tr>`,
@@ -75,7 +78,7 @@ func TestResultsSuppressed(t *testing.T) {
 	rec := b.do("GET", InquiriesPath+"/1/replies.csv", nil)
 	want := "site,answered,count,replies,last_reply_utc,unreadable,samples\n" +
 		"berlin,true,< 5,1,,0,\n" +
-		"dresden,true,12,1,,0,\n" +
+		"dresden,true,12,1,,0,< 5\n" +
 		"köln,true,unreadable,1,,1,\n"
 	if rec.Code != http.StatusOK || csvRows(rec.Body.String()) != want {
 		t.Fatalf("CSV: %d\n%s", rec.Code, rec.Body)

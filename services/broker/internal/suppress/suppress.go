@@ -65,7 +65,9 @@ func Hide(res *brokerv1.ListRepliesResponse, k int32) *brokerv1.ListRepliesRespo
 			continue
 		}
 		s.count, total.count = add(s.count, r.GetCount()), add(total.count, r.GetCount())
-		if e := r.GetSample(); e != nil && !e.GetSuppressed() {
+		// A hidden sample count still makes the samples present (as 0 plus
+		// what is shown), so "< k" has a column to stand in.
+		if e := r.GetSample(); e != nil {
 			s.samples, s.hasSamples = add(s.samples, e.GetCount()), true
 			total.samples, total.hasSamples = add(total.samples, e.GetCount()), true
 		}
