@@ -1,0 +1,25 @@
+package explorer
+
+import "fris.dev/gateway/internal/i18n"
+
+// inquiryStepMessages are the texts of the inquiry pages' confirmations,
+// limits, expose download, reasons for refusals and the sites' polling;
+// they join messages when the package loads.
+var inquiryStepMessages = i18n.Catalogue{
+	"inq.confirm.release":     {i18n.English: "Yes, release it: the sites' banks start reading it", i18n.German: "Ja, freigeben: Die Biobanken der Standorte beginnen, sie zu lesen"},
+	"inq.confirm.close":       {i18n.English: "Yes, close it: no site sees it or answers afterwards", i18n.German: "Ja, schließen: Danach sieht und beantwortet sie kein Standort mehr"},
+	"inq.confirm.empty":       {i18n.English: "Release it without a condition all the same", i18n.German: "Trotzdem ohne Bedingung freigeben"},
+	"inq.empty.warning":       {i18n.English: "This inquiry has no condition: released, it asks every target site for all of its donors. Add conditions with \"Edit inquiry\", or confirm below that this is what you mean.", i18n.German: "Diese Anfrage hat keine Bedingung: Freigegeben fragt sie jeden Zielstandort nach allen seinen Spendern. Fügen Sie mit „Anfrage bearbeiten“ Bedingungen hinzu, oder bestätigen Sie unten, dass Sie genau das wollen."},
+	"inq.err.confirm.release": {i18n.English: "Not released: tick \"Yes, release it\" next to the button first.", i18n.German: "Nicht freigegeben: Kreuzen Sie zuerst „Ja, freigeben“ neben der Schaltfläche an."},
+	"inq.err.confirm.close":   {i18n.English: "Not closed: tick \"Yes, close it\" next to the button first.", i18n.German: "Nicht geschlossen: Kreuzen Sie zuerst „Ja, schließen“ neben der Schaltfläche an."},
+	"inq.err.confirm.empty":   {i18n.English: "Not released: this inquiry has no condition. Tick \"Release it without a condition all the same\" if that is what you mean.", i18n.German: "Nicht freigegeben: Diese Anfrage hat keine Bedingung. Kreuzen Sie „Trotzdem ohne Bedingung freigeben“ an, wenn Sie das wollen."},
+}
+
+func init() {
+	for k, v := range inquiryStepMessages {
+		if _, dup := messages[k]; dup {
+			panic("explorer: message " + k + " is in both catalogues")
+		}
+		messages[k] = v
+	}
+}
