@@ -7,8 +7,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"fris.dev/pkg/rpcerr"
-	"fris.dev/services/broker/internal/storage"
 	brokerv1 "fris.dev/proto/broker/v1"
+	"fris.dev/services/broker/internal/storage"
 )
 
 // How far an inquiry has got: the broker notes when each site's bank last
