@@ -52,6 +52,7 @@ var wantAccess = map[string]access{
 	"GET /explorer/inquiries/{id}/edit":           signedIn,
 	"POST /explorer/inquiries/{id}/release":       signedIn,
 	"POST /explorer/inquiries/{id}/close":         signedIn,
+	"GET /explorer/inquiries/{id}/expose":         signedIn,
 	"GET /explorer/inquiries/{id}/events":         signedIn,
 	"GET /explorer/inquiries/{id}/replies.csv":    signedIn,
 	"GET /explorer/query/elements":                public,

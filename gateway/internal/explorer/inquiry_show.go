@@ -29,6 +29,8 @@ type inquiryPage struct {
 	// Empty: the query has no condition, so releasing it asks every
 	// site for every donor; the page warns and asks once more.
 	Empty bool
+	// Reach is how far the inquiry has got to its sites (released only).
+	Reach *reach
 	// Confirm is why the last release or close was not done: its
 	// confirmation was not given.
 	Confirm string
@@ -65,6 +67,9 @@ func (a *App) inquiryView(q *req, code int, problem, confirm string) error {
 			return err
 		}
 		p.Results = resultsOf(v, in, res)
+		if p.Reach, err = a.reachOf(q, b, in.GetId()); err != nil {
+			return err
+		}
 		if !p.Closed {
 			p.Events = p.Href + "/events"
 		}

@@ -1,10 +1,17 @@
 package explorer
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	brokerv1 "fris.dev/proto/broker/v1"
 )
@@ -48,6 +55,87 @@ func TestNoCondition(t *testing.T) {
 	} {
 		if got := noCondition(doc); got != want {
 			t.Errorf("noCondition(%s) = %v", doc, got)
+		}
+	}
+}
+
+func (f *fakeBroker) GetInquiryExpose(ctx context.Context, r *brokerv1.GetInquiryRequest, _ ...grpc.CallOption) (*brokerv1.Document, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, err := f.own(ctx, r.GetId())
+	if err != nil {
+		return nil, err
+	}
+	if in.GetExpose() == nil {
+		return nil, status.Errorf(codes.NotFound, "inquiry %s has no expose", r.GetId())
+	}
+	return &brokerv1.Document{Body: f.pdfs[r.GetId()], ContentType: "application/pdf", Filename: in.GetExpose().GetFilename()}, nil
+}
+
+// GetInquiryReach: the first target site polled at 09:58 and fetched the
+// inquiry at 09:59 (the test clock says 10:00); the others have not.
+func (f *fakeBroker) GetInquiryReach(ctx context.Context, r *brokerv1.GetInquiryRequest, _ ...grpc.CallOption) (*brokerv1.InquiryReach, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, err := f.own(ctx, r.GetId())
+	if err != nil {
+		return nil, err
+	}
+	out := &brokerv1.InquiryReach{InquiryId: in.GetId()}
+	for i, s := range in.GetTargetSites() {
+		sr := &brokerv1.SiteReach{SiteId: s}
+		if i == 0 {
+			sr.LastPollAt, sr.SeenAt = timestamppb.New(mustTime("2030-01-01T09:58:00Z")), timestamppb.New(mustTime("2030-01-01T09:59:00Z"))
+			out.Seen++
+		}
+		out.Sites = append(out.Sites, sr)
+	}
+	return out, nil
+}
+
+// TestExposeAndReach: the author downloads the expose, another user does
+// not; a released inquiry's page says how far it has got.
+func TestExposeAndReach(t *testing.T) {
+	e, fb, _ := newInqEnv(t)
+	b := e.browser()
+	b.signIn()
+	csrf := csrfOf(t, b.do("GET", InquiriesPath+"/new", nil).Body.String())
+	ct, form := multipartForm(t, inquiryFields(csrf), []byte(testPDF))
+	if rec := b.post(InquiriesPath, ct, form); rec.Code != http.StatusSeeOther {
+		t.Fatalf("create: %d\n%s", rec.Code, rec.Body)
+	}
+	page := b.do("GET", InquiriesPath+"/1", nil).Body.String()
+	if !strings.Contains(page, `<a href="/explorer/inquiries/1/expose" download id="expose-link">Download study.pdf</a>`) || strings.Contains(page, "h-reach") {
+		t.Fatalf("the draft's page:\n%s", page)
+	}
+	rec := b.do("GET", InquiriesPath+"/1/expose", nil)
+	if rec.Code != 200 || rec.Body.String() != testPDF || rec.Header().Get("Content-Type") != "application/pdf" ||
+		rec.Header().Get("Content-Disposition") != `attachment; filename=study.pdf` || rec.Header().Get("Content-Length") != strconv.Itoa(len(testPDF)) {
+		t.Fatalf("expose: %d %v", rec.Code, rec.Header())
+	}
+	mine := fb.authors["1"]
+	fb.authors["1"] = "someone-else"
+	if rec := b.do("GET", InquiriesPath+"/1/expose", nil); rec.Code != http.StatusNotFound || rec.Body.String() == testPDF {
+		t.Fatalf("another's expose: %d", rec.Code)
+	}
+	fb.authors["1"] = mine
+	if rec := b.do("POST", InquiriesPath+"/1/release", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("release: %d", rec.Code)
+	}
+	page = b.do("GET", InquiriesPath+"/1", nil).Body.String()
+	for _, want := range []string{`<h2 id="h-reach">Reaching the sites</h2>`, "1 of 2 target sites have fetched the inquiry.", "may be offline",
+		`<time datetime="2030-01-01T09:58:00Z">2030-01-01 09:58 UTC</time> (2 min ago)`, `<time datetime="2030-01-01T09:59:00Z">2030-01-01 09:59 UTC</time>`, "never yet", "not yet"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the released page lacks %q:\n%s", want, page)
+		}
+	}
+}
+
+func TestExposeFilename(t *testing.T) {
+	for in, want := range map[string]string{"study.pdf": "study.pdf", "Studie \"neu\".PDF": "Studie neu.PDF", "../x": "inquiry-7-expose.pdf", "": "inquiry-7-expose.pdf",
+		".hidden": "inquiry-7-expose.pdf", "a\r\nb.pdf": "ab.pdf", "plan": "plan.pdf"} {
+		if got := exposeFilename(in, "7"); got != want {
+			t.Errorf("exposeFilename(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -13,6 +13,17 @@ var inquiryStepMessages = i18n.Catalogue{
 	"inq.err.confirm.release": {i18n.English: "Not released: tick \"Yes, release it\" next to the button first.", i18n.German: "Nicht freigegeben: Kreuzen Sie zuerst „Ja, freigeben“ neben der Schaltfläche an."},
 	"inq.err.confirm.close":   {i18n.English: "Not closed: tick \"Yes, close it\" next to the button first.", i18n.German: "Nicht geschlossen: Kreuzen Sie zuerst „Ja, schließen“ neben der Schaltfläche an."},
 	"inq.err.confirm.empty":   {i18n.English: "Not released: this inquiry has no condition. Tick \"Release it without a condition all the same\" if that is what you mean.", i18n.German: "Nicht freigegeben: Diese Anfrage hat keine Bedingung. Kreuzen Sie „Trotzdem ohne Bedingung freigeben“ an, wenn Sie das wollen."},
+
+	"inq.expose.download": {i18n.English: "Download %s", i18n.German: "%s herunterladen"},
+	"inq.reach.title":     {i18n.English: "Reaching the sites", i18n.German: "Erreichte Standorte"},
+	"inq.reach.seen":      {i18n.English: "%d of %d target sites have fetched the inquiry.", i18n.German: "%d von %d Zielstandorten haben die Anfrage abgerufen."},
+	"inq.reach.wait":      {i18n.English: "A site that polled recently fetches it at its next poll; one that has not polled for a long time may be offline: ask its operator.", i18n.German: "Ein Standort, der kürzlich nachgefragt hat, ruft sie bei der nächsten Nachfrage ab; einer, der lange nicht nachgefragt hat, ist vielleicht nicht erreichbar: Fragen Sie seinen Betreiber."},
+	"inq.reach.caption":   {i18n.English: "When each site's bank last asked for inquiries, and when it fetched this one", i18n.German: "Wann die Biobank jedes Standorts zuletzt nach Anfragen gefragt und wann sie diese abgerufen hat"},
+	"inq.reach.poll":      {i18n.English: "Last asked for inquiries", i18n.German: "Zuletzt nach Anfragen gefragt"},
+	"inq.reach.fetched":   {i18n.English: "Fetched this inquiry", i18n.German: "Diese Anfrage abgerufen"},
+	"inq.reach.never":     {i18n.English: "never yet", i18n.German: "noch nie"},
+	"inq.reach.notyet":    {i18n.English: "not yet", i18n.German: "noch nicht"},
+	"inq.reach.hint":      {i18n.English: "Times to within a few seconds. A site answers after fetching the inquiry and running it, which may take minutes, or longer where staff approve each answer.", i18n.German: "Zeiten auf wenige Sekunden genau. Ein Standort antwortet, nachdem er die Anfrage abgerufen und ausgeführt hat; das kann Minuten dauern, oder länger, wo Mitarbeitende jede Antwort freigeben."},
 }
 
 func init() {
