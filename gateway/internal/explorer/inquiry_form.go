@@ -40,6 +40,7 @@ type inquiryForm struct {
 	NS                                              string
 	Errors                                          []string
 	BadLabel, BadLast, BadSites, BadExpiry, BadFile bool
+	BadDescription                                  bool
 	// FileLost: a file was chosen, but the form comes back (a browser
 	// cannot be given a file to send again).
 	FileLost  bool
@@ -244,6 +245,7 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 		f.BadLast = true
 		f.Errors = append(f.Errors, v.T("inq.err.lastname"))
 	}
+	checkLengths(v, f)
 	if len(chosen) == 0 {
 		f.BadSites = true
 		f.Errors = append(f.Errors, v.T("inq.err.sites"))

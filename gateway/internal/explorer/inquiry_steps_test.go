@@ -139,3 +139,38 @@ func TestExposeFilename(t *testing.T) {
 		}
 	}
 }
+
+// TestLengthsInCharacters: limits are said in characters; a title within
+// them but over the broker's bytes is refused in words, nothing is sent.
+func TestLengthsInCharacters(t *testing.T) {
+	e, fb, _ := newInqEnv(t)
+	b := e.browser()
+	b.signIn()
+	csrf := csrfOf(t, b.do("GET", InquiriesPath+"/new", nil).Body.String())
+	for _, tc := range []struct {
+		label, want string
+		code        int
+	}{
+		{strings.Repeat("ä", 300), "Title: too long. Some letters, such as ä, é or emoji, take more room than others; with them it holds fewer than 500 characters.", http.StatusBadRequest},
+		{strings.Repeat("a", 501), "Title: at most 500 characters (this one has 501).", http.StatusBadRequest},
+		{strings.Repeat("ä", 250), "", http.StatusSeeOther},
+	} {
+		fields := inquiryFields(csrf)
+		fields.Set("label", tc.label)
+		ct, form := multipartForm(t, fields, nil)
+		rec := b.post(InquiriesPath, ct, form)
+		if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Fatalf("%d letters: %d\n%s", len([]rune(tc.label)), rec.Code, rec.Body)
+		}
+		if tc.code == http.StatusBadRequest && (!strings.Contains(rec.Body.String(), `name="label" value="`+tc.label) || strings.Contains(rec.Body.String(), "bytes")) {
+			t.Fatalf("%d letters: the form does not keep the title, or speaks of bytes:\n%s", len([]rune(tc.label)), rec.Body)
+		}
+	}
+	if len(fb.ins) != 1 {
+		t.Fatalf("%d inquiries created", len(fb.ins))
+	}
+	v := &view{Lang: "de"}
+	if got := tooLong(v, textLimit{"inq.description", 3}, "abcd"); got != "Beschreibung: höchstens 3 Zeichen (dieser Text hat 4)." {
+		t.Fatal(got)
+	}
+}
