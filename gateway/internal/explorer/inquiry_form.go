@@ -2,9 +2,6 @@ package explorer
 
 import (
 	"bytes"
-	"errors"
-	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"slices"
@@ -163,53 +160,6 @@ func sizeText(n int64) string {
 		return strconv.FormatInt(n>>10, 10) + " KiB"
 	}
 	return strconv.FormatInt(n, 10) + " B"
-}
-
-// readForm parses an inquiry form (multipart, for the expose PDF) within
-// the gateway's body limit; the PDF, if one was chosen, is returned.
-func (a *App) readForm(q *req) (url.Values, []byte, string, error) {
-	q.r.Body = http.MaxBytesReader(q.w, q.r.Body, a.cfg.MaxUpload)
-	err := q.r.ParseMultipartForm(1 << 20)
-	if errors.Is(err, http.ErrNotMultipart) {
-		err = q.r.ParseForm()
-	}
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return nil, nil, "", fail(http.StatusRequestEntityTooLarge, "inq.err.toolarge", sizeText(a.cfg.MaxUpload))
-	}
-	if err != nil {
-		return nil, nil, "", fail(http.StatusBadRequest, "error.badrequest")
-	}
-	if q.r.MultipartForm != nil {
-		defer func() { _ = q.r.MultipartForm.RemoveAll() }()
-	}
-	form := q.r.PostForm
-	if err := a.checkPost(q, form); err != nil {
-		return nil, nil, "", err
-	}
-	var (
-		pdf  []byte
-		name string
-	)
-	if q.r.MultipartForm != nil {
-		if fhs := q.r.MultipartForm.File["expose"]; len(fhs) > 0 && fhs[0].Size > 0 {
-			pdf, name, err = readFile(fhs[0])
-			if err != nil {
-				return nil, nil, "", err
-			}
-		}
-	}
-	return form, pdf, name, nil
-}
-
-func readFile(fh *multipart.FileHeader) ([]byte, string, error) {
-	f, err := fh.Open()
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	return b, fh.Filename, err
 }
 
 // formOf fills an inquiryForm from a posted form, and checks what the

@@ -3,6 +3,7 @@ package explorer
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -172,5 +173,57 @@ func TestLengthsInCharacters(t *testing.T) {
 	v := &view{Lang: "de"}
 	if got := tooLong(v, textLimit{"inq.description", 3}, "abcd"); got != "Beschreibung: höchstens 3 Zeichen (dieser Text hat 4)." {
 		t.Fatal(got)
+	}
+}
+
+// TestFormTooLarge: a form over the limit comes back with what was typed
+// (not the file) and says why; nothing is saved.
+func TestFormTooLarge(t *testing.T) {
+	e, fb, _ := newInqEnv(t)
+	b := e.browser()
+	b.signIn()
+	csrf := csrfOf(t, b.do("GET", InquiriesPath+"/new", nil).Body.String())
+	big := []byte("%PDF-" + strings.Repeat("x", 100<<10))
+	fields := inquiryFields(csrf)
+	fields.Set("label", "Typed before the file")
+	ct, form := multipartForm(t, fields, big)
+	rec := b.post(InquiriesPath, ct, form)
+	body := rec.Body.String()
+	for _, want := range []string{"The form is larger than 64 KiB", `name="label" value="Typed before the file"`, `name="lastname" value="Lovelace"`, `value="` + urnAge + `"`, `id="expose"`, `aria-invalid="true"`} {
+		if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(body, want) || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Fatalf("too large, lacks %q: %d\n%s", want, rec.Code, body)
+		}
+	}
+	if len(fb.ins) != 0 {
+		t.Fatal("a form over the limit was saved")
+	}
+	// Without its token, nothing typed is shown back.
+	fields.Set("csrf_token", "wrong")
+	ct, form = multipartForm(t, fields, big)
+	if rec := b.post(InquiriesPath, ct, form); rec.Code != http.StatusRequestEntityTooLarge || strings.Contains(rec.Body.String(), "Typed before the file") {
+		t.Fatalf("too large without the token: %d\n%s", rec.Code, rec.Body)
+	}
+	// Editing: the same, on the edit form.
+	ct, form = multipartForm(t, inquiryFields(csrf), nil)
+	if rec := b.post(InquiriesPath, ct, form); rec.Code != http.StatusSeeOther {
+		t.Fatalf("create: %d", rec.Code)
+	}
+	fields = inquiryFields(csrf)
+	fields.Set("label", "Edited before the file")
+	ct, form = multipartForm(t, fields, big)
+	rec = b.post(InquiriesPath+"/1", ct, form)
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), `name="label" value="Edited before the file"`) ||
+		!strings.Contains(rec.Body.String(), `action="/explorer/inquiries/1"`) || fb.ins["1"].GetRevision() != 1 {
+		t.Fatalf("edit too large: %d\n%s", rec.Code, rec.Body)
+	}
+}
+
+func TestLateBody(t *testing.T) {
+	for target, want := range map[string]bool{"POST /explorer/inquiries": true, "POST /explorer/inquiries/7": true, "POST /explorer/inquiries/7/release": false,
+		"GET /explorer/inquiries": false, "POST /explorer/inquiries/": false, "POST /explorer/inquiriesx": false, "POST /explorer/users": false} {
+		m, p, _ := strings.Cut(target, " ")
+		if got := LateBody(httptest.NewRequest(m, p, nil)); got != want {
+			t.Errorf("LateBody(%s) = %v", target, got)
+		}
 	}
 }
