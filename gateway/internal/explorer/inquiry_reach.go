@@ -20,7 +20,7 @@ import (
 // answers the author only).
 func (a *App) exposeRoutes() []route {
 	return []route{
-		{pattern: "GET " + InquiriesPath + "/{id}/expose", access: signedIn, page: a.expose},
+		{pattern: "GET " + InquiriesPath + "/{id}/expose", access: researcher, page: a.expose},
 	}
 }
 

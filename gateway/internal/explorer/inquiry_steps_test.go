@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"fris.dev/pkg/identity"
+
 	brokerv1 "fris.dev/proto/broker/v1"
 )
 
@@ -224,6 +226,69 @@ func TestLateBody(t *testing.T) {
 		m, p, _ := strings.Cut(target, " ")
 		if got := LateBody(httptest.NewRequest(m, p, nil)); got != want {
 			t.Errorf("LateBody(%s) = %v", target, got)
+		}
+	}
+}
+
+// researcherVerifier is fakeVerifier granting the researcher role.
+type researcherVerifier struct{ *fakeVerifier }
+
+func (v researcherVerifier) Verify(ctx context.Context, tok string) (identity.Identity, error) {
+	id, err := v.fakeVerifier.Verify(ctx, tok)
+	if err == nil {
+		id.Scopes = []string{"openid", identity.ScopeResearcher}
+	}
+	return id, err
+}
+
+// TestRefusalsSayWhy: a user without the researcher role is not offered
+// inquiries, and is told why and whom to ask; other refusals say what to
+// do next.
+func TestRefusalsSayWhy(t *testing.T) {
+	e, _, _ := newInqEnv(t)
+	r := e.browser()
+	r.signIn()
+	if home := r.do("GET", Home, nil).Body.String(); !strings.Contains(home, `href="/explorer/inquiries"`) {
+		t.Fatal("a researcher is not offered inquiries")
+	}
+	rec := r.do("POST", InquiriesPath+"/1/close", url.Values{"csrf_token": {"x"}}, "Sec-Fetch-Site", "cross-site")
+	if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), `<p id="error-hint">Open the page on this site itself`) {
+		t.Fatalf("cross-site: %d\n%s", rec.Code, rec.Body)
+	}
+	e.app.cfg.Verifier = e.v // no researcher role
+	b := e.browser()
+	b.signIn()
+	if home := b.do("GET", Home, nil).Body.String(); strings.Contains(home, `href="/explorer/inquiries"`) {
+		t.Fatal("a user without the role is offered inquiries")
+	}
+	for _, p := range []string{"", "/new", "/1"} {
+		rec := b.do("GET", InquiriesPath+p, nil)
+		body := rec.Body.String()
+		if rec.Code != http.StatusForbidden || !strings.Contains(body, "your account lacks the researcher role (scope broker:researcher). Ask an operator") || strings.Contains(body, "error-hint") {
+			t.Fatalf("%s: %d\n%s", p, rec.Code, body)
+		}
+	}
+	if rec := b.do("GET", InquiriesPath, nil, "Accept-Language", "de"); !strings.Contains(rec.Body.String(), "Bitten Sie einen Betreiber") {
+		t.Fatalf("in German:\n%s", rec.Body)
+	}
+}
+
+func TestHints(t *testing.T) {
+	v := &view{Lang: "en"}
+	for _, tc := range []struct {
+		pe   pageError
+		want string
+	}{
+		{pageError{http.StatusBadRequest, "error.badrequest", nil}, "Go back to the page you came from"},
+		{pageError{http.StatusBadRequest, "op.users.error.email", nil}, "Go back to the form"},
+		{pageError{http.StatusForbidden, "error.forbidden", nil}, "ask an operator"},
+		{pageError{http.StatusForbidden, "error.csrf", nil}, ""},
+		{pageError{http.StatusForbidden, "op.error.scope", nil}, ""},
+		{pageError{http.StatusNotFound, "error.notfound", nil}, ""},
+	} {
+		got := hintFor(v, tc.pe)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%v: %q", tc.pe, got)
 		}
 	}
 }

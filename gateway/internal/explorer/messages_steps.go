@@ -27,6 +27,12 @@ var inquiryStepMessages = i18n.Catalogue{
 
 	"inq.err.chars": {i18n.English: "%s: at most %d characters (this one has %d).", i18n.German: "%s: höchstens %d Zeichen (dieser Text hat %d)."},
 	"inq.err.bytes": {i18n.English: "%s: too long. Some letters, such as ä, é or emoji, take more room than others; with them it holds fewer than %d characters. Shorten it a little.", i18n.German: "%s: zu lang. Manche Zeichen wie ä, é oder Emoji brauchen mehr Platz als andere; mit ihnen passen weniger als %d Zeichen hinein. Kürzen Sie den Text etwas."},
+
+	"inq.err.role":          {i18n.English: "Inquiries are for researchers: your account lacks the researcher role (scope %s). Ask an operator of this FRIS to grant it to your account; you can use the registry's pages meanwhile.", i18n.German: "Anfragen sind für Forschende: Ihrem Konto fehlt die Forschendenrolle (Scope %s). Bitten Sie einen Betreiber dieses FRIS, sie Ihrem Konto zu geben; die Seiten des Registers können Sie derweil nutzen."},
+	"error.hint.forbidden":  {i18n.English: "If you need this, ask an operator of this FRIS: operators grant the roles an account has. Sign out and in again once they have.", i18n.German: "Wenn Sie dies brauchen, fragen Sie einen Betreiber dieses FRIS: Betreiber vergeben die Rollen eines Kontos. Melden Sie sich danach ab und wieder an."},
+	"error.hint.badrequest": {i18n.English: "Go back to the page you came from, reload it and try again. If it fails again, tell an operator what you did.", i18n.German: "Gehen Sie zurück zur vorigen Seite, laden Sie sie neu und versuchen Sie es erneut. Scheitert es wieder, sagen Sie einem Betreiber, was Sie getan haben."},
+	"error.hint.form":       {i18n.English: "Go back to the form, correct what the message names and send it again.", i18n.German: "Gehen Sie zurück zum Formular, korrigieren Sie, was die Meldung nennt, und senden Sie es erneut."},
+	"error.hint.crosssite":  {i18n.English: "Open the page on this site itself (not from a link or page of another site), and send the form from there.", i18n.German: "Öffnen Sie die Seite auf dieser Website selbst (nicht über einen Link oder eine Seite einer anderen Website) und senden Sie das Formular von dort."},
 }
 
 func init() {
