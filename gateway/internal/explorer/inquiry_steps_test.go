@@ -292,3 +292,32 @@ func TestHints(t *testing.T) {
 		}
 	}
 }
+
+// TestListTotals: the list shows each released inquiry's total as the
+// broker sums it, a draft none.
+func TestListTotals(t *testing.T) {
+	e, fb, _ := newInqEnv(t)
+	b := e.browser()
+	b.signIn()
+	csrf := csrfOf(t, b.do("GET", InquiriesPath+"/new", nil).Body.String())
+	for range 2 {
+		ct, form := multipartForm(t, inquiryFields(csrf), nil)
+		if rec := b.post(InquiriesPath, ct, form); rec.Code != http.StatusSeeOther {
+			t.Fatalf("create: %d", rec.Code)
+		}
+	}
+	if rec := b.do("POST", InquiriesPath+"/1/release", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("release: %d", rec.Code)
+	}
+	seven, five := int32(7), int32(5)
+	// The broker's total, not a sum of the replies here.
+	fb.replies["1"] = &brokerv1.ListRepliesResponse{InquiryId: "1", Total: 11,
+		Replies: []*brokerv1.Reply{{SiteId: "berlin", Count: &seven}, {SiteId: "dresden", Count: &five}},
+		Sites:   []*brokerv1.SiteCount{{SiteId: "berlin", Count: 7, Replies: 1}, {SiteId: "dresden", Count: 5, Replies: 1}}}
+	list := b.do("GET", InquiriesPath, nil).Body.String()
+	for _, want := range []string{`<strong>11</strong> <span class="hint">(2 of 2 sites answered)</span>`, "not released yet", `<th scope="col">Total</th>`} {
+		if !strings.Contains(list, want) {
+			t.Fatalf("the list lacks %q:\n%s", want, list)
+		}
+	}
+}

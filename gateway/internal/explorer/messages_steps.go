@@ -33,6 +33,8 @@ var inquiryStepMessages = i18n.Catalogue{
 	"error.hint.badrequest": {i18n.English: "Go back to the page you came from, reload it and try again. If it fails again, tell an operator what you did.", i18n.German: "Gehen Sie zurück zur vorigen Seite, laden Sie sie neu und versuchen Sie es erneut. Scheitert es wieder, sagen Sie einem Betreiber, was Sie getan haben."},
 	"error.hint.form":       {i18n.English: "Go back to the form, correct what the message names and send it again.", i18n.German: "Gehen Sie zurück zum Formular, korrigieren Sie, was die Meldung nennt, und senden Sie es erneut."},
 	"error.hint.crosssite":  {i18n.English: "Open the page on this site itself (not from a link or page of another site), and send the form from there.", i18n.German: "Öffnen Sie die Seite auf dieser Website selbst (nicht über einen Link oder eine Seite einer anderen Website) und senden Sie das Formular von dort."},
+	"inq.total.draft":       {i18n.English: "not released yet", i18n.German: "noch nicht freigegeben"},
+	"inq.total.page":        {i18n.English: "see the inquiry", i18n.German: "siehe die Anfrage"},
 }
 
 func init() {
