@@ -210,12 +210,16 @@ func attr(p *page, sel, name string) string {
 }
 
 // TestExplorerInquiryNeedsRole: a signed-in user without the researcher
-// scope is refused by the broker, and the page says so.
+// scope is not offered inquiries, and is refused with the reason and whom
+// to ask.
 func TestExplorerInquiryNeedsRole(t *testing.T) {
 	s := explorerStack(t, Options{})
 	c := signInHTTP(t, s)
-	code, body := getPage(t, c, s.URL+"/explorer/inquiries")
-	if code != http.StatusForbidden || !strings.Contains(body, "You may not see this.") {
+	if _, home := getPage(t, c, s.URL+"/explorer/"); strings.Contains(home, `href="/explorer/inquiries"`) {
+		t.Fatal("the nav offers inquiries to a user without the role")
+	}
+	code, body := getPage(t, c, s.URL+"/explorer/inquiries?lang=en")
+	if code != http.StatusForbidden || !strings.Contains(body, "your account lacks the researcher role (scope broker:researcher). Ask an operator") {
 		t.Fatalf("without the scope: %d\n%s", code, body)
 	}
 }
