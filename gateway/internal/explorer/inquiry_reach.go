@@ -47,8 +47,9 @@ func (a *App) expose(q *req) error {
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": exposeFilename(d.GetFilename(), q.r.PathValue("id"))}))
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("X-Content-Type-Options", "nosniff")
-	// A PDF viewer runs nothing from it on this origin.
-	h.Set("Content-Security-Policy", "sandbox")
+	// Should a browser show it rather than save it, it runs nothing on
+	// this origin.
+	h.Set("Content-Security-Policy", h.Get("Content-Security-Policy")+"; sandbox")
 	q.w.WriteHeader(http.StatusOK)
 	_, _ = q.w.Write(body)
 	return nil

@@ -113,7 +113,8 @@ func TestExposeAndReach(t *testing.T) {
 	}
 	rec := b.do("GET", InquiriesPath+"/1/expose", nil)
 	if rec.Code != 200 || rec.Body.String() != testPDF || rec.Header().Get("Content-Type") != "application/pdf" ||
-		rec.Header().Get("Content-Disposition") != `attachment; filename=study.pdf` || rec.Header().Get("Content-Length") != strconv.Itoa(len(testPDF)) {
+		rec.Header().Get("Content-Disposition") != `attachment; filename=study.pdf` || rec.Header().Get("Content-Length") != strconv.Itoa(len(testPDF)) ||
+		!strings.HasSuffix(rec.Header().Get("Content-Security-Policy"), "; sandbox") {
 		t.Fatalf("expose: %d %v", rec.Code, rec.Header())
 	}
 	mine := fb.authors["1"]
