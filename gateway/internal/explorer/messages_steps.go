@@ -23,7 +23,7 @@ var inquiryStepMessages = i18n.Catalogue{
 	"inq.reach.fetched":   {i18n.English: "Fetched this inquiry", i18n.German: "Diese Anfrage abgerufen"},
 	"inq.reach.never":     {i18n.English: "never yet", i18n.German: "noch nie"},
 	"inq.reach.notyet":    {i18n.English: "not yet", i18n.German: "noch nicht"},
-	"inq.reach.hint":      {i18n.English: "Times to within a few seconds. A site answers after fetching the inquiry and running it, which may take minutes, or longer where staff approve each answer.", i18n.German: "Zeiten auf wenige Sekunden genau. Ein Standort antwortet, nachdem er die Anfrage abgerufen und ausgeführt hat; das kann Minuten dauern, oder länger, wo Mitarbeitende jede Antwort freigeben."},
+	"inq.reach.hint":      {i18n.English: "Times to within ten seconds. A site answers after fetching the inquiry and running it, which may take minutes, or longer where staff approve each answer.", i18n.German: "Zeiten auf zehn Sekunden genau. Ein Standort antwortet, nachdem er die Anfrage abgerufen und ausgeführt hat; das kann Minuten dauern, oder länger, wo Mitarbeitende jede Antwort freigeben."},
 
 	"inq.err.chars": {i18n.English: "%s: at most %d characters (this one has %d).", i18n.German: "%s: höchstens %d Zeichen (dieser Text hat %d)."},
 	"inq.err.bytes": {i18n.English: "%s: too long. Some letters, such as ä, é or emoji, take more room than others; with them it holds fewer than %d characters. Shorten it a little.", i18n.German: "%s: zu lang. Manche Zeichen wie ä, é oder Emoji brauchen mehr Platz als andere; mit ihnen passen weniger als %d Zeichen hinein. Kürzen Sie den Text etwas."},
