@@ -357,13 +357,17 @@ func (x *ListCertsResponse) GetKeys() []*PublicKey {
 
 // JWK is one key of a JSON Web Key Set (RFC 7517).
 type JWK struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kty           string                 `protobuf:"bytes,1,opt,name=kty,proto3" json:"kty,omitempty"`
-	Use           string                 `protobuf:"bytes,2,opt,name=use,proto3" json:"use,omitempty"`
-	Kid           string                 `protobuf:"bytes,3,opt,name=kid,proto3" json:"kid,omitempty"`
-	Alg           string                 `protobuf:"bytes,4,opt,name=alg,proto3" json:"alg,omitempty"`
-	N             string                 `protobuf:"bytes,5,opt,name=n,proto3" json:"n,omitempty"`
-	E             string                 `protobuf:"bytes,6,opt,name=e,proto3" json:"e,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kty   string                 `protobuf:"bytes,1,opt,name=kty,proto3" json:"kty,omitempty"`
+	Use   string                 `protobuf:"bytes,2,opt,name=use,proto3" json:"use,omitempty"`
+	Kid   string                 `protobuf:"bytes,3,opt,name=kid,proto3" json:"kid,omitempty"`
+	Alg   string                 `protobuf:"bytes,4,opt,name=alg,proto3" json:"alg,omitempty"`
+	N     string                 `protobuf:"bytes,5,opt,name=n,proto3" json:"n,omitempty"`
+	E     string                 `protobuf:"bytes,6,opt,name=e,proto3" json:"e,omitempty"`
+	// EC (ES256: crv P-256, x, y) and OKP (EdDSA: crv Ed25519, x) keys.
+	Crv           string `protobuf:"bytes,7,opt,name=crv,proto3" json:"crv,omitempty"`
+	X             string `protobuf:"bytes,8,opt,name=x,proto3" json:"x,omitempty"`
+	Y             string `protobuf:"bytes,9,opt,name=y,proto3" json:"y,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -436,6 +440,27 @@ func (x *JWK) GetN() string {
 func (x *JWK) GetE() string {
 	if x != nil {
 		return x.E
+	}
+	return ""
+}
+
+func (x *JWK) GetCrv() string {
+	if x != nil {
+		return x.Crv
+	}
+	return ""
+}
+
+func (x *JWK) GetX() string {
+	if x != nil {
+		return x.X
+	}
+	return ""
+}
+
+func (x *JWK) GetY() string {
+	if x != nil {
+		return x.Y
 	}
 	return ""
 }
@@ -2295,14 +2320,17 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x0fbase64DerFormat\x18\a \x01(\tR\x0fbase64DerFormat\"\x12\n" +
 	"\x10ListCertsRequest\"@\n" +
 	"\x11ListCertsResponse\x12+\n" +
-	"\x04keys\x18\x01 \x03(\v2\x17.fris.auth.v1.PublicKeyR\x04keys\"i\n" +
+	"\x04keys\x18\x01 \x03(\v2\x17.fris.auth.v1.PublicKeyR\x04keys\"\x97\x01\n" +
 	"\x03JWK\x12\x10\n" +
 	"\x03kty\x18\x01 \x01(\tR\x03kty\x12\x10\n" +
 	"\x03use\x18\x02 \x01(\tR\x03use\x12\x10\n" +
 	"\x03kid\x18\x03 \x01(\tR\x03kid\x12\x10\n" +
 	"\x03alg\x18\x04 \x01(\tR\x03alg\x12\f\n" +
 	"\x01n\x18\x05 \x01(\tR\x01n\x12\f\n" +
-	"\x01e\x18\x06 \x01(\tR\x01e\"\x10\n" +
+	"\x01e\x18\x06 \x01(\tR\x01e\x12\x10\n" +
+	"\x03crv\x18\a \x01(\tR\x03crv\x12\f\n" +
+	"\x01x\x18\b \x01(\tR\x01x\x12\f\n" +
+	"\x01y\x18\t \x01(\tR\x01y\"\x10\n" +
 	"\x0eGetJWKSRequest\"-\n" +
 	"\x04JWKS\x12%\n" +
 	"\x04keys\x18\x01 \x03(\v2\x11.fris.auth.v1.JWKR\x04keys\"\x8e\x02\n" +
