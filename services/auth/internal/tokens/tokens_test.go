@@ -280,7 +280,7 @@ func TestScopeClaim(t *testing.T) {
 
 func TestIssueClient(t *testing.T) {
 	i, km := newIssuer(t)
-	set, err := i.IssueClient("42", []string{"mdr:x"}, 0)
+	set, err := i.IssueClient("42", []string{"mdr:x"}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestIssuedAfterARevocation(t *testing.T) {
 	if got, _ := i.Read(ctx, old.Access, accesstoken.Type); got == nil || int64(got.IssuedAt) > time.Now().Unix() {
 		t.Fatalf("a revocation in the past moved iat: %+v", got)
 	}
-	c, err := i.IssueClient("m", nil, later)
+	c, err := i.IssueClient("m", nil, later, "")
 	if err != nil {
 		t.Fatal(err)
 	}
