@@ -104,7 +104,7 @@ func TestReadRefusesAttacks(t *testing.T) {
 	i, km := newIssuer(t)
 	ctx := context.Background()
 	sg := km.Signer()
-	priv := sg.Key
+	priv := sg.Key.(*rsa.PrivateKey)
 	// The public key's DER, as an attacker would use it as an HMAC secret.
 	pubDER, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
 
@@ -354,7 +354,7 @@ func BenchmarkRawSign(b *testing.B) {
 	_, km := newIssuer(b)
 	d := sha256.Sum256([]byte("x"))
 	for b.Loop() {
-		if _, err := rsa.SignPKCS1v15(nil, km.Signer().Key, crypto.SHA256, d[:]); err != nil {
+		if _, err := rsa.SignPKCS1v15(nil, km.Signer().Key.(*rsa.PrivateKey), crypto.SHA256, d[:]); err != nil {
 			b.Fatal(err)
 		}
 	}
