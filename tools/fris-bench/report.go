@@ -239,6 +239,7 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 
 	writeAlgs(w, t.Algs, procs)
 	writeRefresh(w, t.Refresh)
+	writeProtocolCost(w, t.Refresh)
 
 	ms := make([]*Measurement, 0, len(t.Flows))
 	for _, f := range t.Flows {
