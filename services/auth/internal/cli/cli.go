@@ -282,7 +282,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	rotate := t.Command(cmdutil.Admin{
-		Name: "rotate-keys", Usage: "rotate-keys", Help: "make a new signing key and a new refresh key active now",
+		Name: "rotate-keys", Usage: "rotate-keys", Help: "make a new signing key of every algorithm and a new refresh key active now; prints the RSA one",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).RotateKeys(ctx, &authv1.RotateKeysRequest{})
 			if err != nil {
