@@ -35,6 +35,19 @@ func TestTokenAlgorithms(t *testing.T) {
 		}
 	}
 	_, b = s.Get(t, oauth+"/jwks", 200)
+	// Each key carries its own type's members and no empty others.
+	for _, k := range field(t, JSON(t, b), "keys").([]any) {
+		m := k.(map[string]any)
+		want := map[string][]string{"RSA": {"n", "e"}, "EC": {"crv", "x", "y"}, "OKP": {"crv", "x"}}[m["kty"].(string)]
+		if len(m) != 4+len(want) {
+			t.Errorf("JWKS entry %v: want kty, use, kid, alg and %v", m, want)
+		}
+		for _, f := range want {
+			if v, _ := m[f].(string); v == "" {
+				t.Errorf("JWKS entry %v lacks %s", m, f)
+			}
+		}
+	}
 	set, err := jwk.Parse(b)
 	if err != nil {
 		t.Fatal(err)

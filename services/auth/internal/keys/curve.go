@@ -14,6 +14,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
+	"google.golang.org/protobuf/proto"
 
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/storage"
@@ -159,15 +160,15 @@ func (m *Manager) loadCurve(ctx context.Context, st *state, now int64) error {
 			if err != nil {
 				return err
 			}
-			jw.Kty, jw.Crv = "EC", "P-256"
-			jw.X, jw.Y = base64.RawURLEncoding.EncodeToString(b[1:33]), base64.RawURLEncoding.EncodeToString(b[33:])
+			jw.Kty, jw.Crv = "EC", proto.String("P-256")
+			jw.X, jw.Y = proto.String(base64.RawURLEncoding.EncodeToString(b[1:33])), proto.String(base64.RawURLEncoding.EncodeToString(b[33:]))
 		case ed25519.PrivateKey:
 			if alg != jwa.EdDSA {
 				return fmt.Errorf("signing key %s: %s with an Ed25519 key", k.KID, alg)
 			}
 			p := priv.Public().(ed25519.PublicKey)
 			pub = p
-			jw.Kty, jw.Crv, jw.X = "OKP", "Ed25519", base64.RawURLEncoding.EncodeToString(p)
+			jw.Kty, jw.Crv, jw.X = "OKP", proto.String("Ed25519"), proto.String(base64.RawURLEncoding.EncodeToString(p))
 		default:
 			return fmt.Errorf("signing key %s: %T is not an elliptic-curve key", k.KID, raw)
 		}

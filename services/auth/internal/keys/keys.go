@@ -24,6 +24,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
+	"google.golang.org/protobuf/proto"
 
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/storage"
@@ -277,7 +278,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 			DerFormat:       base64.RawURLEncoding.EncodeToString(spki),
 			Base64DerFormat: base64.StdEncoding.EncodeToString(spki),
 		})
-		st.jwks.Keys = append(st.jwks.Keys, &authv1.JWK{Kty: "RSA", Use: "sig", Kid: k.KID, Alg: k.Alg, N: n, E: e})
+		st.jwks.Keys = append(st.jwks.Keys, &authv1.JWK{Kty: "RSA", Use: "sig", Kid: k.KID, Alg: k.Alg, N: proto.String(n), E: proto.String(e)})
 		if k.Active() {
 			// The newest active key signs (two are active only for the
 			// moment between replicas' reloads).
