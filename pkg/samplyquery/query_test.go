@@ -79,6 +79,58 @@ func TestParseAcceptsNoNamespace(t *testing.T) {
 	}
 }
 
+// negations are the conditions of "is not", "none of", "has no value" and
+// "has any value" as the Explorer's builder writes them.
+const negations = `<Query xmlns="http://schema.samply.de/common/Query" xmlns:a="http://schema.samply.de/common/Attribute" xmlns:m="http://schema.samply.de/common/MultivalueAttribute" xmlns:r="http://schema.samply.de/common/RangeAttribute" xmlns:k="http://schema.samply.de/common/MdrKey" xmlns:v="http://schema.samply.de/common/Value">` +
+	`<Where><Or>` +
+	`<Neq><a:Attribute><k:MdrKey>urn:mdr16:dataelement:27:1</k:MdrKey><v:Value>C50</v:Value></a:Attribute></Neq>` +
+	`<And><Neq><a:Attribute><k:MdrKey>urn:mdr16:dataelement:15:1</k:MdrKey><v:Value>a&lt;b</v:Value></a:Attribute></Neq>` +
+	`<Neq><a:Attribute><k:MdrKey>urn:mdr16:dataelement:15:1</k:MdrKey><v:Value>c</v:Value></a:Attribute></Neq></And>` +
+	`<IsNull><k:MdrKey>urn:mdr16:dataelement:14:1</k:MdrKey></IsNull>` +
+	`<IsNotNull><k:MdrKey>urn:mdr16:dataelement:26:1</k:MdrKey></IsNotNull>` +
+	`</Or></Where></Query>`
+
+// TestNegationsRoundTrip: Neq, a list of Neq, IsNull and IsNotNull read
+// and written back unchanged, in the share-dto schema's shapes (IsNull and
+// IsNotNull hold a MdrKey only, Neq an Attribute).
+func TestNegationsRoundTrip(t *testing.T) {
+	q, err := Parse([]byte(negations))
+	if err != nil {
+		t.Fatal(err)
+	}
+	or := q.Where.Children[0]
+	if len(or.Children) != 4 {
+		t.Fatalf("%+v", or)
+	}
+	neq, and, null, notNull := or.Children[0], or.Children[1], or.Children[2], or.Children[3]
+	if neq.Op != "Neq" || neq.MdrKey != "urn:mdr16:dataelement:27:1" || len(neq.Values) != 1 || neq.Values[0] != "C50" {
+		t.Fatalf("Neq = %+v", neq)
+	}
+	if and.Op != "And" || len(and.Children) != 2 || and.Children[0].Values[0] != "a<b" || and.Children[1].Op != "Neq" {
+		t.Fatalf("And = %+v", and)
+	}
+	if null.Op != "IsNull" || null.MdrKey != "urn:mdr16:dataelement:14:1" || null.Values != nil {
+		t.Fatalf("IsNull = %+v", null)
+	}
+	if notNull.Op != "IsNotNull" || notNull.MdrKey != "urn:mdr16:dataelement:26:1" || notNull.Values != nil {
+		t.Fatalf("IsNotNull = %+v", notNull)
+	}
+	if out := Render(q); out != negations {
+		t.Fatalf("rendered\n%s\nwant\n%s", out, negations)
+	}
+	// IsNull takes no value; Neq takes one.
+	for _, doc := range []string{
+		`<Query><Where><IsNull><MdrKey>urn:a:dataelement:1:1</MdrKey><Value>x</Value></IsNull></Where></Query>`,
+		`<Query><Where><IsNotNull><Attribute><MdrKey>urn:a:dataelement:1:1</MdrKey></Attribute></IsNotNull></Where></Query>`,
+		`<Query><Where><Neq><Attribute><MdrKey>urn:a:dataelement:1:1</MdrKey></Attribute></Neq></Where></Query>`,
+		`<Query><Where><Neq><MultivalueAttribute><MdrKey>urn:a:dataelement:1:1</MdrKey><Value>a</Value></MultivalueAttribute></Neq></Where></Query>`,
+	} {
+		if _, err := Parse([]byte(doc)); err == nil {
+			t.Errorf("accepted %s", doc)
+		}
+	}
+}
+
 func TestParseRefuses(t *testing.T) {
 	const k = `<MdrKey>urn:a:dataelement:1:1</MdrKey>`
 	for _, tc := range []struct{ name, doc, reason string }{
@@ -126,6 +178,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`<Query><Where><IsNull><MdrKey>urn:a:dataelement:1:1</MdrKey></IsNull></Where></Query>`))
 	f.Add([]byte(`<Query><Where><Or><Between><RangeAttribute><MdrKey>urn:a:dataelement:1:1</MdrKey><LowerBound>a</LowerBound><UpperBound>&lt;</UpperBound></RangeAttribute></Between></Or></Where></Query>`))
 	f.Add([]byte(`<Query id="x&amp;y"><Where/></Query>`))
+	f.Add([]byte(negations))
+	f.Add([]byte(`<Query><Where><Neq><Attribute><MdrKey>urn:a:dataelement:1:1</MdrKey><Value>&lt;&amp;&gt;</Value></Attribute></Neq><IsNotNull><MdrKey>urn:a:dataelement:2:1</MdrKey></IsNotNull></Where></Query>`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		q, err := Parse(doc)
 		if err != nil {

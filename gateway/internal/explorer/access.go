@@ -65,6 +65,7 @@ func (a *App) routes() []route {
 	rs = append(rs, a.accountRoutes()...)
 	rs = append(rs, a.auditRoutes()...)
 	rs = append(rs, a.settingsRoutes()...)
+	rs = append(rs, a.passkeyRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }
 

@@ -61,6 +61,9 @@ var wantAccess = map[string]access{
 	"GET /explorer/account":                       signedIn,
 	"POST /explorer/account/password":             signedIn,
 	"POST /explorer/account/signout-everywhere":   signedIn,
+	"POST /explorer/account/passkeys/begin":       signedIn,
+	"POST /explorer/account/passkeys":             signedIn,
+	"POST /explorer/account/passkeys/remove":      signedIn,
 }
 
 func TestRouteAccess(t *testing.T) {

@@ -53,6 +53,11 @@ type accountData struct {
 	Error   string
 	Args    []any
 	Message string
+	// Passkeys is the passkey section (passkeys.go); passkeyError and
+	// passkeyArgs its form's message key and arguments.
+	Passkeys     passkeyData
+	passkeyError string
+	passkeyArgs  []any
 }
 
 func (a *App) account(q *req) error {
@@ -104,6 +109,10 @@ func (a *App) accountPage(q *req, code int, d accountData) {
 	v.Section = "account"
 	if d.Error != "" {
 		d.Message = v.T(d.Error, d.Args...)
+	}
+	d.Passkeys = a.passkeys(q)
+	if d.passkeyError != "" {
+		d.Passkeys.Error = v.T(d.passkeyError, d.passkeyArgs...)
 	}
 	v.Data = d
 	a.render(q, code, "account", v)

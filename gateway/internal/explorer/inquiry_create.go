@@ -53,6 +53,9 @@ func (a *App) createInquiry(q *req) error {
 	}
 	f.Action = InquiriesPath
 	c.ExposeFilename = name
+	if removing(form) {
+		return a.formPage(q, f.edited(), http.StatusOK)
+	}
 	if len(f.Errors) == 0 {
 		in, err := b.CreateInquiry(q.ctx, &brokerv1.CreateInquiryRequest{Content: c})
 		if err == nil {

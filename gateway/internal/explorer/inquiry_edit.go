@@ -40,7 +40,7 @@ func (a *App) builderOf(q *req, doc string) (*querybuild.Builder, error) {
 	for i, nodes := range s.Groups {
 		g := &querybuild.Group{ID: querybuild.NewID(), Op: s.GroupOps[i]}
 		for _, n := range nodes {
-			e, err := a.element(q, n.MdrKey)
+			e, err := a.element(q, querybuild.KeyOf(n))
 			if err != nil {
 				return nil, err
 			}
@@ -78,6 +78,9 @@ func (a *App) updateInquiry(q *req) error {
 	}
 	f.ID, f.Action, f.Expose = in.GetId(), inquiryHref(in.GetId()), in.GetExpose()
 	c.ExposeFilename = name
+	if removing(form) {
+		return a.formPage(q, f.edited(), http.StatusOK)
+	}
 	if len(f.Errors) == 0 {
 		_, err := b.UpdateInquiry(q.ctx, &brokerv1.UpdateInquiryRequest{Id: in.GetId(), Content: c})
 		if err == nil {

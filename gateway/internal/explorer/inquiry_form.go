@@ -44,6 +44,8 @@ type inquiryForm struct {
 	// cannot be given a file to send again).
 	FileLost  bool
 	MaxUpload string
+	// Words is the builder's query in words.
+	Words words
 }
 
 type siteChoice struct {
@@ -136,6 +138,7 @@ func (a *App) formPage(q *req, f *inquiryForm, code int) error {
 	}
 	v.Section = "inquiries"
 	attach(f.B, v)
+	f.Words = a.builderWords(q, v, f.B)
 	v.Data = f
 	a.render(q, code, "inquiry-form", v)
 	return nil
@@ -220,6 +223,11 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 		return nil, nil, fail(http.StatusBadRequest, "error.badrequest")
 	}
 	f.B = b
+	// A chip's remove button sends the form to take its condition out;
+	// the form comes back (removing), nothing is saved.
+	if id := form.Get("qb.remove"); querybuild.ValidID(id) {
+		b.Remove(id)
+	}
 	chosen := form["site"]
 	if len(chosen) > maxListedSites {
 		return nil, nil, fail(http.StatusBadRequest, "error.badrequest")

@@ -12,6 +12,7 @@ import (
 // inquiryRow is a line of the list of inquiries.
 type inquiryRow struct {
 	Href, Label, Status, StatusKey, Sites, Created, Released string
+	Words                                                    words
 }
 
 func (a *App) inquiries(q *req) error {
@@ -23,13 +24,18 @@ func (a *App) inquiries(q *req) error {
 	if err != nil {
 		return err
 	}
-	var rows []inquiryRow
+	v := a.view(q, "inq.title")
+	var docs []string
 	for _, in := range res.GetInquiries() {
+		docs = append(docs, in.GetQuery())
+	}
+	said := a.wordsOf(q, v, docs...)
+	var rows []inquiryRow
+	for i, in := range res.GetInquiries() {
 		rows = append(rows, inquiryRow{Href: inquiryHref(in.GetId()), Label: in.GetLabel(), StatusKey: statusKey(in.GetStatus()),
 			Status: strings.ToLower(in.GetStatus().String()), Sites: strings.Join(in.GetTargetSites(), ", "),
-			Created: day(in.GetCreatedAt()), Released: day(in.GetReleasedAt())})
+			Created: day(in.GetCreatedAt()), Released: day(in.GetReleasedAt()), Words: said[i]})
 	}
-	v := a.view(q, "inq.title")
 	v.Section = "inquiries"
 	v.Data = rows
 	a.render(q, http.StatusOK, "inquiries", v)

@@ -21,6 +21,8 @@ type inquiryPage struct {
 	Events string
 	// Problem is why the last action failed (the broker's words).
 	Problem string
+	// Words is the query in words.
+	Words words
 }
 
 func (a *App) showInquiry(q *req) error {
@@ -43,6 +45,7 @@ func (a *App) inquiryView(q *req, code int, problem string) error {
 	p := &inquiryPage{In: in, Href: inquiryHref(in.GetId()), StatusKey: statusKey(in.GetStatus()), Expires: minute(in.GetExpiresAt()),
 		Created: minute(in.GetCreatedAt()), Released: minute(in.GetReleasedAt()),
 		Draft: in.GetStatus() == brokerv1.InquiryStatus_DRAFT, Closed: in.GetStatus() == brokerv1.InquiryStatus_CLOSED, Problem: problem}
+	p.Words = a.wordsOf(q, v, in.GetQuery())[0]
 	if !p.Draft {
 		res, err := b.ListReplies(q.ctx, &brokerv1.ListRepliesRequest{Id: in.GetId()})
 		if err != nil {

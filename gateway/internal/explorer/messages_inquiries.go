@@ -97,7 +97,7 @@ var inquiryMessages = i18n.Catalogue{
 	"qb.to":            {i18n.English: "To", i18n.German: "Bis"},
 	"qb.text.op":       {i18n.English: "Condition", i18n.German: "Bedingung"},
 	"qb.text.value":    {i18n.English: "Value", i18n.German: "Wert"},
-	"qb.text.hint":     {i18n.English: "For \u201cis one of\u201d, separate the values by commas.", i18n.German: "Für \u201eist einer von\u201c die Werte durch Kommas trennen."},
+	"qb.text.hint":     {i18n.English: "For \u201cis one of\u201d and \u201cis none of\u201d, separate the values by commas.", i18n.German: "Für \u201eist einer von\u201c und \u201eist keiner von\u201c die Werte durch Kommas trennen."},
 	"qb.op.eq":         {i18n.English: "is", i18n.German: "ist"},
 	"qb.op.neq":        {i18n.English: "is not", i18n.German: "ist nicht"},
 	"qb.op.like":       {i18n.English: "contains", i18n.German: "enthält"},

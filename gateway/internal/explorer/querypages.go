@@ -71,8 +71,11 @@ func (a *App) checkBuilder(q *req, b *querybuild.Builder) bool {
 				ok = false
 				continue
 			}
-			if c.El.Kind == querybuild.KindText && c.Op != "any" && strings.TrimSpace(c.Value()) == "" {
+			if c.Missing() {
 				c.Err = messages.Text(q.lang, "qb.err.novalue")
+				if c.El.Kind == querybuild.KindEnum {
+					c.Err = messages.Text(q.lang, "qb.err.nopick")
+				}
 				ok = false
 				continue
 			}
@@ -186,6 +189,7 @@ func (a *App) qbPreview(q *req) error {
 	d := struct {
 		XML      string
 		Problems []string
+		Words    words
 	}{}
 	a.checkBuilder(q, b)
 	for _, g := range b.Groups {
@@ -196,6 +200,7 @@ func (a *App) qbPreview(q *req) error {
 		}
 	}
 	d.XML = b.Query()
+	d.Words = a.builderWords(q, v, b)
 	v.Partial, v.Data = true, d
 	a.render(q, http.StatusOK, "qb-preview", v)
 	return nil

@@ -24,8 +24,10 @@ func (a *App) repliesCSV(q *req) error {
 	if err != nil {
 		return err
 	}
-	r := resultsOf(a.view(q, "res.title"), in, res)
+	v := a.view(q, "res.title")
+	r := resultsOf(v, in, res)
 	var buf bytes.Buffer
+	buf.WriteString(csvQueryLine(v, a.wordsOf(q, v, in.GetQuery())[0]))
 	w := csv.NewWriter(&buf)
 	// count is empty for a site that has not answered and "unreadable"
 	// when none of its replies carried a count; unreadable says how many

@@ -26,7 +26,8 @@ func TestHeader(t *testing.T) {
 			t.Errorf("%s: no Explorer header with a language switch:\n%s", target, body)
 			continue
 		}
-		if strings.Contains(body, "<script") {
+		// The switch is a link; the one script is the passkey sign-in's.
+		if strings.Contains(strings.ReplaceAll(body, `<script src="/oauth2/passkey.js" defer></script>`, ""), "<script") {
 			t.Errorf("%s: a script", target)
 		}
 		if strings.Contains(target, "state=s1") && !strings.Contains(htmlUnescape(m[1]), "state=s1") {

@@ -102,6 +102,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.reset(w, r)
 	case VerifyPath:
 		h.verify(w, r)
+	case PasskeyPath:
+		h.passkeyBegin(w, r)
+	case PasskeyScript:
+		h.passkeyScript(w, r)
 	default:
 		if r.Method == http.MethodPost {
 			h.submit(w, r)
@@ -138,6 +142,10 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if vals.Get(PasskeyAnswerField) != "" {
+		h.passkeySubmit(w, r, vals)
+		return
+	}
 	areq := authorizeRequest(vals)
 	email, password := strings.TrimSpace(vals.Get("email")), vals.Get("password")
 	if email == "" || password == "" {
@@ -155,6 +163,12 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		h.failRPC(w, r, err)
 		return
 	}
+	h.signedIn(w, r, vals, res)
+}
+
+// signedIn sends the browser back to the client with the code of a
+// sign-in (the password's or a passkey's).
+func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, vals url.Values, res *authv1.LoginResponse) {
 	loc, err := Redirect(res.GetRedirectUri(), res.GetCode(), vals.Get("state"))
 	if err != nil || res.GetCode() == "" {
 		h.cfg.Log.ErrorContext(r.Context(), "auth service returned an unusable login result",
@@ -205,7 +219,7 @@ func authorizeRequest(v url.Values) *authv1.AuthorizeRequest {
 
 // single refuses a request parameter sent more than once (RFC 6749 3.1).
 func single(v url.Values) (url.Values, string) {
-	for _, name := range append(params, CSRFField, "email", "password", "password2", "token") {
+	for _, name := range append(params, CSRFField, "email", "password", "password2", "token", PasskeyCeremonyField, PasskeyAnswerField) {
 		if len(v[name]) > 1 {
 			return nil, "The parameter " + name + " was sent more than once."
 		}
@@ -262,6 +276,9 @@ type loginPage struct {
 	base
 	Title, Nonce, ClientName, Action, CSRF, Email, Error, Forgot string
 	Hidden                                                       []hidden
+	// Passkey and PasskeyScript: where the page's script begins a passkey
+	// sign-in, and the script (passkey.go).
+	Passkey, PasskeyScript string
 }
 
 type errorPage struct {
@@ -272,7 +289,7 @@ type errorPage struct {
 // page renders the login form.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request, code int, vals url.Values, res *authv1.AuthorizeResponse, email, msg string) {
 	p := loginPage{base: newBase(w, r, h.restart(vals)), Title: "Sign in", Nonce: token(16), ClientName: res.GetClientName(), Action: h.action, Email: email, Error: msg,
-		Forgot: h.cfg.Prefix + ForgotPath}
+		Forgot: h.cfg.Prefix + ForgotPath, Passkey: h.cfg.Prefix + PasskeyPath, PasskeyScript: h.cfg.Prefix + PasskeyScript}
 	if q := authorizeQuery(vals); q != "" {
 		p.Forgot += "?" + q
 	}
@@ -351,7 +368,8 @@ func securityHeaders(hd http.Header, nonce, formSrc string) {
 	if formSrc != "" {
 		action += " " + formSrc
 	}
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src "+style+"; form-action "+action+"; frame-ancestors 'none'; base-uri 'none'")
+	// Scripts and fetches of this origin only: the passkey script.
+	hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src "+style+"; form-action "+action+"; frame-ancestors 'none'; base-uri 'none'")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")

@@ -116,11 +116,16 @@ func TestShow(t *testing.T) {
 					t.Errorf("page lacks %s", want)
 				}
 			}
-			if strings.Contains(body, `role="alert"`) || strings.Contains(body, "<script") || strings.Contains(body, "http://") {
+			csp := rec.Header().Get("Content-Security-Policy")
+			// One script, the passkey sign-in's, of this origin.
+			scripts := strings.ReplaceAll(body, `<script src="/oauth2/passkey.js" defer></script>`, "")
+			if strings.Contains(body, `role="alert"`) || strings.Contains(scripts, "<script") || strings.Contains(body, "http://") {
 				t.Error("unexpected alert, script or external resource")
 			}
+			if !strings.Contains(csp, "script-src 'self';") || !strings.Contains(body, `data-begin="/oauth2/passkey"`) {
+				t.Errorf("passkey sign-in: CSP %q", csp)
+			}
 			nonce := regexp.MustCompile(`<style nonce="([^"]+)">`).FindStringSubmatch(body)
-			csp := rec.Header().Get("Content-Security-Policy")
 			if nonce == nil || !strings.Contains(csp, "style-src 'nonce-"+nonce[1]+"'") {
 				t.Fatalf("style nonce %v not in CSP %q", nonce, csp)
 			}

@@ -36,6 +36,11 @@ const AuthorizePath = "/authorize"
 // VerifyPath).
 var loginPaths = []string{AuthorizePath, "/forgot", "/reset", "/verify"}
 
+// passkeyRoutes are the login handler's routes of the passkey sign-in: the
+// ceremony's begin (login.PasskeyPath) and the page's script
+// (login.PasskeyScript).
+var passkeyRoutes = []string{"POST /passkey", "GET /passkey.js"}
+
 // body kinds a POST route of group A accepts (see rewrite).
 type bodyKind int
 
@@ -109,6 +114,10 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 			mux.Handle("GET "+prefix+path, off)
 			mux.Handle("POST "+prefix+path, off)
 		}
+		for _, rt := range passkeyRoutes {
+			method, path, _ := strings.Cut(rt, " ")
+			mux.Handle(method+" "+prefix+path, off)
+		}
 		mux.Handle("GET "+DiscoveryPath, off)
 		mux.Handle("GET "+prefix+DiscoveryPath, off)
 		return
@@ -135,6 +144,10 @@ func Auth(mux Mux, prefix string, gw http.Handler, v authn.Verifier, login http.
 	for _, path := range loginPaths {
 		mux.Handle("GET "+prefix+path, login)
 		mux.Handle("POST "+prefix+path, login) // bounded by its own MaxForm, with a page
+	}
+	for _, rt := range passkeyRoutes {
+		method, path, _ := strings.Cut(rt, " ")
+		mux.Handle(method+" "+prefix+path, login)
 	}
 	discovery := asGET(withAuthPrefix(prefix, gw))
 	mux.Handle("GET "+DiscoveryPath, discovery)

@@ -2298,11 +2298,183 @@ func (x *LoginResponse) GetDevice() string {
 	return ""
 }
 
+// BeginPasskeyLoginRequest starts a sign-in with a passkey for an
+// authorization request, as the login form's password does.
+type BeginPasskeyLoginRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Request       *AuthorizeRequest      `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginPasskeyLoginRequest) Reset() {
+	*x = BeginPasskeyLoginRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginPasskeyLoginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginPasskeyLoginRequest) ProtoMessage() {}
+
+func (x *BeginPasskeyLoginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginPasskeyLoginRequest.ProtoReflect.Descriptor instead.
+func (*BeginPasskeyLoginRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *BeginPasskeyLoginRequest) GetRequest() *AuthorizeRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+type BeginPasskeyLoginResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Ceremony string                 `protobuf:"bytes,1,opt,name=ceremony,proto3" json:"ceremony,omitempty"`
+	// options is the JSON of the credential request options
+	// ({"publicKey": ...}) for navigator.credentials.get.
+	Options       string `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginPasskeyLoginResponse) Reset() {
+	*x = BeginPasskeyLoginResponse{}
+	mi := &file_auth_v1_auth_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginPasskeyLoginResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginPasskeyLoginResponse) ProtoMessage() {}
+
+func (x *BeginPasskeyLoginResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginPasskeyLoginResponse.ProtoReflect.Descriptor instead.
+func (*BeginPasskeyLoginResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *BeginPasskeyLoginResponse) GetCeremony() string {
+	if x != nil {
+		return x.Ceremony
+	}
+	return ""
+}
+
+func (x *BeginPasskeyLoginResponse) GetOptions() string {
+	if x != nil {
+		return x.Options
+	}
+	return ""
+}
+
+// FinishPasskeyLoginRequest answers the ceremony's challenge; its answer
+// is a LoginResponse, as a password sign-in's.
+type FinishPasskeyLoginRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Request  *AuthorizeRequest      `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	Ceremony string                 `protobuf:"bytes,2,opt,name=ceremony,proto3" json:"ceremony,omitempty"`
+	// credential is the JSON of the PublicKeyCredential the browser returned.
+	Credential string `protobuf:"bytes,3,opt,name=credential,proto3" json:"credential,omitempty"`
+	// device: as LoginRequest's.
+	Device        string `protobuf:"bytes,4,opt,name=device,proto3" json:"device,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishPasskeyLoginRequest) Reset() {
+	*x = FinishPasskeyLoginRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishPasskeyLoginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishPasskeyLoginRequest) ProtoMessage() {}
+
+func (x *FinishPasskeyLoginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishPasskeyLoginRequest.ProtoReflect.Descriptor instead.
+func (*FinishPasskeyLoginRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *FinishPasskeyLoginRequest) GetRequest() *AuthorizeRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *FinishPasskeyLoginRequest) GetCeremony() string {
+	if x != nil {
+		return x.Ceremony
+	}
+	return ""
+}
+
+func (x *FinishPasskeyLoginRequest) GetCredential() string {
+	if x != nil {
+		return x.Credential
+	}
+	return ""
+}
+
+func (x *FinishPasskeyLoginRequest) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
 var File_auth_v1_auth_proto protoreflect.FileDescriptor
 
 const file_auth_v1_auth_proto_rawDesc = "" +
 	"\n" +
-	"\x12auth/v1/auth.proto\x12\ffris.auth.v1\x1a\x15auth/v1/account.proto\x1a\x16auth/v1/register.proto\x1a\x1cgoogle/api/annotations.proto\"\x90\x01\n" +
+	"\x12auth/v1/auth.proto\x12\ffris.auth.v1\x1a\x15auth/v1/account.proto\x1a\x15auth/v1/passkey.proto\x1a\x16auth/v1/register.proto\x1a\x1cgoogle/api/annotations.proto\"\x90\x01\n" +
 	"\x06Client\x12\x1a\n" +
 	"\bclientId\x18\x01 \x01(\tR\bclientId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -2495,7 +2667,19 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\rLoginResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x16\n" +
-	"\x06device\x18\x03 \x01(\tR\x06device2\xe2\x10\n" +
+	"\x06device\x18\x03 \x01(\tR\x06device\"T\n" +
+	"\x18BeginPasskeyLoginRequest\x128\n" +
+	"\arequest\x18\x01 \x01(\v2\x1e.fris.auth.v1.AuthorizeRequestR\arequest\"Q\n" +
+	"\x19BeginPasskeyLoginResponse\x12\x1a\n" +
+	"\bceremony\x18\x01 \x01(\tR\bceremony\x12\x18\n" +
+	"\aoptions\x18\x02 \x01(\tR\aoptions\"\xa9\x01\n" +
+	"\x19FinishPasskeyLoginRequest\x128\n" +
+	"\arequest\x18\x01 \x01(\v2\x1e.fris.auth.v1.AuthorizeRequestR\arequest\x12\x1a\n" +
+	"\bceremony\x18\x02 \x01(\tR\bceremony\x12\x1e\n" +
+	"\n" +
+	"credential\x18\x03 \x01(\tR\n" +
+	"credential\x12\x16\n" +
+	"\x06device\x18\x04 \x01(\tR\x06device2\xce\x15\n" +
 	"\vAuthService\x12t\n" +
 	"\vListClients\x12 .fris.auth.v1.ListClientsRequest\x1a!.fris.auth.v1.ListClientsResponse\" \x82\xd3\xe4\x93\x02\x1ab\aclients\x12\x0f/oauth2/clients\x12i\n" +
 	"\tListCerts\x12\x1e.fris.auth.v1.ListCertsRequest\x1a\x1f.fris.auth.v1.ListCertsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15b\x04keys\x12\r/oauth2/certs\x12Q\n" +
@@ -2518,7 +2702,13 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\vVerifyEmail\x12 .fris.auth.v1.VerifyEmailRequest\x1a!.fris.auth.v1.VerifyEmailResponse\x12[\n" +
 	"\x0eChangePassword\x12#.fris.auth.v1.ChangePasswordRequest\x1a$.fris.auth.v1.ChangePasswordResponse\x12U\n" +
 	"\fListSessions\x12!.fris.auth.v1.ListSessionsRequest\x1a\".fris.auth.v1.ListSessionsResponse\x12d\n" +
-	"\x11SignOutEverywhere\x12&.fris.auth.v1.SignOutEverywhereRequest\x1a'.fris.auth.v1.SignOutEverywhereResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
+	"\x11SignOutEverywhere\x12&.fris.auth.v1.SignOutEverywhereRequest\x1a'.fris.auth.v1.SignOutEverywhereResponse\x12y\n" +
+	"\x18BeginPasskeyRegistration\x12-.fris.auth.v1.BeginPasskeyRegistrationRequest\x1a..fris.auth.v1.BeginPasskeyRegistrationResponse\x12|\n" +
+	"\x19FinishPasskeyRegistration\x12..fris.auth.v1.FinishPasskeyRegistrationRequest\x1a/.fris.auth.v1.FinishPasskeyRegistrationResponse\x12U\n" +
+	"\fListPasskeys\x12!.fris.auth.v1.ListPasskeysRequest\x1a\".fris.auth.v1.ListPasskeysResponse\x12X\n" +
+	"\rRemovePasskey\x12\".fris.auth.v1.RemovePasskeyRequest\x1a#.fris.auth.v1.RemovePasskeyResponse\x12d\n" +
+	"\x11BeginPasskeyLogin\x12&.fris.auth.v1.BeginPasskeyLoginRequest\x1a'.fris.auth.v1.BeginPasskeyLoginResponse\x12Z\n" +
+	"\x12FinishPasskeyLogin\x12'.fris.auth.v1.FinishPasskeyLoginRequest\x1a\x1b.fris.auth.v1.LoginResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_auth_proto_rawDescOnce sync.Once
@@ -2532,56 +2722,67 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_auth_v1_auth_proto_goTypes = []any{
-	(*Client)(nil),                       // 0: fris.auth.v1.Client
-	(*ListClientsRequest)(nil),           // 1: fris.auth.v1.ListClientsRequest
-	(*ListClientsResponse)(nil),          // 2: fris.auth.v1.ListClientsResponse
-	(*PublicKey)(nil),                    // 3: fris.auth.v1.PublicKey
-	(*ListCertsRequest)(nil),             // 4: fris.auth.v1.ListCertsRequest
-	(*ListCertsResponse)(nil),            // 5: fris.auth.v1.ListCertsResponse
-	(*JWK)(nil),                          // 6: fris.auth.v1.JWK
-	(*GetJWKSRequest)(nil),               // 7: fris.auth.v1.GetJWKSRequest
-	(*JWKS)(nil),                         // 8: fris.auth.v1.JWKS
-	(*TokenRequest)(nil),                 // 9: fris.auth.v1.TokenRequest
-	(*TokenResponse)(nil),                // 10: fris.auth.v1.TokenResponse
-	(*SignRequestRequest)(nil),           // 11: fris.auth.v1.SignRequestRequest
-	(*SignRequestResponse)(nil),          // 12: fris.auth.v1.SignRequestResponse
-	(*GetTokenInfoRequest)(nil),          // 13: fris.auth.v1.GetTokenInfoRequest
-	(*TokenInfo)(nil),                    // 14: fris.auth.v1.TokenInfo
-	(*Locality)(nil),                     // 15: fris.auth.v1.Locality
-	(*UserInfo)(nil),                     // 16: fris.auth.v1.UserInfo
-	(*GetUserInfoRequest)(nil),           // 17: fris.auth.v1.GetUserInfoRequest
-	(*SearchUsersRequest)(nil),           // 18: fris.auth.v1.SearchUsersRequest
-	(*SearchUsersResponse)(nil),          // 19: fris.auth.v1.SearchUsersResponse
-	(*RegisterRequest)(nil),              // 20: fris.auth.v1.RegisterRequest
-	(*GetDiscoveryRequest)(nil),          // 21: fris.auth.v1.GetDiscoveryRequest
-	(*Discovery)(nil),                    // 22: fris.auth.v1.Discovery
-	(*RevokeRequest)(nil),                // 23: fris.auth.v1.RevokeRequest
-	(*RevokeResponse)(nil),               // 24: fris.auth.v1.RevokeResponse
-	(*IntrospectRequest)(nil),            // 25: fris.auth.v1.IntrospectRequest
-	(*Introspection)(nil),                // 26: fris.auth.v1.Introspection
-	(*Revocation)(nil),                   // 27: fris.auth.v1.Revocation
-	(*RevocationList)(nil),               // 28: fris.auth.v1.RevocationList
-	(*AuthorizeRequest)(nil),             // 29: fris.auth.v1.AuthorizeRequest
-	(*AuthorizeResponse)(nil),            // 30: fris.auth.v1.AuthorizeResponse
-	(*LoginRequest)(nil),                 // 31: fris.auth.v1.LoginRequest
-	(*LoginResponse)(nil),                // 32: fris.auth.v1.LoginResponse
-	(*RequestPasswordResetRequest)(nil),  // 33: fris.auth.v1.RequestPasswordResetRequest
-	(*CheckAccountTokenRequest)(nil),     // 34: fris.auth.v1.CheckAccountTokenRequest
-	(*ResetPasswordRequest)(nil),         // 35: fris.auth.v1.ResetPasswordRequest
-	(*VerifyEmailRequest)(nil),           // 36: fris.auth.v1.VerifyEmailRequest
-	(*ChangePasswordRequest)(nil),        // 37: fris.auth.v1.ChangePasswordRequest
-	(*ListSessionsRequest)(nil),          // 38: fris.auth.v1.ListSessionsRequest
-	(*SignOutEverywhereRequest)(nil),     // 39: fris.auth.v1.SignOutEverywhereRequest
-	(*RegisterResponse)(nil),             // 40: fris.auth.v1.RegisterResponse
-	(*RequestPasswordResetResponse)(nil), // 41: fris.auth.v1.RequestPasswordResetResponse
-	(*CheckAccountTokenResponse)(nil),    // 42: fris.auth.v1.CheckAccountTokenResponse
-	(*ResetPasswordResponse)(nil),        // 43: fris.auth.v1.ResetPasswordResponse
-	(*VerifyEmailResponse)(nil),          // 44: fris.auth.v1.VerifyEmailResponse
-	(*ChangePasswordResponse)(nil),       // 45: fris.auth.v1.ChangePasswordResponse
-	(*ListSessionsResponse)(nil),         // 46: fris.auth.v1.ListSessionsResponse
-	(*SignOutEverywhereResponse)(nil),    // 47: fris.auth.v1.SignOutEverywhereResponse
+	(*Client)(nil),                            // 0: fris.auth.v1.Client
+	(*ListClientsRequest)(nil),                // 1: fris.auth.v1.ListClientsRequest
+	(*ListClientsResponse)(nil),               // 2: fris.auth.v1.ListClientsResponse
+	(*PublicKey)(nil),                         // 3: fris.auth.v1.PublicKey
+	(*ListCertsRequest)(nil),                  // 4: fris.auth.v1.ListCertsRequest
+	(*ListCertsResponse)(nil),                 // 5: fris.auth.v1.ListCertsResponse
+	(*JWK)(nil),                               // 6: fris.auth.v1.JWK
+	(*GetJWKSRequest)(nil),                    // 7: fris.auth.v1.GetJWKSRequest
+	(*JWKS)(nil),                              // 8: fris.auth.v1.JWKS
+	(*TokenRequest)(nil),                      // 9: fris.auth.v1.TokenRequest
+	(*TokenResponse)(nil),                     // 10: fris.auth.v1.TokenResponse
+	(*SignRequestRequest)(nil),                // 11: fris.auth.v1.SignRequestRequest
+	(*SignRequestResponse)(nil),               // 12: fris.auth.v1.SignRequestResponse
+	(*GetTokenInfoRequest)(nil),               // 13: fris.auth.v1.GetTokenInfoRequest
+	(*TokenInfo)(nil),                         // 14: fris.auth.v1.TokenInfo
+	(*Locality)(nil),                          // 15: fris.auth.v1.Locality
+	(*UserInfo)(nil),                          // 16: fris.auth.v1.UserInfo
+	(*GetUserInfoRequest)(nil),                // 17: fris.auth.v1.GetUserInfoRequest
+	(*SearchUsersRequest)(nil),                // 18: fris.auth.v1.SearchUsersRequest
+	(*SearchUsersResponse)(nil),               // 19: fris.auth.v1.SearchUsersResponse
+	(*RegisterRequest)(nil),                   // 20: fris.auth.v1.RegisterRequest
+	(*GetDiscoveryRequest)(nil),               // 21: fris.auth.v1.GetDiscoveryRequest
+	(*Discovery)(nil),                         // 22: fris.auth.v1.Discovery
+	(*RevokeRequest)(nil),                     // 23: fris.auth.v1.RevokeRequest
+	(*RevokeResponse)(nil),                    // 24: fris.auth.v1.RevokeResponse
+	(*IntrospectRequest)(nil),                 // 25: fris.auth.v1.IntrospectRequest
+	(*Introspection)(nil),                     // 26: fris.auth.v1.Introspection
+	(*Revocation)(nil),                        // 27: fris.auth.v1.Revocation
+	(*RevocationList)(nil),                    // 28: fris.auth.v1.RevocationList
+	(*AuthorizeRequest)(nil),                  // 29: fris.auth.v1.AuthorizeRequest
+	(*AuthorizeResponse)(nil),                 // 30: fris.auth.v1.AuthorizeResponse
+	(*LoginRequest)(nil),                      // 31: fris.auth.v1.LoginRequest
+	(*LoginResponse)(nil),                     // 32: fris.auth.v1.LoginResponse
+	(*BeginPasskeyLoginRequest)(nil),          // 33: fris.auth.v1.BeginPasskeyLoginRequest
+	(*BeginPasskeyLoginResponse)(nil),         // 34: fris.auth.v1.BeginPasskeyLoginResponse
+	(*FinishPasskeyLoginRequest)(nil),         // 35: fris.auth.v1.FinishPasskeyLoginRequest
+	(*RequestPasswordResetRequest)(nil),       // 36: fris.auth.v1.RequestPasswordResetRequest
+	(*CheckAccountTokenRequest)(nil),          // 37: fris.auth.v1.CheckAccountTokenRequest
+	(*ResetPasswordRequest)(nil),              // 38: fris.auth.v1.ResetPasswordRequest
+	(*VerifyEmailRequest)(nil),                // 39: fris.auth.v1.VerifyEmailRequest
+	(*ChangePasswordRequest)(nil),             // 40: fris.auth.v1.ChangePasswordRequest
+	(*ListSessionsRequest)(nil),               // 41: fris.auth.v1.ListSessionsRequest
+	(*SignOutEverywhereRequest)(nil),          // 42: fris.auth.v1.SignOutEverywhereRequest
+	(*BeginPasskeyRegistrationRequest)(nil),   // 43: fris.auth.v1.BeginPasskeyRegistrationRequest
+	(*FinishPasskeyRegistrationRequest)(nil),  // 44: fris.auth.v1.FinishPasskeyRegistrationRequest
+	(*ListPasskeysRequest)(nil),               // 45: fris.auth.v1.ListPasskeysRequest
+	(*RemovePasskeyRequest)(nil),              // 46: fris.auth.v1.RemovePasskeyRequest
+	(*RegisterResponse)(nil),                  // 47: fris.auth.v1.RegisterResponse
+	(*RequestPasswordResetResponse)(nil),      // 48: fris.auth.v1.RequestPasswordResetResponse
+	(*CheckAccountTokenResponse)(nil),         // 49: fris.auth.v1.CheckAccountTokenResponse
+	(*ResetPasswordResponse)(nil),             // 50: fris.auth.v1.ResetPasswordResponse
+	(*VerifyEmailResponse)(nil),               // 51: fris.auth.v1.VerifyEmailResponse
+	(*ChangePasswordResponse)(nil),            // 52: fris.auth.v1.ChangePasswordResponse
+	(*ListSessionsResponse)(nil),              // 53: fris.auth.v1.ListSessionsResponse
+	(*SignOutEverywhereResponse)(nil),         // 54: fris.auth.v1.SignOutEverywhereResponse
+	(*BeginPasskeyRegistrationResponse)(nil),  // 55: fris.auth.v1.BeginPasskeyRegistrationResponse
+	(*FinishPasskeyRegistrationResponse)(nil), // 56: fris.auth.v1.FinishPasskeyRegistrationResponse
+	(*ListPasskeysResponse)(nil),              // 57: fris.auth.v1.ListPasskeysResponse
+	(*RemovePasskeyResponse)(nil),             // 58: fris.auth.v1.RemovePasskeyResponse
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.ListClientsResponse.clients:type_name -> fris.auth.v1.Client
@@ -2591,53 +2792,67 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	16, // 4: fris.auth.v1.SearchUsersResponse.users:type_name -> fris.auth.v1.UserInfo
 	27, // 5: fris.auth.v1.RevocationList.revocations:type_name -> fris.auth.v1.Revocation
 	29, // 6: fris.auth.v1.LoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
-	1,  // 7: fris.auth.v1.AuthService.ListClients:input_type -> fris.auth.v1.ListClientsRequest
-	4,  // 8: fris.auth.v1.AuthService.ListCerts:input_type -> fris.auth.v1.ListCertsRequest
-	7,  // 9: fris.auth.v1.AuthService.GetJWKS:input_type -> fris.auth.v1.GetJWKSRequest
-	21, // 10: fris.auth.v1.AuthService.GetDiscovery:input_type -> fris.auth.v1.GetDiscoveryRequest
-	9,  // 11: fris.auth.v1.AuthService.Token:input_type -> fris.auth.v1.TokenRequest
-	11, // 12: fris.auth.v1.AuthService.SignRequest:input_type -> fris.auth.v1.SignRequestRequest
-	13, // 13: fris.auth.v1.AuthService.GetTokenInfo:input_type -> fris.auth.v1.GetTokenInfoRequest
-	17, // 14: fris.auth.v1.AuthService.GetUserInfo:input_type -> fris.auth.v1.GetUserInfoRequest
-	18, // 15: fris.auth.v1.AuthService.SearchUsers:input_type -> fris.auth.v1.SearchUsersRequest
-	23, // 16: fris.auth.v1.AuthService.Revoke:input_type -> fris.auth.v1.RevokeRequest
-	25, // 17: fris.auth.v1.AuthService.Introspect:input_type -> fris.auth.v1.IntrospectRequest
-	20, // 18: fris.auth.v1.AuthService.Register:input_type -> fris.auth.v1.RegisterRequest
-	29, // 19: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
-	31, // 20: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
-	33, // 21: fris.auth.v1.AuthService.RequestPasswordReset:input_type -> fris.auth.v1.RequestPasswordResetRequest
-	34, // 22: fris.auth.v1.AuthService.CheckAccountToken:input_type -> fris.auth.v1.CheckAccountTokenRequest
-	35, // 23: fris.auth.v1.AuthService.ResetPassword:input_type -> fris.auth.v1.ResetPasswordRequest
-	36, // 24: fris.auth.v1.AuthService.VerifyEmail:input_type -> fris.auth.v1.VerifyEmailRequest
-	37, // 25: fris.auth.v1.AuthService.ChangePassword:input_type -> fris.auth.v1.ChangePasswordRequest
-	38, // 26: fris.auth.v1.AuthService.ListSessions:input_type -> fris.auth.v1.ListSessionsRequest
-	39, // 27: fris.auth.v1.AuthService.SignOutEverywhere:input_type -> fris.auth.v1.SignOutEverywhereRequest
-	2,  // 28: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
-	5,  // 29: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
-	8,  // 30: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
-	22, // 31: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
-	10, // 32: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
-	12, // 33: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
-	14, // 34: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
-	16, // 35: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
-	19, // 36: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
-	24, // 37: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
-	26, // 38: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
-	40, // 39: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
-	30, // 40: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
-	32, // 41: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
-	41, // 42: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
-	42, // 43: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
-	43, // 44: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
-	44, // 45: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
-	45, // 46: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
-	46, // 47: fris.auth.v1.AuthService.ListSessions:output_type -> fris.auth.v1.ListSessionsResponse
-	47, // 48: fris.auth.v1.AuthService.SignOutEverywhere:output_type -> fris.auth.v1.SignOutEverywhereResponse
-	28, // [28:49] is the sub-list for method output_type
-	7,  // [7:28] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	29, // 7: fris.auth.v1.BeginPasskeyLoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
+	29, // 8: fris.auth.v1.FinishPasskeyLoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
+	1,  // 9: fris.auth.v1.AuthService.ListClients:input_type -> fris.auth.v1.ListClientsRequest
+	4,  // 10: fris.auth.v1.AuthService.ListCerts:input_type -> fris.auth.v1.ListCertsRequest
+	7,  // 11: fris.auth.v1.AuthService.GetJWKS:input_type -> fris.auth.v1.GetJWKSRequest
+	21, // 12: fris.auth.v1.AuthService.GetDiscovery:input_type -> fris.auth.v1.GetDiscoveryRequest
+	9,  // 13: fris.auth.v1.AuthService.Token:input_type -> fris.auth.v1.TokenRequest
+	11, // 14: fris.auth.v1.AuthService.SignRequest:input_type -> fris.auth.v1.SignRequestRequest
+	13, // 15: fris.auth.v1.AuthService.GetTokenInfo:input_type -> fris.auth.v1.GetTokenInfoRequest
+	17, // 16: fris.auth.v1.AuthService.GetUserInfo:input_type -> fris.auth.v1.GetUserInfoRequest
+	18, // 17: fris.auth.v1.AuthService.SearchUsers:input_type -> fris.auth.v1.SearchUsersRequest
+	23, // 18: fris.auth.v1.AuthService.Revoke:input_type -> fris.auth.v1.RevokeRequest
+	25, // 19: fris.auth.v1.AuthService.Introspect:input_type -> fris.auth.v1.IntrospectRequest
+	20, // 20: fris.auth.v1.AuthService.Register:input_type -> fris.auth.v1.RegisterRequest
+	29, // 21: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
+	31, // 22: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
+	36, // 23: fris.auth.v1.AuthService.RequestPasswordReset:input_type -> fris.auth.v1.RequestPasswordResetRequest
+	37, // 24: fris.auth.v1.AuthService.CheckAccountToken:input_type -> fris.auth.v1.CheckAccountTokenRequest
+	38, // 25: fris.auth.v1.AuthService.ResetPassword:input_type -> fris.auth.v1.ResetPasswordRequest
+	39, // 26: fris.auth.v1.AuthService.VerifyEmail:input_type -> fris.auth.v1.VerifyEmailRequest
+	40, // 27: fris.auth.v1.AuthService.ChangePassword:input_type -> fris.auth.v1.ChangePasswordRequest
+	41, // 28: fris.auth.v1.AuthService.ListSessions:input_type -> fris.auth.v1.ListSessionsRequest
+	42, // 29: fris.auth.v1.AuthService.SignOutEverywhere:input_type -> fris.auth.v1.SignOutEverywhereRequest
+	43, // 30: fris.auth.v1.AuthService.BeginPasskeyRegistration:input_type -> fris.auth.v1.BeginPasskeyRegistrationRequest
+	44, // 31: fris.auth.v1.AuthService.FinishPasskeyRegistration:input_type -> fris.auth.v1.FinishPasskeyRegistrationRequest
+	45, // 32: fris.auth.v1.AuthService.ListPasskeys:input_type -> fris.auth.v1.ListPasskeysRequest
+	46, // 33: fris.auth.v1.AuthService.RemovePasskey:input_type -> fris.auth.v1.RemovePasskeyRequest
+	33, // 34: fris.auth.v1.AuthService.BeginPasskeyLogin:input_type -> fris.auth.v1.BeginPasskeyLoginRequest
+	35, // 35: fris.auth.v1.AuthService.FinishPasskeyLogin:input_type -> fris.auth.v1.FinishPasskeyLoginRequest
+	2,  // 36: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
+	5,  // 37: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
+	8,  // 38: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
+	22, // 39: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
+	10, // 40: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
+	12, // 41: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
+	14, // 42: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
+	16, // 43: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
+	19, // 44: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
+	24, // 45: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
+	26, // 46: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
+	47, // 47: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
+	30, // 48: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
+	32, // 49: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
+	48, // 50: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
+	49, // 51: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
+	50, // 52: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
+	51, // 53: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
+	52, // 54: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
+	53, // 55: fris.auth.v1.AuthService.ListSessions:output_type -> fris.auth.v1.ListSessionsResponse
+	54, // 56: fris.auth.v1.AuthService.SignOutEverywhere:output_type -> fris.auth.v1.SignOutEverywhereResponse
+	55, // 57: fris.auth.v1.AuthService.BeginPasskeyRegistration:output_type -> fris.auth.v1.BeginPasskeyRegistrationResponse
+	56, // 58: fris.auth.v1.AuthService.FinishPasskeyRegistration:output_type -> fris.auth.v1.FinishPasskeyRegistrationResponse
+	57, // 59: fris.auth.v1.AuthService.ListPasskeys:output_type -> fris.auth.v1.ListPasskeysResponse
+	58, // 60: fris.auth.v1.AuthService.RemovePasskey:output_type -> fris.auth.v1.RemovePasskeyResponse
+	34, // 61: fris.auth.v1.AuthService.BeginPasskeyLogin:output_type -> fris.auth.v1.BeginPasskeyLoginResponse
+	32, // 62: fris.auth.v1.AuthService.FinishPasskeyLogin:output_type -> fris.auth.v1.LoginResponse
+	36, // [36:63] is the sub-list for method output_type
+	9,  // [9:36] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_auth_proto_init() }
@@ -2646,6 +2861,7 @@ func file_auth_v1_auth_proto_init() {
 		return
 	}
 	file_auth_v1_account_proto_init()
+	file_auth_v1_passkey_proto_init()
 	file_auth_v1_register_proto_init()
 	file_auth_v1_auth_proto_msgTypes[6].OneofWrappers = []any{}
 	file_auth_v1_auth_proto_msgTypes[10].OneofWrappers = []any{}
@@ -2656,7 +2872,7 @@ func file_auth_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

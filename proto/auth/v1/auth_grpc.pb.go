@@ -23,27 +23,33 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AuthService_ListClients_FullMethodName          = "/fris.auth.v1.AuthService/ListClients"
-	AuthService_ListCerts_FullMethodName            = "/fris.auth.v1.AuthService/ListCerts"
-	AuthService_GetJWKS_FullMethodName              = "/fris.auth.v1.AuthService/GetJWKS"
-	AuthService_GetDiscovery_FullMethodName         = "/fris.auth.v1.AuthService/GetDiscovery"
-	AuthService_Token_FullMethodName                = "/fris.auth.v1.AuthService/Token"
-	AuthService_SignRequest_FullMethodName          = "/fris.auth.v1.AuthService/SignRequest"
-	AuthService_GetTokenInfo_FullMethodName         = "/fris.auth.v1.AuthService/GetTokenInfo"
-	AuthService_GetUserInfo_FullMethodName          = "/fris.auth.v1.AuthService/GetUserInfo"
-	AuthService_SearchUsers_FullMethodName          = "/fris.auth.v1.AuthService/SearchUsers"
-	AuthService_Revoke_FullMethodName               = "/fris.auth.v1.AuthService/Revoke"
-	AuthService_Introspect_FullMethodName           = "/fris.auth.v1.AuthService/Introspect"
-	AuthService_Register_FullMethodName             = "/fris.auth.v1.AuthService/Register"
-	AuthService_Authorize_FullMethodName            = "/fris.auth.v1.AuthService/Authorize"
-	AuthService_Login_FullMethodName                = "/fris.auth.v1.AuthService/Login"
-	AuthService_RequestPasswordReset_FullMethodName = "/fris.auth.v1.AuthService/RequestPasswordReset"
-	AuthService_CheckAccountToken_FullMethodName    = "/fris.auth.v1.AuthService/CheckAccountToken"
-	AuthService_ResetPassword_FullMethodName        = "/fris.auth.v1.AuthService/ResetPassword"
-	AuthService_VerifyEmail_FullMethodName          = "/fris.auth.v1.AuthService/VerifyEmail"
-	AuthService_ChangePassword_FullMethodName       = "/fris.auth.v1.AuthService/ChangePassword"
-	AuthService_ListSessions_FullMethodName         = "/fris.auth.v1.AuthService/ListSessions"
-	AuthService_SignOutEverywhere_FullMethodName    = "/fris.auth.v1.AuthService/SignOutEverywhere"
+	AuthService_ListClients_FullMethodName               = "/fris.auth.v1.AuthService/ListClients"
+	AuthService_ListCerts_FullMethodName                 = "/fris.auth.v1.AuthService/ListCerts"
+	AuthService_GetJWKS_FullMethodName                   = "/fris.auth.v1.AuthService/GetJWKS"
+	AuthService_GetDiscovery_FullMethodName              = "/fris.auth.v1.AuthService/GetDiscovery"
+	AuthService_Token_FullMethodName                     = "/fris.auth.v1.AuthService/Token"
+	AuthService_SignRequest_FullMethodName               = "/fris.auth.v1.AuthService/SignRequest"
+	AuthService_GetTokenInfo_FullMethodName              = "/fris.auth.v1.AuthService/GetTokenInfo"
+	AuthService_GetUserInfo_FullMethodName               = "/fris.auth.v1.AuthService/GetUserInfo"
+	AuthService_SearchUsers_FullMethodName               = "/fris.auth.v1.AuthService/SearchUsers"
+	AuthService_Revoke_FullMethodName                    = "/fris.auth.v1.AuthService/Revoke"
+	AuthService_Introspect_FullMethodName                = "/fris.auth.v1.AuthService/Introspect"
+	AuthService_Register_FullMethodName                  = "/fris.auth.v1.AuthService/Register"
+	AuthService_Authorize_FullMethodName                 = "/fris.auth.v1.AuthService/Authorize"
+	AuthService_Login_FullMethodName                     = "/fris.auth.v1.AuthService/Login"
+	AuthService_RequestPasswordReset_FullMethodName      = "/fris.auth.v1.AuthService/RequestPasswordReset"
+	AuthService_CheckAccountToken_FullMethodName         = "/fris.auth.v1.AuthService/CheckAccountToken"
+	AuthService_ResetPassword_FullMethodName             = "/fris.auth.v1.AuthService/ResetPassword"
+	AuthService_VerifyEmail_FullMethodName               = "/fris.auth.v1.AuthService/VerifyEmail"
+	AuthService_ChangePassword_FullMethodName            = "/fris.auth.v1.AuthService/ChangePassword"
+	AuthService_ListSessions_FullMethodName              = "/fris.auth.v1.AuthService/ListSessions"
+	AuthService_SignOutEverywhere_FullMethodName         = "/fris.auth.v1.AuthService/SignOutEverywhere"
+	AuthService_BeginPasskeyRegistration_FullMethodName  = "/fris.auth.v1.AuthService/BeginPasskeyRegistration"
+	AuthService_FinishPasskeyRegistration_FullMethodName = "/fris.auth.v1.AuthService/FinishPasskeyRegistration"
+	AuthService_ListPasskeys_FullMethodName              = "/fris.auth.v1.AuthService/ListPasskeys"
+	AuthService_RemovePasskey_FullMethodName             = "/fris.auth.v1.AuthService/RemovePasskey"
+	AuthService_BeginPasskeyLogin_FullMethodName         = "/fris.auth.v1.AuthService/BeginPasskeyLogin"
+	AuthService_FinishPasskeyLogin_FullMethodName        = "/fris.auth.v1.AuthService/FinishPasskeyLogin"
 )
 
 // AuthServiceClient is the client API for AuthService service.
@@ -82,6 +88,15 @@ type AuthServiceClient interface {
 	// revoking every token of the user (this one's included).
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
 	SignOutEverywhere(ctx context.Context, in *SignOutEverywhereRequest, opts ...grpc.CallOption) (*SignOutEverywhereResponse, error)
+	// Passkeys (passkey.proto): the registration ceremony, the list and
+	// removal read the access token from the `authorization` metadata; the
+	// sign-in ceremony backs the login page as Login does.
+	BeginPasskeyRegistration(ctx context.Context, in *BeginPasskeyRegistrationRequest, opts ...grpc.CallOption) (*BeginPasskeyRegistrationResponse, error)
+	FinishPasskeyRegistration(ctx context.Context, in *FinishPasskeyRegistrationRequest, opts ...grpc.CallOption) (*FinishPasskeyRegistrationResponse, error)
+	ListPasskeys(ctx context.Context, in *ListPasskeysRequest, opts ...grpc.CallOption) (*ListPasskeysResponse, error)
+	RemovePasskey(ctx context.Context, in *RemovePasskeyRequest, opts ...grpc.CallOption) (*RemovePasskeyResponse, error)
+	BeginPasskeyLogin(ctx context.Context, in *BeginPasskeyLoginRequest, opts ...grpc.CallOption) (*BeginPasskeyLoginResponse, error)
+	FinishPasskeyLogin(ctx context.Context, in *FinishPasskeyLoginRequest, opts ...grpc.CallOption) (*LoginResponse, error)
 }
 
 type authServiceClient struct {
@@ -302,6 +317,66 @@ func (c *authServiceClient) SignOutEverywhere(ctx context.Context, in *SignOutEv
 	return out, nil
 }
 
+func (c *authServiceClient) BeginPasskeyRegistration(ctx context.Context, in *BeginPasskeyRegistrationRequest, opts ...grpc.CallOption) (*BeginPasskeyRegistrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BeginPasskeyRegistrationResponse)
+	err := c.cc.Invoke(ctx, AuthService_BeginPasskeyRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) FinishPasskeyRegistration(ctx context.Context, in *FinishPasskeyRegistrationRequest, opts ...grpc.CallOption) (*FinishPasskeyRegistrationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FinishPasskeyRegistrationResponse)
+	err := c.cc.Invoke(ctx, AuthService_FinishPasskeyRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) ListPasskeys(ctx context.Context, in *ListPasskeysRequest, opts ...grpc.CallOption) (*ListPasskeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPasskeysResponse)
+	err := c.cc.Invoke(ctx, AuthService_ListPasskeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) RemovePasskey(ctx context.Context, in *RemovePasskeyRequest, opts ...grpc.CallOption) (*RemovePasskeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemovePasskeyResponse)
+	err := c.cc.Invoke(ctx, AuthService_RemovePasskey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) BeginPasskeyLogin(ctx context.Context, in *BeginPasskeyLoginRequest, opts ...grpc.CallOption) (*BeginPasskeyLoginResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BeginPasskeyLoginResponse)
+	err := c.cc.Invoke(ctx, AuthService_BeginPasskeyLogin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) FinishPasskeyLogin(ctx context.Context, in *FinishPasskeyLoginRequest, opts ...grpc.CallOption) (*LoginResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginResponse)
+	err := c.cc.Invoke(ctx, AuthService_FinishPasskeyLogin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthServiceServer is the server API for AuthService service.
 // All implementations must embed UnimplementedAuthServiceServer
 // for forward compatibility.
@@ -338,6 +413,15 @@ type AuthServiceServer interface {
 	// revoking every token of the user (this one's included).
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
 	SignOutEverywhere(context.Context, *SignOutEverywhereRequest) (*SignOutEverywhereResponse, error)
+	// Passkeys (passkey.proto): the registration ceremony, the list and
+	// removal read the access token from the `authorization` metadata; the
+	// sign-in ceremony backs the login page as Login does.
+	BeginPasskeyRegistration(context.Context, *BeginPasskeyRegistrationRequest) (*BeginPasskeyRegistrationResponse, error)
+	FinishPasskeyRegistration(context.Context, *FinishPasskeyRegistrationRequest) (*FinishPasskeyRegistrationResponse, error)
+	ListPasskeys(context.Context, *ListPasskeysRequest) (*ListPasskeysResponse, error)
+	RemovePasskey(context.Context, *RemovePasskeyRequest) (*RemovePasskeyResponse, error)
+	BeginPasskeyLogin(context.Context, *BeginPasskeyLoginRequest) (*BeginPasskeyLoginResponse, error)
+	FinishPasskeyLogin(context.Context, *FinishPasskeyLoginRequest) (*LoginResponse, error)
 	mustEmbedUnimplementedAuthServiceServer()
 }
 
@@ -410,6 +494,24 @@ func (UnimplementedAuthServiceServer) ListSessions(context.Context, *ListSession
 }
 func (UnimplementedAuthServiceServer) SignOutEverywhere(context.Context, *SignOutEverywhereRequest) (*SignOutEverywhereResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SignOutEverywhere not implemented")
+}
+func (UnimplementedAuthServiceServer) BeginPasskeyRegistration(context.Context, *BeginPasskeyRegistrationRequest) (*BeginPasskeyRegistrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BeginPasskeyRegistration not implemented")
+}
+func (UnimplementedAuthServiceServer) FinishPasskeyRegistration(context.Context, *FinishPasskeyRegistrationRequest) (*FinishPasskeyRegistrationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FinishPasskeyRegistration not implemented")
+}
+func (UnimplementedAuthServiceServer) ListPasskeys(context.Context, *ListPasskeysRequest) (*ListPasskeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPasskeys not implemented")
+}
+func (UnimplementedAuthServiceServer) RemovePasskey(context.Context, *RemovePasskeyRequest) (*RemovePasskeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemovePasskey not implemented")
+}
+func (UnimplementedAuthServiceServer) BeginPasskeyLogin(context.Context, *BeginPasskeyLoginRequest) (*BeginPasskeyLoginResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BeginPasskeyLogin not implemented")
+}
+func (UnimplementedAuthServiceServer) FinishPasskeyLogin(context.Context, *FinishPasskeyLoginRequest) (*LoginResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FinishPasskeyLogin not implemented")
 }
 func (UnimplementedAuthServiceServer) mustEmbedUnimplementedAuthServiceServer() {}
 func (UnimplementedAuthServiceServer) testEmbeddedByValue()                     {}
@@ -810,6 +912,114 @@ func _AuthService_SignOutEverywhere_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_BeginPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BeginPasskeyRegistrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).BeginPasskeyRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_BeginPasskeyRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).BeginPasskeyRegistration(ctx, req.(*BeginPasskeyRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_FinishPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishPasskeyRegistrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).FinishPasskeyRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_FinishPasskeyRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).FinishPasskeyRegistration(ctx, req.(*FinishPasskeyRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_ListPasskeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPasskeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).ListPasskeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_ListPasskeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).ListPasskeys(ctx, req.(*ListPasskeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_RemovePasskey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemovePasskeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).RemovePasskey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_RemovePasskey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).RemovePasskey(ctx, req.(*RemovePasskeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_BeginPasskeyLogin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BeginPasskeyLoginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).BeginPasskeyLogin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_BeginPasskeyLogin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).BeginPasskeyLogin(ctx, req.(*BeginPasskeyLoginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_FinishPasskeyLogin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishPasskeyLoginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).FinishPasskeyLogin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_FinishPasskeyLogin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).FinishPasskeyLogin(ctx, req.(*FinishPasskeyLoginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthService_ServiceDesc is the grpc.ServiceDesc for AuthService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -900,6 +1110,30 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SignOutEverywhere",
 			Handler:    _AuthService_SignOutEverywhere_Handler,
+		},
+		{
+			MethodName: "BeginPasskeyRegistration",
+			Handler:    _AuthService_BeginPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "FinishPasskeyRegistration",
+			Handler:    _AuthService_FinishPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "ListPasskeys",
+			Handler:    _AuthService_ListPasskeys_Handler,
+		},
+		{
+			MethodName: "RemovePasskey",
+			Handler:    _AuthService_RemovePasskey_Handler,
+		},
+		{
+			MethodName: "BeginPasskeyLogin",
+			Handler:    _AuthService_BeginPasskeyLogin_Handler,
+		},
+		{
+			MethodName: "FinishPasskeyLogin",
+			Handler:    _AuthService_FinishPasskeyLogin_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

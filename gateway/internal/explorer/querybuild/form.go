@@ -26,7 +26,11 @@ import (
 //	qb.g.<G>.op        And | Or, within group G
 //	qb.cond            <G>.<C>, once per condition, in order
 //	qb.c.<C>.urn       the data element
-//	qb.c.<C>.op        text conditions: eq | neq | like | in | any
+//	qb.c.<C>.op        what the condition asks, by the element's kind
+//	                   (Ops): pick lists in | notin | any | none, ranges
+//	                   range | any | none, texts eq | neq | like | in |
+//	                   notin | any | none; empty or another kind's: the
+//	                   kind's first
 //	qb.c.<C>.v         the value (text); the chosen values (pick lists)
 //	qb.c.<C>.from/.to  the range (numbers, dates)
 //	qb.kept            a query the builder cannot show, kept unchanged
@@ -51,8 +55,26 @@ const (
 	KindText   = "text"   // anything else: text conditions
 )
 
-// Text condition operators.
-var textOps = []string{"eq", "neq", "like", "in", "any"}
+// Operators of a condition by its data element's kind, the default
+// first: "notin" is none of the values (Neq, or an And of Neq on one
+// element), "any" and "none" ask whether the element has a value at all
+// (IsNotNull, IsNull).
+var opsByKind = map[string][]string{
+	KindEnum:   {"in", "notin", "any", "none"},
+	KindNumber: {"range", "any", "none"},
+	KindDate:   {"range", "any", "none"},
+	KindText:   {"eq", "neq", "like", "in", "notin", "any", "none"},
+}
+
+// knownOp reports whether op is an operator of some kind.
+func knownOp(op string) bool {
+	for _, ops := range opsByKind {
+		if slices.Contains(ops, op) {
+			return true
+		}
+	}
+	return false
+}
 
 var idRE = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 
@@ -93,7 +115,7 @@ type Texts interface {
 // Cond is a condition on a data element.
 type Cond struct {
 	ID, URN string
-	Op      string   // text conditions
+	Op      string   // what it asks (Ops); Mode is the one that counts
 	Values  []string // a pick list's chosen values; Values[0] is a text condition's value
 	From    string
 	To      string
@@ -200,7 +222,7 @@ func parseCond(f url.Values, gid, cid string) (*Cond, error) {
 	if c.URN == "" || samplyquery.CheckMdrKey(c.URN) != nil || len(c.From) > maxValueLen || len(c.To) > maxValueLen {
 		return nil, ErrForm
 	}
-	if c.Op != "" && !slices.Contains(textOps, c.Op) {
+	if c.Op != "" && !knownOp(c.Op) {
 		return nil, ErrForm
 	}
 	vs := f[p+"v"]
@@ -216,5 +238,58 @@ func parseCond(f url.Values, gid, cid string) (*Cond, error) {
 	return c, nil
 }
 
+// Ops are the operators the condition's data element offers, its
+// default first.
+func (c *Cond) Ops() []string {
+	if c.El == nil {
+		return opsByKind[KindText]
+	}
+	if ops, ok := opsByKind[c.El.Kind]; ok {
+		return ops
+	}
+	return opsByKind[KindText]
+}
+
 // TextOps are the operators a text condition offers.
-func (c *Cond) TextOps() []string { return textOps }
+func (c *Cond) TextOps() []string { return opsByKind[KindText] }
+
+// Mode is the operator the condition asks by: its Op when its data
+// element offers it, else the element's default.
+func (c *Cond) Mode() string {
+	ops := c.Ops()
+	if slices.Contains(ops, c.Op) {
+		return c.Op
+	}
+	return ops[0]
+}
+
+// Missing reports a condition that needs values and has none: a text but
+// for "has any/no value", or "none of" a pick list with nothing chosen.
+func (c *Cond) Missing() bool {
+	switch m := c.Mode(); {
+	case m == "any" || m == "none":
+		return false
+	case c.El.Kind == KindEnum:
+		return m == "notin" && len(nonEmpty(c.Values...)) == 0
+	case c.El.Kind == KindText:
+		if m == "in" || m == "notin" {
+			return len(splitList(c.Value())) == 0
+		}
+		return c.Value() == ""
+	}
+	return false
+}
+
+// Remove takes condition id out of the builder; false when it has none
+// by that id.
+func (b *Builder) Remove(id string) bool {
+	for _, g := range b.Groups {
+		for i, c := range g.Conds {
+			if c.ID == id {
+				g.Conds = slices.Delete(g.Conds, i, i+1)
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -7,20 +7,25 @@ import (
 	"fris.dev/pkg/samplyquery"
 )
 
-// node is a condition as the Samply query language says it. ok is false
-// for a condition without anything to ask (an empty text).
+// node is a condition as the Samply query language says it: a
+// comparison, or for "none of" several values an And of Neq on one
+// element. ok is false for a condition without anything to ask (an empty
+// text or list).
 func (c *Cond) node() (*samplyquery.Node, bool) {
 	n := &samplyquery.Node{MdrKey: c.URN}
-	switch c.El.Kind {
-	case KindEnum:
+	switch m := c.Mode(); {
+	case m == "any":
+		n.Op = "IsNotNull"
+	case m == "none":
+		n.Op = "IsNull"
+	case c.El.Kind == KindEnum && m == "notin":
+		return noneOf(c.URN, nonEmpty(c.Values...))
+	case c.El.Kind == KindEnum:
 		n.Op, n.Values = oneOrMore(nonEmpty(c.Values...))
-	case KindNumber, KindDate:
+	case c.El.Kind == KindNumber || c.El.Kind == KindDate:
 		n.Op, n.Values = c.rangeOp()
 	default:
-		var ok bool
-		if n.Op, n.Values, ok = c.textOp(); !ok {
-			return nil, false
-		}
+		return c.textNode()
 	}
 	return n, true
 }
@@ -34,6 +39,22 @@ func oneOrMore(vs []string) (string, []string) {
 		return "Eq", vs
 	}
 	return "In", vs
+}
+
+// noneOf asks for a value other than each of vs: the query language has
+// no "not in", so several values are an And of Neq; false for no value.
+func noneOf(urn string, vs []string) (*samplyquery.Node, bool) {
+	switch len(vs) {
+	case 0:
+		return nil, false
+	case 1:
+		return &samplyquery.Node{Op: "Neq", MdrKey: urn, Values: vs}, true
+	}
+	and := &samplyquery.Node{Op: "And"}
+	for _, v := range vs {
+		and.Children = append(and.Children, &samplyquery.Node{Op: "Neq", MdrKey: urn, Values: []string{v}})
+	}
+	return and, true
 }
 
 // rangeOp is a range condition's operator and bounds, dates in the
@@ -56,31 +77,34 @@ func (c *Cond) rangeOp() (string, []string) {
 	return "IsNotNull", nil
 }
 
-// textOp is a text condition's operator and values; false when it has
-// nothing to ask (an empty text or list).
-func (c *Cond) textOp() (string, []string, bool) {
+// textNode is a text condition's node; false when it has nothing to ask
+// (an empty text or list).
+func (c *Cond) textNode() (*samplyquery.Node, bool) {
 	v := c.Value()
-	switch c.Op {
-	case "any":
-		return "IsNotNull", nil, true
+	n := &samplyquery.Node{MdrKey: c.URN}
+	switch c.Mode() {
 	case "in":
 		vs := splitList(v)
 		if len(vs) == 0 {
-			return "", nil, false
+			return nil, false
 		}
-		op, vs := oneOrMore(vs)
-		return op, vs, true
+		n.Op, n.Values = oneOrMore(vs)
+		return n, true
+	case "notin":
+		return noneOf(c.URN, splitList(v))
 	}
 	if v == "" {
-		return "", nil, false
+		return nil, false
 	}
-	switch c.Op {
+	switch c.Mode() {
 	case "neq":
-		return "Neq", []string{v}, true
+		n.Op, n.Values = "Neq", []string{v}
 	case "like":
-		return "Like", []string{"%" + v + "%"}, true
+		n.Op, n.Values = "Like", []string{"%" + v + "%"}
+	default:
+		n.Op, n.Values = "Eq", []string{v}
 	}
-	return "Eq", []string{v}, true
+	return n, true
 }
 
 // splitList reads "a, b; c" or one value a line.
@@ -132,6 +156,10 @@ func (b *Builder) Query() string {
 // "contains" text, which is a part of a value.
 func (c *Cond) Checks() []string {
 	e := c.El
+	m := c.Mode()
+	if m == "any" || m == "none" {
+		return nil
+	}
 	switch e.Kind {
 	case KindEnum:
 		return c.Values
@@ -140,10 +168,10 @@ func (c *Cond) Checks() []string {
 	case KindDate:
 		return nonEmpty(e.registryDate(c.From), e.registryDate(c.To))
 	}
-	switch c.Op {
-	case "eq", "neq", "":
+	switch m {
+	case "eq", "neq":
 		return nonEmpty(c.Value())
-	case "in":
+	case "in", "notin":
 		return splitList(c.Value())
 	}
 	return nil

@@ -68,6 +68,9 @@ func TestBuilderShapes(t *testing.T) {
 		{"qb.group": {"a"}, "qb.cond": {"a.x"}, "qb.c.x.urn": {urnAge}, "qb.c.x.to": {"40"}},
 		{"qb.group": {"a"}, "qb.cond": {"a.x", "a.y"}, "qb.g.a.op": {"Or"}, "qb.c.x.urn": {urnICD}, "qb.c.x.op": {"any"}, "qb.c.y.urn": {urnEnum}},
 		{"qb.group": {"a"}},
+		{"qb.group": {"a", "b"}, "qb.cond": {"a.x", "a.y", "b.z"}, "qb.g.a.op": {"Or"}, "qb.c.x.urn": {urnEnum}, "qb.c.x.op": {"notin"}, "qb.c.x.v": {"a", "b"},
+			"qb.c.y.urn": {urnICD}, "qb.c.y.op": {"notin"}, "qb.c.y.v": {"C50, C51"}, "qb.c.z.urn": {urnAge}, "qb.c.z.op": {"none"}},
+		{"qb.group": {"a"}, "qb.cond": {"a.x"}, "qb.c.x.urn": {urnDate}, "qb.c.x.op": {"any"}},
 	} {
 		b, err := Parse(form)
 		if err != nil {
@@ -83,7 +86,7 @@ func TestBuilderShapes(t *testing.T) {
 		for i, nodes := range s.Groups {
 			g := &Group{ID: "g", Op: s.GroupOps[i]}
 			for _, n := range nodes {
-				c, ok := CondOf(n, els[n.MdrKey])
+				c, ok := CondOf(n, els[KeyOf(n)])
 				if !ok {
 					t.Fatalf("%s: condition %v not read back", doc, n)
 				}
@@ -125,6 +128,7 @@ func TestParseBuilderRefuses(t *testing.T) {
 		"no urn":           {"qb.group": {"a"}, "qb.cond": {"a.x"}},
 		"bad urn":          {"qb.group": {"a"}, "qb.cond": {"a.x"}, "qb.c.x.urn": {"not a urn"}},
 		"bad text op":      {"qb.group": {"a"}, "qb.cond": {"a.x"}, "qb.c.x.urn": {urnICD}, "qb.c.x.op": {"drop"}},
+		"no such op":       {"qb.group": {"a"}, "qb.cond": {"a.x"}, "qb.c.x.urn": {urnICD}, "qb.c.x.op": {"not"}},
 		"too many groups":  {"qb.group": strings.Split(strings.Repeat("a,", maxGroups)+"z", ",")},
 		"too long a value": {"qb.group": {"a"}, "qb.cond": {"a.x"}, "qb.c.x.urn": {urnAge}, "qb.c.x.from": {strings.Repeat("1", maxValueLen+1)}},
 	} {
@@ -147,6 +151,8 @@ func FuzzParseBuilder(f *testing.F) {
 	f.Add(builderFields().Encode())
 	f.Add("qb.group=a&qb.cond=a.x&qb.c.x.urn=urn:a:dataelement:1:1&qb.c.x.op=in&qb.c.x.v=%3C%26%3E,x")
 	f.Add("qb.group=a&qb.cond=a.x&qb.c.x.urn=urn:a:dataelement:1:1&qb.c.x.from=1&qb.c.x.to=2")
+	f.Add("qb.group=a&qb.cond=a.x&qb.cond=a.y&qb.c.x.urn=urn:a:dataelement:1:1&qb.c.x.op=notin&qb.c.x.v=a&qb.c.x.v=%3Cb%3E&qb.c.y.urn=urn:a:dataelement:2:1&qb.c.y.op=none")
+	f.Add("qb.group=a&qb.group=b&qb.cond=b.x&qb.c.x.urn=urn:a:dataelement:1:1&qb.c.x.op=notin&qb.c.x.v=a;b,c&qb.g.b.op=Or")
 	kinds := []string{KindEnum, KindNumber, KindDate, KindText}
 	f.Fuzz(func(t *testing.T, raw string) {
 		form, err := url.ParseQuery(raw)
@@ -166,6 +172,10 @@ func FuzzParseBuilder(f *testing.F) {
 		doc := b.Query()
 		if _, err := samplyquery.Parse([]byte(doc)); err != nil {
 			t.Fatalf("the builder wrote a query the broker refuses: %v\n%s", err, doc)
+		}
+		// Its words say it, whatever it holds.
+		if s := b.Words("de"); s.Unreadable || WordsOf(doc, nil, "en").Unreadable {
+			t.Fatalf("the builder's query has no words:\n%s", doc)
 		}
 	})
 }

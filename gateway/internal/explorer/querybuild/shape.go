@@ -44,26 +44,77 @@ func ShapeOf(doc string) (*Shape, error) {
 	return s, nil
 }
 
-func isGroup(n *samplyquery.Node) bool { return n.Op == "And" || n.Op == "Or" }
+// isGroup reports a group of conditions; "none of" values (an And of Neq
+// on one element) is one condition.
+func isGroup(n *samplyquery.Node) bool { return (n.Op == "And" || n.Op == "Or") && !NoneOf(n) }
+
+// NoneOf reports an And of two or more Neq on one data element: the
+// builder's "none of" these values.
+func NoneOf(n *samplyquery.Node) bool {
+	if n.Op != "And" || len(n.Children) < 2 {
+		return false
+	}
+	for _, c := range n.Children {
+		if c.Op != "Neq" || c.MdrKey != n.Children[0].MdrKey {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyOf is the data element a condition asks about ("none of" included);
+// empty for a group.
+func KeyOf(n *samplyquery.Node) string {
+	if NoneOf(n) {
+		return n.Children[0].MdrKey
+	}
+	return n.MdrKey
+}
+
+// noneValues are the values of a "none of" or a Neq.
+func noneValues(n *samplyquery.Node) []string {
+	if !NoneOf(n) {
+		return n.Values
+	}
+	var vs []string
+	for _, c := range n.Children {
+		vs = append(vs, c.Values...)
+	}
+	return vs
+}
 
 // CondOf is a condition of a stored query in the builder's terms, given
 // its data element; false when the builder cannot say it.
 func CondOf(n *samplyquery.Node, e *Element) (*Cond, bool) {
-	c := &Cond{ID: NewID(), URN: n.MdrKey, El: e}
-	if n.Op == "IsNotNull" {
-		if e.Kind == KindText {
-			c.Op = "any"
-		}
+	c := &Cond{ID: NewID(), URN: KeyOf(n), El: e}
+	switch {
+	case n.Op == "IsNotNull":
+		c.Op = "any"
 		return c, true
+	case n.Op == "IsNull":
+		c.Op = "none"
+		return c, true
+	case isGroup(n):
+		return nil, false
 	}
+	negated := n.Op == "Neq" || NoneOf(n)
 	var ok bool
 	switch e.Kind {
 	case KindEnum:
-		c.Values, ok = n.Values, n.Op == "Eq" || n.Op == "In"
+		switch {
+		case negated:
+			c.Op, c.Values, ok = "notin", noneValues(n), true
+		case n.Op == "Eq" || n.Op == "In":
+			c.Op, c.Values, ok = "in", n.Values, true
+		}
 	case KindNumber, KindDate:
 		ok = c.readRange(n)
-	default:
-		ok = c.readText(n)
+	case KindText:
+		if NoneOf(n) {
+			c.Op, c.Values, ok = "notin", []string{strings.Join(noneValues(n), ", ")}, true
+		} else {
+			ok = c.readText(n)
+		}
 	}
 	if !ok {
 		return nil, false

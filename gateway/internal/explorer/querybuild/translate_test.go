@@ -62,6 +62,16 @@ func TestConditionNodes(t *testing.T) {
 		{"any", Cond{El: el(urnICD), Op: "any"}, "IsNotNull", nil, false},
 		{"empty text", Cond{El: el(urnICD), Op: "eq"}, "", nil, true},
 		{"empty list", Cond{El: el(urnICD), Op: "in", Values: []string{" , "}}, "", nil, true},
+		{"not a value", Cond{El: el(urnEnum), Op: "notin", Values: []string{"a"}}, "Neq", []string{"a"}, false},
+		{"none of the values", Cond{El: el(urnEnum), Op: "notin", Values: []string{"a", "b"}}, "And", nil, false},
+		{"none of nothing", Cond{El: el(urnEnum), Op: "notin"}, "", nil, true},
+		{"a pick list without value", Cond{El: el(urnEnum), Op: "none", Values: []string{"a"}}, "IsNull", nil, false},
+		{"a range without value", Cond{El: el(urnAge), Op: "none", From: "1"}, "IsNull", nil, false},
+		{"a range with any value", Cond{El: el(urnDate), Op: "any", To: "2020-01-01"}, "IsNotNull", nil, false},
+		{"a text without value", Cond{El: el(urnICD), Op: "none"}, "IsNull", nil, false},
+		{"a text none of", Cond{El: el(urnICD), Op: "notin", Values: []string{"C34, C35"}}, "And", nil, false},
+		{"a range's operator on a pick list", Cond{El: el(urnEnum), Op: "range", Values: []string{"a"}}, "Eq", []string{"a"}, false},
+		{"a text's operator on a range", Cond{El: el(urnAge), Op: "like", From: "2"}, "Geq", []string{"2"}, false},
 	} {
 		n, ok := c.cond.node()
 		if !ok != c.none {
@@ -89,6 +99,11 @@ func TestChecks(t *testing.T) {
 		{Cond{El: el(urnICD), Op: "in", Values: []string{"C34, C35"}}, []string{"C34", "C35"}},
 		// A part of a value is not a value.
 		{Cond{El: el(urnICD), Op: "like", Values: []string{"C3"}}, nil},
+		// "is not" checks its values; "has no value" has none.
+		{Cond{El: el(urnICD), Op: "notin", Values: []string{"C34; C35"}}, []string{"C34", "C35"}},
+		{Cond{El: el(urnEnum), Op: "notin", Values: []string{"a"}}, []string{"a"}},
+		{Cond{El: el(urnEnum), Op: "none", Values: []string{"a"}}, nil},
+		{Cond{El: el(urnAge), Op: "any", From: "1"}, nil},
 	} {
 		if got := c.cond.Checks(); !slices.Equal(got, c.want) {
 			t.Errorf("%+v: checks %q, want %q", c.cond, got, c.want)
@@ -96,6 +111,21 @@ func TestChecks(t *testing.T) {
 	}
 	if !(&Cond{El: el(urnAge), From: "10", To: "9.5"}).OutOfOrder() {
 		t.Error("10 to 9.5 is in order")
+	}
+	for _, c := range []struct {
+		cond    Cond
+		missing bool
+	}{
+		{Cond{El: el(urnICD), Op: "eq"}, true},
+		{Cond{El: el(urnICD), Op: "notin", Values: []string{" ; "}}, true},
+		{Cond{El: el(urnICD), Op: "none"}, false},
+		{Cond{El: el(urnEnum), Op: "notin"}, true},
+		{Cond{El: el(urnEnum), Op: "in"}, false},
+		{Cond{El: el(urnAge)}, false},
+	} {
+		if c.cond.Missing() != c.missing {
+			t.Errorf("%+v: missing %v", c.cond, !c.missing)
+		}
 	}
 	if (&Cond{El: el(urnAge), From: "9", To: "10"}).OutOfOrder() || (&Cond{El: el(urnICD), From: "b", To: "a"}).OutOfOrder() {
 		t.Error("a range in order, or a text, is out of order")
@@ -124,6 +154,11 @@ func TestCondOf(t *testing.T) {
 		{"a pattern", node("Like", "%C%3%"), el(urnICD), "", nil, "", "", true},
 		{"a range of a pick list", node("Between", "a", "b"), el(urnEnum), "", nil, "", "", true},
 		{"greater than", node("Gt", "3"), el(urnAge), "", nil, "", "", true},
+		{"no value", node("IsNull"), el(urnAge), "none", nil, "", "", false},
+		{"any value of a pick list", node("IsNotNull"), el(urnEnum), "any", nil, "", "", false},
+		{"not a value", node("Neq", "a"), el(urnEnum), "notin", []string{"a"}, "", "", false},
+		{"not a number", node("Neq", "3"), el(urnAge), "", nil, "", "", true},
+		{"a group", &samplyquery.Node{Op: "Or", Children: []*samplyquery.Node{node("Eq", "a"), node("Eq", "b")}}, el(urnEnum), "", nil, "", "", true},
 	} {
 		got, ok := CondOf(c.n, c.e)
 		if ok == c.refused {

@@ -17,12 +17,13 @@
     if (next) next.focus();
   });
 
-  // A condition or group just added takes the focus: its first field.
+  // A condition or group just added takes the focus: its first field
+  // for a value, else its first choice.
   document.body.addEventListener("htmx:afterSwap", function (e) {
     var t = e.detail && e.detail.target;
     if (!t || !t.matches || !t.matches(".qb-conds, #qb-groups")) return;
     var added = t.lastElementChild;
-    var first = added && added.querySelector("input:not([type=hidden]), select");
+    var first = added && (added.querySelector("input:not([type=hidden])") || added.querySelector("select"));
     if (first) first.focus();
   });
 

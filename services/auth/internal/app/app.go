@@ -125,8 +125,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Register:  limits.Guard("register", ratelimit.Policy{}, cfg.LimitRegister),
 			Reset:     limits.Guard("password_reset", cfg.LimitReset, cfg.LimitResetAddr).WithCeiling(cfg.LimitResetCeiling),
 			Link:      limits.Guard("account_link", ratelimit.Policy{}, cfg.LimitAddr),
+			Passkey:   limits.Guard("passkey", ratelimit.Policy{}, cfg.LimitAddr),
 		},
-		Mail: accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
+		Passkeys: cfg.relyingParty(cfg.Issuer),
+		Mail:     accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
 		LegacyRefresh: cfg.LegacyRefresh, RefreshSupersedesAccess: cfg.RefreshSupersedesAccess,
 	}, store, km, iss, hasher, log)
 

@@ -28,6 +28,7 @@ type Config struct {
 	Hashing
 	Limits
 	Account
+	Passkeys
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -42,12 +43,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Hashing.RegisterFlags(fs)
 	c.Limits.RegisterFlags(fs)
 	c.Account.RegisterFlags(fs)
+	c.Passkeys.RegisterFlags(fs)
 }
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
 	return errors.Join(c.Base.Validate(), c.Tokens.Validate(), c.Keys.Validate(),
-		c.Signup.Validate(), c.Hashing.Validate(), c.Limits.Validate(), c.Account.Validate())
+		c.Signup.Validate(), c.Hashing.Validate(), c.Limits.Validate(), c.Account.Validate(),
+		c.Passkeys.validate(c.Issuer))
 }
 
 // Tokens is what the issued tokens and codes carry: their issuer, their

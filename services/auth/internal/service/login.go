@@ -121,19 +121,29 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 	if err != nil {
 		p.log.WarnContext(ctx, "remembering a known device", "err", err)
 	}
+	code, err := p.authorizationCode(ctx, c, redirect, u, r.GetRequest(), storage.MethodPassword)
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
+	user = u.ID
+	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
+}
+
+// authorizationCode issues the code of a sign-in (the password's or a
+// passkey's: method) for the authorization request ar, and records the
+// sign-in.
+func (p Public) authorizationCode(ctx context.Context, c storage.Client, redirect string, u storage.User, ar *authv1.AuthorizeRequest, method string) (string, error) {
 	code := tokens.RandomString(32)
-	ar := r.GetRequest()
 	g := storage.Grant{
 		Kind: storage.GrantAuthorization, ClientID: c.ID, UserID: u.ID, RedirectURI: redirect,
 		Challenge: ar.GetCodeChallenge(), ChallengeMeth: ar.GetCodeChallengeMethod(), Scope: ar.GetScope(), Nonce: ar.GetNonce(),
 		Addr: identity.Incoming(ctx, identity.KeyClientAddr), Expires: p.now().Add(p.cfg.AuthCodeTTL).Unix(),
 	}
 	if err := p.store.PutGrant(ctx, code, g); err != nil {
-		return nil, p.err(ctx, err)
+		return "", err
 	}
-	user = u.ID
-	p.recordSignIn(ctx, u.ID, storage.MethodPassword, c.ID)
-	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
+	p.recordSignIn(ctx, u.ID, method, c.ID)
+	return code, nil
 }
 
 // recordSignIn notes a sign-in for the operators' users view (its recent

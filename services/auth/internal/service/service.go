@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-webauthn/webauthn/webauthn"
+
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/kv"
 	"fris.dev/pkg/password"
@@ -66,6 +68,9 @@ type Config struct {
 	// token issued with it is no longer active to the provider's own
 	// checks (introspection, userinfo, tokeninfo), as Hydra does.
 	RefreshSupersedesAccess bool
+	// Passkeys is the WebAuthn relying party (passkey.go); its zero value
+	// turns passkeys off.
+	Passkeys PasskeyConfig
 }
 
 // Guards limit failed credential checks per account and client address,
@@ -87,6 +92,10 @@ type Guards struct {
 	Reset *ratelimit.Guard
 	// Link: mailed links' tokens that do not work, per client address.
 	Link *ratelimit.Guard
+	// Passkey: passkey sign-ins that fail, per client address only: a
+	// passkey names no account until it is checked, and no stranger can
+	// use up its holder's.
+	Passkey *ratelimit.Guard
 }
 
 // Service holds what every RPC needs.
@@ -100,6 +109,8 @@ type Service struct {
 	now    func() time.Time
 	// spawn runs work the answer must not wait for (sending a mail).
 	spawn func(func())
+	// rp is the passkeys' relying party; nil when they are off.
+	rp *webauthn.WebAuthn
 }
 
 // New wires the service.
@@ -116,7 +127,13 @@ func New(cfg Config, store storage.Store, k *keys.Manager, t *tokens.Issuer, h *
 	if cfg.VerifyTTL <= 0 {
 		cfg.VerifyTTL = 72 * time.Hour
 	}
-	return &Service{cfg: cfg, store: store, keys: k, tokens: t, hash: h, log: log, now: time.Now, spawn: func(f func()) { go f() }}
+	// The flags were checked (CheckPasskeys): a refusal here leaves
+	// passkeys off, said in the log, rather than the service down.
+	rp, err := newRelyingParty(cfg.Passkeys)
+	if err != nil {
+		log.Error("passkeys are off: the relying party is not valid", "err", err)
+	}
+	return &Service{cfg: cfg, store: store, keys: k, tokens: t, hash: h, log: log, now: time.Now, spawn: func(f func()) { go f() }, rp: rp}
 }
 
 // Ready reports whether the store answers.

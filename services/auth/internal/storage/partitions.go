@@ -22,6 +22,8 @@ import (
 //	user-session/<id>/<chain>            p/<id % 32>
 //	revpending/<kind>/<id>               the bucket of that record
 //	signin/<id>                          p/<id % 32>
+//	passkey/<id>/<credential>            p/<id % 32>
+//	passkey-ceremony/<sha256>            p/<fnv(sha256) % 32>
 //
 // A new user's id is chosen in the bucket of its email (CreateUser), so a
 // user, its email's index and its keys are written in one transaction.
@@ -63,6 +65,8 @@ var bucketed = []struct {
 	{pPending + pendingChain, hashed},
 	{pPending + pendingToken, hashed},
 	{pSignIn, numeric},
+	{pPasskey, sessionBucket},
+	{pCeremony, hashed},
 }
 
 type partitions struct{}
@@ -82,6 +86,13 @@ func (partitions) Key(key string) string {
 func (partitions) Prefix(prefix string) []string {
 	if strings.HasPrefix(prefix, pGrant) {
 		return parts(grantBuckets, grantPart)
+	}
+	// A user's passkeys are one bucket's: AddPasskey counts them in its
+	// transaction.
+	if rest, ok := strings.CutPrefix(prefix, pPasskey); ok {
+		if id, _, whole := strings.Cut(rest, "/"); whole {
+			return []string{bucketPart(numeric(id))}
+		}
 	}
 	for _, k := range bucketed {
 		if strings.HasPrefix(prefix, k.prefix) {

@@ -76,6 +76,15 @@ type Store interface {
 	PutSession(ctx context.Context, s Session) error
 	Sessions(ctx context.Context, user int32, limit int) ([]Session, error)
 
+	// Passkeys (passkeys.go): a user's WebAuthn credentials, and the
+	// single-use ceremonies that register them or sign in with them.
+	AddPasskey(ctx context.Context, p Passkey, max int) error
+	Passkeys(ctx context.Context, user int32) ([]Passkey, error)
+	UpdatePasskey(ctx context.Context, user int32, id string, fn func(*Passkey) error) error
+	DeletePasskey(ctx context.Context, user int32, id string) (Passkey, error)
+	PutCeremony(ctx context.Context, id string, c Ceremony) error
+	TakeCeremony(ctx context.Context, id string) (Ceremony, error)
+
 	// SigningKeys returns the keys, decrypted; an error when one does not
 	// decrypt, so a wrong secret never looks like an empty key set.
 	SigningKeys(ctx context.Context) ([]SigningKey, error)
