@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -124,6 +125,9 @@ func TestTokenAlgorithms(t *testing.T) {
 		})
 	}
 
+	if out := s.AuthCLI(t, 0, "clients"); !regexp.MustCompile(`e2e-es256\s+Fast ES256\s+UNDEFINED\s+ES256\s`).MatchString(out) {
+		t.Errorf("bin/auth clients does not show the algorithm:\n%s", out)
+	}
 	// An operator's change applies from the next token on; tokens already
 	// issued keep verifying.
 	s.AuthCLI(t, 0, "update-client", "-alg", "RS256", "e2e-es256")

@@ -142,9 +142,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := cmdutil.Table(stdout, "CLIENT ID\tNAME\tTYPE\tDISABLED\tREDIRECT URL")
+			tw := cmdutil.Table(stdout, "CLIENT ID\tNAME\tTYPE\tALG\tDISABLED\tREDIRECT URL")
 			for _, c := range res.GetClients() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", c.GetClient().GetClientId(), c.GetClient().GetName(), c.GetClient().GetType(), c.GetDisabled(), c.GetClient().GetRedirectUrl())
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\n", c.GetClient().GetClientId(), c.GetClient().GetName(), c.GetClient().GetType(), c.GetAlg(), c.GetDisabled(), c.GetClient().GetRedirectUrl())
 			}
 			return tw.Flush()
 		},
