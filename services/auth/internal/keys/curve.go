@@ -220,3 +220,21 @@ func (m *Manager) Algs() []string {
 	}
 	return out
 }
+
+// staleElsewhere reports whether a refresh or curve key is sealed under an
+// older secret: the rewrap covers every ring, and a replica may have made
+// such a key (at its upgrade, say) after the RSA keys were rewrapped.
+func (m *Manager) staleElsewhere(ctx context.Context) (bool, error) {
+	for _, list := range []func(context.Context) ([]storage.SigningKey, error){m.store.RefreshKeys, m.store.CurveKeys} {
+		ks, err := list(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, k := range ks {
+			if k.Stale {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

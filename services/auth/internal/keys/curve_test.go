@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -12,6 +13,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 
 	"fris.dev/pkg/kv"
+	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/storage"
 )
 
@@ -136,5 +138,45 @@ func TestCurveRotationOverlapsPerAlgorithm(t *testing.T) {
 	}
 	if per["ES256"] != 1 || per["EdDSA"] != 1 {
 		t.Fatalf("active curve keys after maintenance: %v", per)
+	}
+}
+
+// TestMaintainRewrapsCurveKeys: curve keys sealed under the second secret
+// (by a lagging replica) while the RSA keys are current are still moved to
+// the first secret, so the old one can go.
+func TestMaintainRewrapsCurveKeys(t *testing.T) {
+	ctx := context.Background()
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "auth.db"), kv.BoltOptions{NoSync: true, Partitions: storage.Partitions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	box := func(secrets ...byte) storage.Sealer {
+		var ss [][]byte
+		for _, b := range secrets {
+			ss = append(ss, bytes.Repeat([]byte{b}, envelope.SecretSize))
+		}
+		b, err := envelope.New(ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	m, err := New(ctx, storage.New(db, box(2, 1)), Options{Bits: 2048, Alg: jwa.RS256, RotateEvery: time.Hour, PublishFor: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The lagging replica writes the curve keys, sealing them under secret 1.
+	if err := storage.New(db, box(1, 2)).UpdateCurveKeys(ctx, func(ks []storage.SigningKey) ([]storage.SigningKey, error) { return ks, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.New(db, box(2)).CurveKeys(ctx); err == nil {
+		t.Fatal("the new secret alone opens a key the lagging replica sealed")
+	}
+	if err := m.Maintain(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if ks, err := storage.New(db, box(2)).CurveKeys(ctx); err != nil || len(ks) != len(CurveAlgs) {
+		t.Fatalf("after Maintain, the new secret alone: %+v %v", ks, err)
 	}
 }

@@ -112,7 +112,12 @@ func (m *Manager) Maintain(ctx context.Context, now time.Time) error {
 	// second (it was not restarted with the new secret first yet), so
 	// every replica keeps moving keys to its first secret, not only at
 	// start: once all list the new secret first, the old one can go.
-	if slices.ContainsFunc(cur, func(k storage.SigningKey) bool { return k.Stale }) {
+	stale := func(k storage.SigningKey) bool { return k.Stale }
+	others, err := m.staleElsewhere(ctx)
+	if err != nil {
+		return err
+	}
+	if others || slices.ContainsFunc(cur, stale) {
 		done, err := m.store.RewrapSigningKeys(ctx)
 		if err != nil {
 			return err
