@@ -245,7 +245,7 @@ FRIS_BENCH_USER_PASSWORD=$(rnd)
 # the same code plus the stub signer for one client (refresh-null).
 AUTH_MAIN="$BIN/auth" NULL_ARGS=()
 if selected auth; then
-  go build -tags fris_bench_null -o "$tmp/auth-bench" ./services/auth/cmd/auth ||
+  go build -tags fris_bench_null,grpcnotrace -o "$tmp/auth-bench" ./services/auth/cmd/auth ||
     { echo "bench: building the benchmark's auth (-tags fris_bench_null) failed" >&2; exit 1; }
   AUTH_MAIN="$tmp/auth-bench" NULL_ARGS=(-bench-null-signer "$CLIENT_ID-null")
 fi
