@@ -23,10 +23,15 @@ step_done() {
 
 redis_pid=""
 redis_dir=""
+fuzz_pid=""
 cluster_dir=""
 # The trap keeps the tests' exit status: nothing in it may end non-zero.
 cleanup() {
   local rc=$?
+  if [[ -n "$fuzz_pid" ]]; then
+    kill -- "-$fuzz_pid" 2>/dev/null || true
+    wait "$fuzz_pid" 2>/dev/null || true
+  fi
   if [[ -n "$redis_pid" ]]; then
     kill "$redis_pid" 2>/dev/null || true
     wait "$redis_pid" 2>/dev/null || true
@@ -100,48 +105,42 @@ for m in $modules; do pkgs+=("$m/..."); done
 step "1/3 go vet (${#pkgs[@]} modules)"
 go vet "${pkgs[@]}"
 step_done vet
+# Every fuzz target in the workspace (their seed corpora run in step 2 as
+# plain tests), found with `go test -list` so a new one cannot be left out.
+fuzz_list=$(mktemp)
+echo "test: listing the fuzz targets of every module"
+for m in $modules; do
+  # A plain assignment so that set -e and pipefail see a failing listing.
+  listed=$(cd "$m" && go test -list '^Fuzz' ./... |
+    awk '/^Fuzz/ {n[++c] = $1; next} /^ok/ {for (i = 1; i <= c; i++) print $2, n[i]; c = 0}')
+  [[ -z "$listed" ]] || echo "$listed" >>"$fuzz_list"
+done
+fuzz_count=$(grep -c . "$fuzz_list" || true)
+if ((fuzz_count == 0)); then
+  echo "test: no fuzz targets found" >&2
+  exit 1
+fi
+
+# The fuzzing runs beside the tests, niced and with one worker per target:
+# e2e's long tail leaves a core mostly idle, which the fuzzing takes; where
+# both want the cores, the tests have them. Its own process group, so a
+# failed run stops all of it (cleanup).
+step "2/3 go test -race, every package of every module; 3/3 fuzzing $fuzz_count targets beside them (${FUZZ_EXECS:-20000x} each)"
+setsid nice -n 10 deploy/local/fuzz.sh "$fuzz_list" &
+fuzz_pid=$!
 # One `go test` per package (tools/testrun), so each package's ok/FAIL line
 # comes as it ends, whatever the order; a long package (e2e, listed first so
 # it starts first) reports each top-level test as it ends.
-step "2/3 go test -race, every package of every module"
 summary_file=$(mktemp)
 # tee keeps the stream live; pipefail keeps testrun's exit status.
 go run ./tools/testrun -- -race -count=1 -timeout=12m "${pkgs[@]}" | tee "$summary_file"
 step_done tests
 counts=$(sed -n 's/.* \([0-9][0-9]*\) tests passed, \([0-9][0-9]*\) failed, \([0-9][0-9]*\) skipped.*/\1 passed, \2 failed, \3 skipped/p' "$summary_file" | tail -n 1)
 rm -f "$summary_file"
-
-# Every fuzz target in the workspace (their seed corpora already ran above as
-# plain tests), found with `go test -list` so a new one cannot be left out.
-# Budgets are execution counts, not durations: with a duration, Go 1.26's
-# fuzz coordinator can report its own deadline as a failure under CPU
-# contention (go.dev/issue/75804, fixed in 1.27). Minimization is capped by
-# count too; the default 60s can eat a whole run on the registry's KB seeds.
-fuzz_execs=${FUZZ_EXECS:-20000x}
-fuzz_minimize=${FUZZ_MINIMIZE:-50x}
-fuzz_targets=()
-echo "test: listing the fuzz targets of every module"
-for m in $modules; do
-  # A plain assignment so that set -e and pipefail see a failing listing.
-  listed=$(cd "$m" && go test -list '^Fuzz' ./... |
-    awk '/^Fuzz/ {n[++c] = $1; next} /^ok/ {for (i = 1; i <= c; i++) print $2, n[i]; c = 0}')
-  while read -r pkg name; do
-    [[ -n "$pkg" ]] && fuzz_targets+=("$pkg $name")
-  done <<<"$listed"
-done
-if [ ${#fuzz_targets[@]} -eq 0 ]; then
-  echo "test: no fuzz targets found" >&2
-  exit 1
-fi
-step "3/3 fuzzing ${#fuzz_targets[@]} targets, $fuzz_execs each"
-i=0
-for t in "${fuzz_targets[@]}"; do
-  read -r pkg name <<<"$t"
-  i=$((i + 1))
-  echo "test: fuzz $i/${#fuzz_targets[@]}: $name in $pkg"
-  go test -run='^$' -fuzz="^${name}\$" -fuzztime="$fuzz_execs" \
-    -fuzzminimizetime="$fuzz_minimize" "$pkg"
-done
+step "3/3 the rest of the fuzzing"
+wait "$fuzz_pid"
+fuzz_pid=""
+rm -f "$fuzz_list"
 step_done fuzz
 total=$((SECONDS - start))
 echo "test: all passed in $((total / 60))m$((total % 60))s (${timings[*]})"

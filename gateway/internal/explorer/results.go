@@ -20,11 +20,14 @@ type results struct {
 	Unreadable int32
 	// Samples is the sum of the sample counts of Reply documents; nil
 	// when none carries one, and then the table has no sample column.
-	Samples  *int32
-	Answered int
-	Targets  int
-	Rows     []siteRow
-	Pending  []string
+	Samples *int32
+	// SamplesText is Samples as shown, with the sites whose sample count
+	// the small-count rule hid.
+	SamplesText string
+	Answered    int
+	Targets     int
+	Rows        []siteRow
+	Pending     []string
 	// Docs are the Reply documents with breakdowns; Unread the bodies
 	// that are not counts, as sent.
 	Docs   []replyDoc
@@ -33,6 +36,11 @@ type results struct {
 	Summary string
 	Chart   chart
 	V       *view
+	// MinCount is the broker's small-count threshold (0: off); counts
+	// below it come without their value, SuppressedSites is how many sites
+	// have one, and Total is the sum of the counts shown.
+	MinCount        int32
+	SuppressedSites int32
 }
 
 type siteRow struct {
@@ -42,9 +50,14 @@ type siteRow struct {
 	Count      int32
 	CountText  string
 	Unreadable int32
+	// Suppressed is how many of the site's replies have a count below the
+	// min count, left out of Count.
+	Suppressed int32
 	Samples    *int32
-	Replies    int32
-	Last       string
+	// SamplesText is Samples as shown: "< k" for a hidden sample count.
+	SamplesText string
+	Replies     int32
+	Last        string
 	// Y and W place the row's bar in the chart.
 	Y, BarY, W, TextY, NumX int
 }
@@ -77,11 +90,12 @@ const (
 
 // resultsOf is an inquiry's results as the page shows them.
 func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse) *results {
-	r := &results{Total: res.GetTotal(), V: v}
+	r := &results{Total: res.GetTotal(), V: v, MinCount: res.GetMinCount(), SuppressedSites: res.GetSuppressedSites()}
 	rows := siteRowsOf(v, in, res)
 	r.Unreadable, r.Samples = res.GetUnreadable(), res.Samples
-	r.TotalText = countText(v, r.Total, int32(len(res.GetReplies())), r.Unreadable)
+	r.TotalText = totalText(v, res)
 	last := r.readReplies(res.GetReplies())
+	r.samplesText(rows, res)
 	for _, row := range rows {
 		row.Last = minute(last[row.Site])
 		r.Rows = append(r.Rows, *row)
@@ -105,8 +119,8 @@ func siteRowsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse
 			rows[sc.GetSiteId()] = row
 		}
 		row.Answered, row.Count, row.Replies = true, sc.GetCount(), sc.GetReplies()
-		row.Unreadable, row.Samples = sc.GetUnreadable(), sc.Samples
-		row.CountText = countText(v, row.Count, row.Replies, row.Unreadable)
+		row.Unreadable, row.Samples, row.Suppressed = sc.GetUnreadable(), sc.Samples, sc.GetSuppressed()
+		row.CountText = siteCountText(v, sc, res.GetMinCount())
 	}
 	return rows
 }
@@ -121,7 +135,12 @@ func (r *results) readReplies(replies []*brokerv1.Reply) map[string]*timestamppb
 			last[rp.GetSiteId()] = rp.GetReceivedAt()
 		}
 		if rp.GetUnreadable() {
-			r.Unread = append(r.Unread, unreadReply{Site: rp.GetSiteId(), Body: abbreviate(rp.GetBody(), maxShownBody)})
+			body := abbreviate(rp.GetBody(), maxShownBody)
+			if body == "" && r.MinCount > 0 {
+				// The small-count rule withholds unreadable bodies.
+				body = r.V.T("res.unread.withheld")
+			}
+			r.Unread = append(r.Unread, unreadReply{Site: rp.GetSiteId(), Body: body})
 			continue
 		}
 		doc := replyDoc{Site: rp.GetSiteId()}

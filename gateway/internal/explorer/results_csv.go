@@ -31,7 +31,9 @@ func (a *App) repliesCSV(q *req) error {
 	w := csv.NewWriter(&buf)
 	// count is empty for a site that has not answered and "unreadable"
 	// when none of its replies carried a count; unreadable says how many
-	// did not, samples is empty when no Reply document gave one.
+	// did not, samples is empty when no Reply document gave one. Under the
+	// broker's small-count rule a count below k is "< k" and count is the
+	// sum of the counts shown ("12 + < 5" when a site sent both).
 	_ = w.Write([]string{"site", "answered", "count", "replies", "last_reply_utc", "unreadable", "samples"})
 	for _, row := range r.Rows {
 		count, samples := "", ""
@@ -39,11 +41,16 @@ func (a *App) repliesCSV(q *req) error {
 		case !row.Answered:
 		case row.Unreadable >= row.Replies:
 			count = "unreadable"
+		case row.Suppressed > 0 && r.MinCount > 0:
+			count = "< " + strconv.Itoa(int(r.MinCount))
+			if row.Replies-row.Unreadable > row.Suppressed {
+				count = strconv.Itoa(int(row.Count)) + " + " + count
+			}
 		default:
 			count = strconv.Itoa(int(row.Count))
 		}
 		if row.Samples != nil {
-			samples = strconv.Itoa(int(*row.Samples))
+			samples = row.SamplesText
 		}
 		_ = w.Write([]string{csvSafe(row.Site), strconv.FormatBool(row.Answered), count, strconv.Itoa(int(row.Replies)), row.Last,
 			strconv.Itoa(int(row.Unreadable)), samples})

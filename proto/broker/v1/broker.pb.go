@@ -2190,8 +2190,13 @@ type Reply struct {
 	Unreadable bool `protobuf:"varint,7,opt,name=unreadable,proto3" json:"unreadable,omitempty"`
 	// donor and sample are the entities of a Samply Reply document
 	// (share-dto); count is then the donor count.
-	Donor         *ReplyEntity `protobuf:"bytes,8,opt,name=donor,proto3" json:"donor,omitempty"`
-	Sample        *ReplyEntity `protobuf:"bytes,9,opt,name=sample,proto3" json:"sample,omitempty"`
+	Donor  *ReplyEntity `protobuf:"bytes,8,opt,name=donor,proto3" json:"donor,omitempty"`
+	Sample *ReplyEntity `protobuf:"bytes,9,opt,name=sample,proto3" json:"sample,omitempty"`
+	// suppressed: the reply's count is below the broker's min count, so a
+	// researcher gets neither the count nor the body nor the entities, only
+	// that it is below ListRepliesResponse.min_count. Operators (the admin
+	// API) get the reply whole, with suppressed set to say what was hidden.
+	Suppressed    bool `protobuf:"varint,10,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2289,14 +2294,24 @@ func (x *Reply) GetSample() *ReplyEntity {
 	return nil
 }
 
+func (x *Reply) GetSuppressed() bool {
+	if x != nil {
+		return x.Suppressed
+	}
+	return false
+}
+
 // ReplyEntity is share-dto's ReplyEntity: a count and its breakdowns.
 type ReplyEntity struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Label           string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
 	Count           int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
 	Stratifications []*Stratification      `protobuf:"bytes,3,rep,name=stratifications,proto3" json:"stratifications,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// suppressed: count is below the min count and cleared (researchers) or
+	// kept for operators.
+	Suppressed    bool `protobuf:"varint,4,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReplyEntity) Reset() {
@@ -2348,6 +2363,13 @@ func (x *ReplyEntity) GetStratifications() []*Stratification {
 		return x.Stratifications
 	}
 	return nil
+}
+
+func (x *ReplyEntity) GetSuppressed() bool {
+	if x != nil {
+		return x.Suppressed
+	}
+	return false
 }
 
 type Stratification struct {
@@ -2403,9 +2425,12 @@ func (x *Stratification) GetStrata() []*Stratum {
 }
 
 type Stratum struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Label         string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
-	Count         int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Label string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	Count int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// suppressed: count is below the min count and cleared (researchers) or
+	// kept for operators.
+	Suppressed    bool `protobuf:"varint,3,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2454,6 +2479,13 @@ func (x *Stratum) GetCount() int32 {
 	return 0
 }
 
+func (x *Stratum) GetSuppressed() bool {
+	if x != nil {
+		return x.Suppressed
+	}
+	return false
+}
+
 type SiteCount struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	SiteId string                 `protobuf:"bytes,1,opt,name=site_id,json=siteId,proto3" json:"site_id,omitempty"`
@@ -2464,7 +2496,10 @@ type SiteCount struct {
 	Unreadable int32 `protobuf:"varint,4,opt,name=unreadable,proto3" json:"unreadable,omitempty"`
 	// samples is the sum of the sample counts of the site's Reply
 	// documents; absent when none carries one.
-	Samples       *int32 `protobuf:"varint,5,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
+	Samples *int32 `protobuf:"varint,5,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
+	// suppressed is how many of the site's readable replies have a count
+	// below the min count; count and samples leave them out.
+	Suppressed    int32 `protobuf:"varint,6,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2534,6 +2569,13 @@ func (x *SiteCount) GetSamples() int32 {
 	return 0
 }
 
+func (x *SiteCount) GetSuppressed() int32 {
+	if x != nil {
+		return x.Suppressed
+	}
+	return 0
+}
+
 type ListRepliesResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	InquiryId string                 `protobuf:"bytes,1,opt,name=inquiry_id,json=inquiryId,proto3" json:"inquiry_id,omitempty"`
@@ -2544,9 +2586,17 @@ type ListRepliesResponse struct {
 	// unreadable is how many replies carry no count.
 	Unreadable int32 `protobuf:"varint,5,opt,name=unreadable,proto3" json:"unreadable,omitempty"`
 	// samples is the sum of all sample counts; absent when no reply has one.
-	Samples       *int32 `protobuf:"varint,6,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Samples *int32 `protobuf:"varint,6,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
+	// min_count is the broker's threshold (flag -min-count; 0: off): a count
+	// below it is suppressed. total and samples are then the sums of the
+	// counts shown, never the exact sums, which would give a hidden count
+	// away by subtraction.
+	MinCount int32 `protobuf:"varint,7,opt,name=min_count,json=minCount,proto3" json:"min_count,omitempty"`
+	// suppressed_sites is how many sites have a reply whose count is
+	// suppressed.
+	SuppressedSites int32 `protobuf:"varint,8,opt,name=suppressed_sites,json=suppressedSites,proto3" json:"suppressed_sites,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListRepliesResponse) Reset() {
@@ -2617,6 +2667,20 @@ func (x *ListRepliesResponse) GetUnreadable() int32 {
 func (x *ListRepliesResponse) GetSamples() int32 {
 	if x != nil && x.Samples != nil {
 		return *x.Samples
+	}
+	return 0
+}
+
+func (x *ListRepliesResponse) GetMinCount() int32 {
+	if x != nil {
+		return x.MinCount
+	}
+	return 0
+}
+
+func (x *ListRepliesResponse) GetSuppressedSites() int32 {
+	if x != nil {
+		return x.SuppressedSites
 	}
 	return 0
 }
@@ -2748,7 +2812,7 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\x13CloseInquiryRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"$\n" +
 	"\x12ListRepliesRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xe0\x02\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x80\x03\n" +
 	"\x05Reply\x12\x1d\n" +
 	"\n" +
 	"bank_email\x18\x01 \x01(\tR\tbankEmail\x12\x17\n" +
@@ -2762,18 +2826,28 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"unreadable\x18\a \x01(\bR\n" +
 	"unreadable\x121\n" +
 	"\x05donor\x18\b \x01(\v2\x1b.fris.broker.v1.ReplyEntityR\x05donor\x123\n" +
-	"\x06sample\x18\t \x01(\v2\x1b.fris.broker.v1.ReplyEntityR\x06sampleB\b\n" +
-	"\x06_count\"\x83\x01\n" +
+	"\x06sample\x18\t \x01(\v2\x1b.fris.broker.v1.ReplyEntityR\x06sample\x12\x1e\n" +
+	"\n" +
+	"suppressed\x18\n" +
+	" \x01(\bR\n" +
+	"suppressedB\b\n" +
+	"\x06_count\"\xa3\x01\n" +
 	"\vReplyEntity\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12H\n" +
-	"\x0fstratifications\x18\x03 \x03(\v2\x1e.fris.broker.v1.StratificationR\x0fstratifications\"W\n" +
+	"\x0fstratifications\x18\x03 \x03(\v2\x1e.fris.broker.v1.StratificationR\x0fstratifications\x12\x1e\n" +
+	"\n" +
+	"suppressed\x18\x04 \x01(\bR\n" +
+	"suppressed\"W\n" +
 	"\x0eStratification\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12/\n" +
-	"\x06strata\x18\x02 \x03(\v2\x17.fris.broker.v1.StratumR\x06strata\"5\n" +
+	"\x06strata\x18\x02 \x03(\v2\x17.fris.broker.v1.StratumR\x06strata\"U\n" +
 	"\aStratum\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x05R\x05count\"\x9f\x01\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x1e\n" +
+	"\n" +
+	"suppressed\x18\x03 \x01(\bR\n" +
+	"suppressed\"\xbf\x01\n" +
 	"\tSiteCount\x12\x17\n" +
 	"\asite_id\x18\x01 \x01(\tR\x06siteId\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x18\n" +
@@ -2781,9 +2855,12 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\n" +
 	"unreadable\x18\x04 \x01(\x05R\n" +
 	"unreadable\x12\x1d\n" +
-	"\asamples\x18\x05 \x01(\x05H\x00R\asamples\x88\x01\x01B\n" +
+	"\asamples\x18\x05 \x01(\x05H\x00R\asamples\x88\x01\x01\x12\x1e\n" +
 	"\n" +
-	"\b_samples\"\xf7\x01\n" +
+	"suppressed\x18\x06 \x01(\x05R\n" +
+	"suppressedB\n" +
+	"\n" +
+	"\b_samples\"\xbf\x02\n" +
 	"\x13ListRepliesResponse\x12\x1d\n" +
 	"\n" +
 	"inquiry_id\x18\x01 \x01(\tR\tinquiryId\x12/\n" +
@@ -2793,7 +2870,9 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\n" +
 	"unreadable\x18\x05 \x01(\x05R\n" +
 	"unreadable\x12\x1d\n" +
-	"\asamples\x18\x06 \x01(\x05H\x00R\asamples\x88\x01\x01B\n" +
+	"\asamples\x18\x06 \x01(\x05H\x00R\asamples\x88\x01\x01\x12\x1b\n" +
+	"\tmin_count\x18\a \x01(\x05R\bminCount\x12)\n" +
+	"\x10suppressed_sites\x18\b \x01(\x05R\x0fsuppressedSitesB\n" +
 	"\n" +
 	"\b_samples*B\n" +
 	"\n" +

@@ -46,7 +46,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	auditLog.LimitRefusals(limits.AllowLog)
 	svc := service.New(service.Config{
 		Name: cfg.Name, Registration: cfg.Registration, ActivationTTL: cfg.ActivationTTL,
-		MaxReplyBytes: cfg.MaxReplyBytes, MaxExposeBytes: cfg.MaxExposeBytes,
+		MaxReplyBytes: cfg.MaxReplyBytes, MaxExposeBytes: cfg.MaxExposeBytes, MinCount: int32(cfg.MinCount),
 		TokenCacheTTL: cfg.TokenCacheTTL, ListCacheTTL: cfg.ListCacheTTL, WatchInterval: cfg.WatchInterval, Done: ctx.Done(), PublicURL: cfg.PublicURL, Audit: auditLog,
 		Guards: service.Guards{
 			BankToken:      limits.Guard("bank_token", cfg.LimitBankToken, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling),

@@ -25,6 +25,7 @@ type Config struct {
 	Sizes
 	Caches
 	Limits
+	Privacy
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -36,12 +37,13 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Sizes.RegisterFlags(fs)
 	c.Caches.RegisterFlags(fs)
 	c.Limits.RegisterFlags(fs)
+	c.Privacy.RegisterFlags(fs)
 }
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
 	errs := []error{c.Base.Validate(), c.Public.Validate(), c.Signup.Validate(), c.Mail.Validate(),
-		c.Sizes.Validate(), c.Caches.Validate(), c.Limits.Validate()}
+		c.Sizes.Validate(), c.Caches.Validate(), c.Limits.Validate(), c.Privacy.Validate()}
 	if c.MaxExposeBytes > c.Server.MaxRecvBytes/2 {
 		errs = append(errs, errors.New("-max-expose-bytes must be at most half of -max-recv-bytes"))
 	}
@@ -201,4 +203,26 @@ func (c *Limits) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Privacy is what researchers may learn from replies.
+type Privacy struct {
+	MinCount int
+}
+
+// maxMinCount bounds -min-count: a threshold beyond it hides nearly every
+// answer and is more likely a typo than a policy.
+const maxMinCount = 1000
+
+// RegisterFlags adds the privacy flags to fs.
+func (c *Privacy) RegisterFlags(fs *flag.FlagSet) {
+	fs.IntVar(&c.MinCount, "min-count", 0, "researchers see a count below this only as \"< N\" (page, results stream, CSV, API); totals sum the counts shown; operators see them exact (0: off; deployments set 5)")
+}
+
+// Validate reports the privacy flags' mistakes.
+func (c *Privacy) Validate() error {
+	if c.MinCount < 0 || c.MinCount > maxMinCount {
+		return fmt.Errorf("-min-count must be between 0 and %d", maxMinCount)
+	}
+	return nil
 }

@@ -6,6 +6,6 @@ package app
 // audit.FlagSettings refuses any flag that may hold one.
 var settingNames = []string{
 	"name", "public-url", "registration", "activation-ttl", "smtp-addr",
-	"max-reply-bytes", "max-expose-bytes",
+	"max-reply-bytes", "max-expose-bytes", "min-count",
 	"limit-bank-token", "limit-activation-code", "limit-account-ceiling", "limit-addr", "limit-mail", "limit-mail-addr",
 }

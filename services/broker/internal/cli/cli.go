@@ -216,6 +216,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if r.Count != nil {
 					count = fmt.Sprint(r.GetCount())
 				}
+				if r.GetSuppressed() {
+					// The operator sees what the small-count rule hides.
+					count += fmt.Sprintf(" (researchers: < %d)", res.GetMinCount())
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDash(r.GetSiteId()), r.GetBankEmail(), count,
 					r.GetReceivedAt().AsTime().Format(time.RFC3339), abbreviate(r.GetBody()))
 			}
@@ -227,6 +231,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					countText(sc.GetCount(), sc.GetReplies(), sc.GetUnreadable()), sc.GetReplies(), samplesText(sc.Samples))
 			}
 			fmt.Fprintf(stdout, "total: %s%s\n", countText(res.GetTotal(), int32(len(res.GetReplies())), res.GetUnreadable()), samplesText(res.Samples))
+			if res.GetSuppressedSites() > 0 {
+				fmt.Fprintf(stdout, "researchers see counts below %d as \"< %d\" and the sum of the counts shown (sites with a hidden count: %d)\n",
+					res.GetMinCount(), res.GetMinCount(), res.GetSuppressedSites())
+			}
 			return nil
 		},
 	})

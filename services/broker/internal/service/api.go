@@ -227,7 +227,7 @@ func (r Researcher) ListReplies(ctx context.Context, req *brokerv1.ListRepliesRe
 	if err != nil {
 		return nil, r.err(ctx, err)
 	}
-	res, err := r.Replies(ctx, req.GetId(), sub)
+	res, err := r.ResearcherReplies(ctx, req.GetId(), sub)
 	return res, r.err(ctx, err)
 }
 
@@ -413,7 +413,7 @@ func (a Admin) CloseInquiry(ctx context.Context, r *brokerv1.CloseInquiryRequest
 }
 
 func (a Admin) ListReplies(ctx context.Context, r *brokerv1.ListRepliesRequest) (*brokerv1.ListRepliesResponse, error) {
-	res, err := a.Replies(ctx, r.GetId(), "")
+	res, err := a.OperatorReplies(ctx, r.GetId())
 	return res, a.err(ctx, err)
 }
 

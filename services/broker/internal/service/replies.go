@@ -17,6 +17,7 @@ import (
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/reply"
 	"fris.dev/services/broker/internal/storage"
+	"fris.dev/services/broker/internal/suppress"
 )
 
 // Reply stores the calling bank's reply to an inquiry.
@@ -117,6 +118,26 @@ func (s *Service) Replies(ctx context.Context, id, author string) (*brokerv1.Lis
 	}
 	sort.Slice(res.Sites, func(i, j int) bool { return res.Sites[i].SiteId < res.Sites[j].SiteId })
 	return res, nil
+}
+
+// ResearcherReplies are Replies as a researcher may see them: counts below
+// the min count hidden, sums of the counts shown.
+func (s *Service) ResearcherReplies(ctx context.Context, id, author string) (*brokerv1.ListRepliesResponse, error) {
+	res, err := s.Replies(ctx, id, author)
+	if err != nil {
+		return nil, err
+	}
+	return suppress.Hide(res, s.cfg.MinCount), nil
+}
+
+// OperatorReplies are Replies exact, with what the rule hides from
+// researchers marked.
+func (s *Service) OperatorReplies(ctx context.Context, id string) (*brokerv1.ListRepliesResponse, error) {
+	res, err := s.Replies(ctx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	return suppress.Mark(res, s.cfg.MinCount), nil
 }
 
 // addCount sums counts, stopping at the largest int32 rather than wrapping

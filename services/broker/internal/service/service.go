@@ -42,6 +42,9 @@ type Config struct {
 	MaxActivationAttempts int
 	MaxReplyBytes         int
 	MaxExposeBytes        int
+	// MinCount is the small-count rule's threshold: researchers see a
+	// count below it only as "below MinCount" (package suppress); 0: off.
+	MinCount int32
 	// TokenCacheTTL bounds how long a replica trusts a bank it looked up
 	// by token: a bank deleted or relinked through another replica is seen
 	// within this time (0: no cache).

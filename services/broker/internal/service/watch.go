@@ -70,7 +70,7 @@ func (w *notifier) notify(id string) {
 }
 
 // WatchReplies calls send with the replies of an inquiry of author (any,
-// when author is ""), then again whenever they change, until ctx ends or
+// when author is "") as a researcher sees them (ResearcherReplies), then again whenever they change, until ctx ends or
 // send fails. A change is noticed at once when this replica stored it, and
 // within WatchInterval when another one did.
 func (s *Service) WatchReplies(ctx context.Context, id, author string, send func(*brokerv1.ListRepliesResponse) error) error {
@@ -91,7 +91,7 @@ func (s *Service) WatchReplies(ctx context.Context, id, author string, send func
 	defer tick.Stop()
 	var last *brokerv1.ListRepliesResponse
 	for {
-		res, err := s.Replies(ctx, id, author)
+		res, err := s.ResearcherReplies(ctx, id, author)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
