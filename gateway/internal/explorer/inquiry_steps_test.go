@@ -321,4 +321,11 @@ func TestListTotals(t *testing.T) {
 			t.Fatalf("the list lacks %q:\n%s", want, list)
 		}
 	}
+	// Under the small-count rule the list says the total as the page does.
+	fb.replies["1"] = &brokerv1.ListRepliesResponse{InquiryId: "1", Total: 7, MinCount: 5, SuppressedSites: 1,
+		Replies: []*brokerv1.Reply{{SiteId: "berlin", Count: &seven}, {SiteId: "dresden", Suppressed: true}},
+		Sites:   []*brokerv1.SiteCount{{SiteId: "berlin", Count: 7, Replies: 1}, {SiteId: "dresden", Replies: 1, Suppressed: 1}}}
+	if list := b.do("GET", InquiriesPath, nil).Body.String(); !strings.Contains(list, "<strong>7, and 1 site with fewer than 5</strong>") {
+		t.Fatalf("the list under the small-count rule:\n%s", list)
+	}
 }
