@@ -122,20 +122,21 @@ func TestExplorerClients(t *testing.T) {
 		t.Errorf("disabling the Explorer's client: %d\n%s", code, body)
 	}
 
-	// Keys: rotate needs the confirmation; then the new key signs.
+	// Keys: one active key per algorithm (RS256, ES256, EdDSA); rotate
+	// needs the confirmation; then a new key of each signs.
 	code, body = getPage(t, c, s.URL+"/explorer/operator/keys")
-	if code != 200 || strings.Count(body, `data-state="active"`) != 1 {
+	if code != 200 || strings.Count(body, `data-state="active"`) != 3 || !strings.Contains(body, "<dd>ES256</dd>") || !strings.Contains(body, "<dd>EdDSA</dd>") {
 		t.Fatalf("keys: %d\n%s", code, body)
 	}
 	if code, _ := post("keys/rotate", url.Values{}); code != http.StatusBadRequest {
 		t.Errorf("rotate unconfirmed: %d", code)
 	}
 	code, body = post("keys/rotate", url.Values{"confirm": {"yes"}})
-	if code != 200 || !strings.Contains(body, "signs from now on.") || !strings.Contains(body, `data-state="published"`) {
+	if code != 200 || !strings.Contains(body, "New keys sign from now on") || !strings.Contains(body, `data-state="published"`) {
 		t.Fatalf("rotate: %d\n%s", code, body)
 	}
 	waitAudit(t, s.Auth, "auth.admin.RotateKeys", map[string]any{"actor": op, "outcome": "success"})
-	kid := regexp.MustCompile(`The key (\S+) signs from now on`).FindStringSubmatch(body)[1]
+	kid := regexp.MustCompile(`the RSA key is (\S+)\.<`).FindStringSubmatch(body)[1]
 	res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"grant_type":"client_credentials","client_id":"lab-app","client_secret":%q}`, secret))
 	wantStatus(t, res, v, 200)
 	access, _ := v.(map[string]any)["access_token"].(string)
@@ -223,8 +224,8 @@ func TestExplorerClientsBrowser(t *testing.T) {
 	}
 
 	p.do("open the keys view by its tab", chromedp.Click(chromedp.CSS(`.optabs a[href="/explorer/operator/keys"]`)), chromedp.WaitVisible(chromedp.ID("keys-heading")))
-	if n := p.count(`li[data-state="active"]`); n != 1 {
-		t.Errorf("%d active keys", n)
+	if n := p.count(`li[data-state="active"]`); n != 3 {
+		t.Errorf("%d active keys, want one per algorithm", n)
 	}
 	p.check("operator-keys")
 	// By keyboard only: open the disclosure, tick the confirmation, send.
@@ -232,8 +233,8 @@ func TestExplorerClientsBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("keys-rotate-ok")), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(" "),
 		chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="rotated"]`)))
-	if n := p.count(`li[data-state="published"]`); n != 1 {
-		t.Errorf("%d retired keys still published after the rotation", n)
+	if n := p.count(`li[data-state="published"]`); n != 3 {
+		t.Errorf("%d retired keys still published after the rotation, want one per algorithm", n)
 	}
 
 	p.do("switch to German", chromedp.Click(chromedp.CSS(`a[hreflang="de"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="de"]`)))

@@ -8,9 +8,12 @@
 # Two passes, each with its own gateway:
 #   1. as deployed (-mdr-cache-ttl 1s): suite mdr (registry reads next to an
 #      in-process baseline), then suite auth (token responses/s of the
-#      refresh flows (spec-shaped, and OAuth 2.0 with the Ed25519 refresh key)
-#      and the signature flow next to the raw RS256, ES256 and EdDSA signing
-#      rates)
+#      refresh flows (spec-shaped; OAuth 2.0 with the Ed25519 refresh key for
+#      an RS256 client, an ES256 client and a client whose access token a
+#      stub signs, the pure protocol cost) and the signature flow next to the
+#      raw RS256, ES256 and EdDSA signing rates). The auth service of this
+#      stack is built here with -tags fris_bench_null, the only build that
+#      has the stub (-bench-null-signer); no deployment's binary can
 #   2. without the response cache (-mdr-cache-ttl 0), every read crossing to
 #      mdr: suite mdr again, then suite bearer (a read with and without a
 #      valid access token)
@@ -238,11 +241,19 @@ export FRIS_BENCH_CLIENT_SECRET FRIS_BENCH_USER_PASSWORD
 FRIS_BENCH_CLIENT_SECRET=$(rnd)
 FRIS_BENCH_USER_PASSWORD=$(rnd)
 
+# With the auth suite, this stack's auth service is the benchmark's build:
+# the same code plus the stub signer for one client (refresh-null).
+AUTH_MAIN="$BIN/auth" NULL_ARGS=()
+if selected auth; then
+  go build -tags fris_bench_null,grpcnotrace -o "$tmp/auth-bench" ./services/auth/cmd/auth ||
+    { echo "bench: building the benchmark's auth (-tags fris_bench_null) failed" >&2; exit 1; }
+  AUTH_MAIN="$tmp/auth-bench" NULL_ARGS=(-bench-null-signer "$CLIENT_ID-null")
+fi
 # A throwaway secret for the throwaway signing keys, through the
 # environment of this one process.
-FRIS_AUTH_KEY_SECRETS=$(head -c 32 /dev/urandom | base64) \
-  "$BIN/auth" serve "${TLS_AUTH[@]}" -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$auth_grpc_port" -ops-addr "127.0.0.1:$auth_ops_port" \
-  -issuer "$issuer" -log-level warn 2>>"$tmp/auth.log" &
+FRIS_AUTH_KEY_SECRETS=$(head -c 32 /dev/urandom | base64) FRIS_AUTH_BENCH_NULL_SIGNER=${NULL_ARGS[*]:+unverifiable-tokens} \
+  "$AUTH_MAIN" serve "${TLS_AUTH[@]}" -data-dir "$tmp/data" -grpc-addr "127.0.0.1:$auth_grpc_port" -ops-addr "127.0.0.1:$auth_ops_port" \
+  -issuer "$issuer" -log-level warn "${NULL_ARGS[@]}" 2>>"$tmp/auth.log" &
 auth_pid=$!
 pids+=("$auth_pid")
 
@@ -257,6 +268,10 @@ wait_ready "http://127.0.0.1:$auth_ops_port/readyz" "$auth_pid" auth
 {
   "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$auth_grpc_port" -client-id "$CLIENT_ID" -secret "$FRIS_BENCH_CLIENT_SECRET" \
     -name "fris-bench" -type MDR -redirect-url http://localhost:8888/callback &&
+    "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$auth_grpc_port" -client-id "$CLIENT_ID-es256" -secret "$FRIS_BENCH_CLIENT_SECRET" \
+      -name "fris-bench ES256" -type MDR -redirect-url http://localhost:8888/callback -alg ES256 &&
+    "$BIN/auth" create-client "${TLS_ADMIN[@]}" -addr "127.0.0.1:$auth_grpc_port" -client-id "$CLIENT_ID-null" -secret "$FRIS_BENCH_CLIENT_SECRET" \
+      -name "fris-bench stub signer" -type MDR -redirect-url http://localhost:8888/callback &&
     "$BIN/auth" create-user "${TLS_ADMIN[@]}" -addr "127.0.0.1:$auth_grpc_port" -email "$USER_EMAIL" -password "$FRIS_BENCH_USER_PASSWORD" \
       -name "Bench User" -email-verified
 } >"$tmp/seed.log" 2>&1 || { failed=1; echo "bench: seeding the auth service failed" >&2; cat "$tmp/seed.log" >&2; exit 1; }
@@ -293,6 +308,7 @@ run_pass() {
     -token-connections "$TOKEN_CONNECTIONS" -duration "$DURATION" -warmup "$WARMUP" -rsa-duration "$RSA_DURATION" \
     -token-duration "$TOKEN_DURATION" -token-rounds "$TOKEN_ROUNDS" -flow-procs "$FLOW_PROCS" -flow-batch="$FLOW_BATCH" \
     -client-id "$CLIENT_ID" -user-email "$USER_EMAIL" -bearer-path "$BEARER_PATH" -json "$json" \
+    -es256-client-id "$CLIENT_ID-es256" ${NULL_ARGS[*]:+-null-client-id "$CLIENT_ID-null"} \
     -watch "gateway=$gw_pid,auth=$auth_pid,mdr=$mdr_pid" "${args[@]}" &
   bench_pid=$!
   pids=("$bench_pid" "${pids[@]}")

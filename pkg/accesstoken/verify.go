@@ -38,7 +38,7 @@ func WellFormed(raw string) bool {
 }
 
 // Verify checks raw's one signature with the key key finds and returns
-// the payload (decode it with Parse). Errors: ErrMalformed when raw is not
+// the payload (decode it with Parse); the header's alg must be the key's. Errors: ErrMalformed when raw is not
 // a compact JWS, the KeyFunc's error when it finds no key, ErrSignature
 // when the signature does not verify.
 func Verify(ctx context.Context, raw string, key KeyFunc) ([]byte, error) {
@@ -55,6 +55,12 @@ func Verify(ctx context.Context, raw string, key KeyFunc) ([]byte, error) {
 		if err != nil {
 			keyErr = err
 			return err
+		}
+		// jws verifies with the algorithm given here whatever the header
+		// names; a header naming another than the key's is a forgery or
+		// a confusion (an ES256 header on an RSA key's kid): refused.
+		if k.Alg != h.Algorithm() {
+			return ErrSignature
 		}
 		sink.Key(k.Alg, k.Key)
 		return nil

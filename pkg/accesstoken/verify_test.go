@@ -2,8 +2,12 @@ package accesstoken
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -173,4 +177,56 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("%q: unexpected error %v", token, err)
 		}
 	})
+}
+
+// TestVerifyRefusesAlgConfusion: a token whose header names another
+// algorithm than its key's is refused before any signature check, even one
+// that would verify under the header's algorithm (HS256 keyed with the
+// public key's bytes, the classic confusion) or is a real signature by
+// another kind of key under the RSA key's kid.
+func TestVerifyRefusesAlgConfusion(t *testing.T) {
+	k := rsaKey(t, 0)
+	spki, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ed, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(alg jwa.SignatureAlgorithm, key any) string {
+		hdr := jws.NewHeaders()
+		_ = hdr.Set(jws.KeyIDKey, "k")
+		b, err := jws.Sign([]byte(`{"sub":"7"}`), jws.WithKey(alg, key, jws.WithProtectedHeaders(hdr)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	rsaOnly := func(_ context.Context, _ jwa.SignatureAlgorithm, kid string) (Key, error) {
+		return Key{Alg: jwa.RS256, Key: &k.PublicKey}, nil
+	}
+	for name, tok := range map[string]string{
+		"HS256 keyed with the public key": sign(jwa.HS256, spki),
+		"EdDSA":                           sign(jwa.EdDSA, ed),
+		"ES256":                           sign(jwa.ES256, ec),
+		"RS512 by the right key":          sign(jwa.RS512, k),
+		"none": base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","kid":"k"}`)) + "." +
+			base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"7"}`)) + ".",
+	} {
+		if got, err := Verify(context.Background(), tok, rsaOnly); err != ErrSignature || got != nil { //nolint:errorlint // the exact error is the contract
+			t.Errorf("%s: Verify = %q, %v; want ErrSignature", name, got, err)
+		}
+	}
+	// The same ES256 token verifies with its own key named ES256.
+	ecKey := func(context.Context, jwa.SignatureAlgorithm, string) (Key, error) {
+		return Key{Alg: jwa.ES256, Key: &ec.PublicKey}, nil
+	}
+	if _, err := Verify(context.Background(), sign(jwa.ES256, ec), ecKey); err != nil {
+		t.Fatalf("ES256 with its key: %v", err)
+	}
 }

@@ -87,6 +87,9 @@ type config struct {
 	bearerRounds      int
 	maxBearerSlowdown float64
 	creds             credentials
+	// es256Client and nullClient are the clients of the refresh-es256 and
+	// refresh-null flows (same secret as -client-id's); empty: not run.
+	es256Client, nullClient string
 
 	brokerAdmin       string
 	brokerTLS         mtls.Config
@@ -195,6 +198,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.bearerRounds, "bearer-rounds", 2, "bearer suite: alternating rounds of without/with token")
 	fs.Float64Var(&c.maxBearerSlowdown, "max-bearer-slowdown", 0.10, "bearer suite target: reads with a token at most this much slower")
 	fs.StringVar(&c.creds.clientID, "client-id", "", "auth, bearer: the seeded client")
+	fs.StringVar(&c.es256Client, "es256-client-id", "", "auth: a client set to ES256 (-alg), with -client-id's secret: adds the "+flowRefreshES256+" flow")
+	fs.StringVar(&c.nullClient, "null-client-id", "", "auth: the client an auth service built with -tags fris_bench_null answers with signing stubbed out (-bench-null-signer), with -client-id's secret: adds the "+flowRefreshNull+" flow")
 	fs.StringVar(&c.creds.clientSecret, "client-secret", "", "auth, bearer: its secret (default $"+envClientSecret+")")
 	fs.StringVar(&c.creds.email, "user-email", "", "auth, bearer: the seeded user, who signs in with a password")
 	fs.StringVar(&c.creds.password, "user-password", "", "auth, bearer: the user's password (default $"+envUserPassword+")")
@@ -275,13 +280,23 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	for _, f := range strings.Split(*tokenFlows, ",") {
 		switch f = strings.TrimSpace(f); f {
-		case flowRefresh, flowRefreshOAuth, flowSignature:
+		case flowRefresh, flowRefreshOAuth, flowSignature, flowRefreshES256, flowRefreshNull:
 			if !slices.Contains(c.tokenFlows, f) {
 				c.tokenFlows = append(c.tokenFlows, f)
 			}
 		case "":
 		default:
 			return c, fmt.Errorf("-token-flows: unknown flow %q (have %s)", f, strings.Join(allFlows, ", "))
+		}
+	}
+	// A client given adds its flow; a flow named without its client is
+	// refused.
+	for _, f := range [][2]string{{flowRefreshES256, c.es256Client}, {flowRefreshNull, c.nullClient}} {
+		switch has := slices.Contains(c.tokenFlows, f[0]); {
+		case f[1] != "" && !has:
+			c.tokenFlows = append(c.tokenFlows, f[0])
+		case f[1] == "" && has:
+			return c, fmt.Errorf("-token-flows: %s needs its client (-es256-client-id, -null-client-id)", f[0])
 		}
 	}
 	if len(c.tokenFlows) == 0 {

@@ -212,6 +212,11 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 		if !f.Judged {
 			v = "not judged: see its ratio against refresh below"
 		}
+		if f.Share == 0 && f.MaxShare == 0 {
+			// No RSA signature in its responses: no crypto limit.
+			fmt.Fprintf(w, "| %s | %d | **%s** | – | – | | %s |\n", f.Name, f.Rounds, thousands(f.UnitsPerSec), v)
+			continue
+		}
 		fmt.Fprintf(w, "| %s | %d | **%s** | **%.1f%%** | %.1f%%, %.1f%% | %s | %s |\n",
 			f.Name, f.Rounds, thousands(f.UnitsPerSec), f.Share*100, f.MinShare*100, f.MaxShare*100, server, v)
 	}
@@ -243,6 +248,7 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 
 	writeAlgs(w, t.Algs, procs)
 	writeRefresh(w, t.Refresh)
+	writeProtocolCost(w, t.Refresh)
 
 	ms := make([]*Measurement, 0, len(t.Flows))
 	for _, f := range t.Flows {

@@ -149,7 +149,7 @@ func compareRefresh(flows []*FlowResult) []RefreshComparison {
 	idx := map[string]int{}
 	rounds := map[string]float64{}
 	for _, f := range flows {
-		if f.Name != flowRefresh && f.Name != flowRefreshOAuth {
+		if f.Name != flowRefresh && !oauthFlow(f.Name) {
 			continue
 		}
 		i, ok := idx[f.Name]

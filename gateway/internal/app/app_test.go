@@ -83,7 +83,7 @@ func (f fakeAuth) ListCerts(ctx context.Context, in *authv1.ListCertsRequest) (*
 
 func (f fakeAuth) GetJWKS(ctx context.Context, in *authv1.GetJWKSRequest) (*authv1.JWKS, error) {
 	f.record(ctx, "GetJWKS", in)
-	return &authv1.JWKS{Keys: []*authv1.JWK{{Kty: "RSA", Kid: "k1", Alg: "RS256"}}}, nil
+	return &authv1.JWKS{Keys: []*authv1.JWK{{Kty: "RSA", Kid: "k1", Alg: "RS256", N: proto.String("AQAB"), E: proto.String("AQAB")}}}, nil
 }
 
 func (f fakeAuth) GetDiscovery(ctx context.Context, in *authv1.GetDiscoveryRequest) (*authv1.Discovery, error) {

@@ -43,7 +43,7 @@ func TestGroupAPublicRoutes(t *testing.T) {
 	}{
 		{"/oauth2/clients", "ListClients", `[{"clientId":"c1","name":"Client","description":"","redirectUrl":"","type":"MDR"}]`},
 		{"/oauth2/certs", "ListCerts", `[{"keyType":"RSA","use":"","keyId":"k1","n":"","e":"","derFormat":"","base64DerFormat":""}]`},
-		{"/oauth2/jwks", "GetJWKS", `{"keys":[{"kty":"RSA","use":"","kid":"k1","alg":"RS256","n":"","e":""}]}`},
+		{"/oauth2/jwks", "GetJWKS", `{"keys":[{"kty":"RSA","use":"","kid":"k1","alg":"RS256","n":"AQAB","e":"AQAB"}]}`},
 		{"/.well-known/openid-configuration", "GetDiscovery", ""},
 		// Where the Samply auth client looks for it.
 		{"/oauth2/.well-known/openid-configuration", "GetDiscovery", ""},

@@ -2,6 +2,9 @@ package authn
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -30,8 +33,10 @@ var (
 	ErrInvalidClaims = errors.New("token claims not valid")
 )
 
-// allowedAlgs are the only JWS algorithms the auth service signs with.
-var allowedAlgs = map[jwa.SignatureAlgorithm]bool{jwa.RS256: true, jwa.RS512: true}
+// allowedAlgs are the only JWS algorithms the auth service signs with:
+// RSA for every client by default, ES256 or EdDSA for a client an operator
+// set so (a key of each is published with its alg).
+var allowedAlgs = map[jwa.SignatureAlgorithm]bool{jwa.RS256: true, jwa.RS512: true, jwa.ES256: true, jwa.EdDSA: true}
 
 // minRSABits refuses weak keys even when published.
 const minRSABits = 2048
@@ -97,7 +102,7 @@ type JWT struct {
 type verifiedToken struct {
 	id  identity.Identity
 	kid string
-	key *rsa.PublicKey
+	key *pubKey
 	nbf time.Time
 	exp time.Time
 	ref tokenRef
@@ -109,12 +114,12 @@ const maxVerifiedAge = 5 * time.Minute
 
 // keySet is one fetched JWKS, indexed by kid.
 type keySet struct {
-	byKID map[string]pubKey
+	byKID map[string]*pubKey
 }
 
-func (ks *keySet) get(kid string) (pubKey, bool) {
+func (ks *keySet) get(kid string) (*pubKey, bool) {
 	if ks == nil {
-		return pubKey{}, false
+		return nil, false
 	}
 	k, ok := ks.byKID[kid]
 	return k, ok
@@ -122,9 +127,24 @@ func (ks *keySet) get(kid string) (pubKey, bool) {
 
 func loaded(ks *keySet) bool { return ks != nil }
 
+// pubKey is one published key; a fetch makes new ones, so a remembered
+// token is only good while its key is the very one still published.
 type pubKey struct {
-	alg jwa.SignatureAlgorithm // "" when the JWK names none
-	key *rsa.PublicKey
+	// alg is the key's algorithm: the JWK's, or without one the only
+	// algorithm its kind is used with here (ES256 for P-256, EdDSA for
+	// Ed25519); "" for an RSA key that names none (RS256 or RS512).
+	alg jwa.SignatureAlgorithm
+	key any // *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey
+}
+
+// accepts reports whether a token whose header names alg may be verified
+// with k: only with the key's own algorithm, so an ES256 or HS256 header
+// on an RSA key's kid (alg confusion) is refused.
+func (k *pubKey) accepts(alg jwa.SignatureAlgorithm) bool {
+	if k.alg == "" {
+		return alg == jwa.RS256 || alg == jwa.RS512
+	}
+	return alg == k.alg
 }
 
 // NewJWT sets up the key cache and starts one background fetch. It never
@@ -211,13 +231,15 @@ func (s httprcSink) Error(err error) {
 	s.v.cfg.Log.Warn("background refresh of signing keys failed", "url", s.v.cfg.JWKSURL, "err", err)
 }
 
-// index keeps the set's usable signing keys: RSA, 2048 bits or more, use
-// "sig" or unset, with a kid and (when named) an accepted algorithm.
+// index keeps the set's usable signing keys: use "sig" or unset, with a
+// kid, and of a kind and algorithm the auth service signs with: RSA of
+// 2048 bits or more (RS256, RS512), EC P-256 (ES256), OKP Ed25519 (EdDSA).
+// A key whose named alg does not fit its kind is dropped.
 func index(set jwk.Set) *keySet {
-	ks := &keySet{byKID: map[string]pubKey{}}
+	ks := &keySet{byKID: map[string]*pubKey{}}
 	for i := 0; i < set.Len(); i++ {
 		k, _ := set.Key(i)
-		if k.KeyType() != "RSA" || k.KeyID() == "" {
+		if k.KeyID() == "" {
 			continue
 		}
 		if u := k.KeyUsage(); u != "" && u != string(jwk.ForSignature) {
@@ -230,13 +252,41 @@ func index(set jwk.Set) *keySet {
 				continue
 			}
 		}
-		var pub rsa.PublicKey
-		if err := k.Raw(&pub); err != nil || pub.N == nil || pub.N.BitLen() < minRSABits {
-			continue
+		if pk := usable(k, alg); pk != nil {
+			ks.byKID[k.KeyID()] = pk
 		}
-		ks.byKID[k.KeyID()] = pubKey{alg: alg, key: &pub}
 	}
 	return ks
+}
+
+// usable is k as a verification key, or nil when its kind, size or curve
+// is not one the auth service signs with, or alg (the JWK's, "" for none)
+// does not fit it.
+func usable(k jwk.Key, alg jwa.SignatureAlgorithm) *pubKey {
+	switch k.KeyType() {
+	case jwa.RSA:
+		var pub rsa.PublicKey
+		if alg != "" && alg != jwa.RS256 && alg != jwa.RS512 {
+			return nil
+		}
+		if err := k.Raw(&pub); err != nil || pub.N == nil || pub.N.BitLen() < minRSABits {
+			return nil
+		}
+		return &pubKey{alg: alg, key: &pub}
+	case jwa.EC:
+		var pub ecdsa.PublicKey
+		if (alg != "" && alg != jwa.ES256) || k.Raw(&pub) != nil || pub.Curve != elliptic.P256() {
+			return nil
+		}
+		return &pubKey{alg: jwa.ES256, key: &pub}
+	case jwa.OKP:
+		var pub ed25519.PublicKey
+		if (alg != "" && alg != jwa.EdDSA) || k.Raw(&pub) != nil || len(pub) != ed25519.PublicKeySize {
+			return nil
+		}
+		return &pubKey{alg: jwa.EdDSA, key: pub}
+	}
+	return nil
 }
 
 // Ready reports whether signing keys are loaded, fetching them (rate
@@ -293,7 +343,7 @@ func (v *JWT) refresh(ctx context.Context, seen uint64, have func(*keySet) bool)
 }
 
 // lookup finds the key of kid, fetching the key set once when it is unknown.
-func (v *JWT) lookup(ctx context.Context, kid string) (pubKey, error) {
+func (v *JWT) lookup(ctx context.Context, kid string) (*pubKey, error) {
 	seen := v.gen.Load()
 	if ks := v.keys.Load(); ks != nil {
 		if k, ok := ks.get(kid); ok {
@@ -309,12 +359,12 @@ func (v *JWT) lookup(ctx context.Context, kid string) (pubKey, error) {
 		if err == nil {
 			err = errors.New("empty key set")
 		}
-		return pubKey{}, fmt.Errorf("%w: %v", ErrNoKeys, err)
+		return nil, fmt.Errorf("%w: %v", ErrNoKeys, err)
 	}
 	if k, ok := ks.byKID[kid]; ok {
 		return k, nil
 	}
-	return pubKey{}, ErrUnknownKey
+	return nil, ErrUnknownKey
 }
 
 // Verify checks an access token and returns its identity.
@@ -324,7 +374,7 @@ func (v *JWT) Verify(ctx context.Context, token string) (identity.Identity, erro
 	}
 	if e, ok := v.verified.Get(token); ok {
 		now := v.cfg.Now()
-		if k, ok := v.keys.Load().get(e.kid); ok && k.key == e.key &&
+		if k, ok := v.keys.Load().get(e.kid); ok && k == e.key &&
 			now.Before(e.exp.Add(v.cfg.Skew)) && !now.Before(e.nbf.Add(-v.cfg.Skew)) {
 			// A revoked token stays remembered: sending it again costs no
 			// new RSA verification.
@@ -350,11 +400,11 @@ func (v *JWT) verify(ctx context.Context, token string) (identity.Identity, veri
 	fail := func(err error) (identity.Identity, verifiedToken, error) {
 		return identity.Identity{}, verifiedToken{}, err
 	}
-	var used pubKey
+	var used *pubKey
 	var usedKID string
 	payload, err := accesstoken.Verify(ctx, token, func(ctx context.Context, alg jwa.SignatureAlgorithm, kid string) (accesstoken.Key, error) {
 		if !allowedAlgs[alg] {
-			// none, HS*, ES*, PS*, RS384: never what the auth service signs with.
+			// none, HS*, PS*, RS384, ES384...: never what the auth service signs with.
 			return accesstoken.Key{}, fmt.Errorf("%w: %q", ErrAlgorithm, alg)
 		}
 		if kid == "" {
@@ -364,7 +414,7 @@ func (v *JWT) verify(ctx context.Context, token string) (identity.Identity, veri
 		if err != nil {
 			return accesstoken.Key{}, err
 		}
-		if k.alg != "" && k.alg != alg {
+		if !k.accepts(alg) {
 			return accesstoken.Key{}, fmt.Errorf("%w: %q with a %q key", ErrAlgorithm, alg, k.alg)
 		}
 		used, usedKID = k, kid
@@ -389,5 +439,5 @@ func (v *JWT) verify(ctx context.Context, token string) (identity.Identity, veri
 	}
 	id := identity.Identity{Subject: c.Subject, Client: c.ClientID(), Scopes: []string(c.Scope)}
 	ref := tokenRef{sub: id.Subject, client: id.Client, jti: c.ID, sid: c.Session, iat: int64(c.IssuedAt)}
-	return id, verifiedToken{id: id, kid: usedKID, key: used.key, nbf: c.NotBeforeTime(), exp: c.Expiration(), ref: ref}, nil
+	return id, verifiedToken{id: id, kid: usedKID, key: used, nbf: c.NotBeforeTime(), exp: c.Expiration(), ref: ref}, nil
 }

@@ -40,6 +40,10 @@ const (
 // clientTypes are the types a client may have, the default first.
 var clientTypes = []string{"UNDEFINED", "MDR", "FORMREPOSITORY"}
 
+// clientAlgs are the algorithms a client's tokens may be signed with, the
+// default (what Samply clients verify) first.
+var clientAlgs = []string{"RS256", "ES256", "EdDSA"}
+
 func (a *App) clientRoutes() []route {
 	return []route{
 		{pattern: "GET " + ClientsPath, access: operator, page: a.clients},
@@ -58,6 +62,7 @@ type clientLine struct {
 	Name        string
 	Description string
 	Type        string
+	Alg         string
 	Redirects   []string
 	Disabled    bool
 	Created     when
@@ -69,6 +74,7 @@ type clientLine struct {
 type clientsData struct {
 	Clients  []clientLine
 	Types    []string
+	Algs     []string
 	Done     string
 	DoneKind string
 	// Secret is set on the page that answers a creation or a rotation:
@@ -120,11 +126,11 @@ func (a *App) clientList(q *req) (clientsData, error) {
 		}
 		return cs[i].GetClient().GetClientId() < cs[j].GetClient().GetClientId()
 	})
-	d := clientsData{Types: clientTypes}
+	d := clientsData{Types: clientTypes, Algs: clientAlgs}
 	for i, r := range cs {
 		c := r.GetClient()
 		d.Clients = append(d.Clients, clientLine{ID: "client-" + strconv.Itoa(i), ClientID: c.GetClientId(), Name: c.GetName(),
-			Description: c.GetDescription(), Type: c.GetType(), Redirects: splitRedirects(c.GetRedirectUrl()), Disabled: r.GetDisabled(),
+			Description: c.GetDescription(), Type: c.GetType(), Alg: r.GetAlg(), Redirects: splitRedirects(c.GetRedirectUrl()), Disabled: r.GetDisabled(),
 			Created: a.whenUnix(r.GetCreated()), Explorer: a.cfg.ClientID != "" && c.GetClientId() == a.cfg.ClientID})
 	}
 	return d, nil
@@ -212,19 +218,28 @@ func (a *App) clientAction(act clientAct) func(*req) error {
 		switch act {
 		case clientCreate:
 			redirects, ok := formRedirects(f.Get("redirect_urls"))
-			typ := f.Get("type")
-			if !ok || !contains(clientTypes, typ) {
+			typ, alg := f.Get("type"), f.Get("alg")
+			if !ok || !contains(clientTypes, typ) || (alg != "" && !contains(clientAlgs, alg)) {
 				return fail(http.StatusBadRequest, "op.clients.error.redirects", maxRedirects, maxRedirectLen)
 			}
 			var res *authv1.CreateClientResponse
-			res, err = a.cfg.Users.CreateClient(q.ctx, &authv1.CreateClientRequest{ClientId: id, Name: name, Description: desc, RedirectUrl: redirects, Type: typ})
+			res, err = a.cfg.Users.CreateClient(q.ctx, &authv1.CreateClientRequest{ClientId: id, Name: name, Description: desc, RedirectUrl: redirects, Type: typ, Alg: alg})
 			id, secret, done = res.GetClient().GetClient().GetClientId(), res.GetSecret(), "created"
 		case clientUpdate:
 			redirects, ok := formRedirects(f.Get("redirect_urls"))
 			if !ok {
 				return fail(http.StatusBadRequest, "op.clients.error.redirects", maxRedirects, maxRedirectLen)
 			}
-			_, err = a.cfg.Users.UpdateClient(q.ctx, &authv1.UpdateClientRequest{ClientId: id, Name: &name, Description: &desc, RedirectUrl: &redirects})
+			up := &authv1.UpdateClientRequest{ClientId: id, Name: &name, Description: &desc, RedirectUrl: &redirects}
+			// A form without the field (an older page still open) keeps
+			// the algorithm.
+			if alg := f.Get("alg"); alg != "" {
+				if !contains(clientAlgs, alg) {
+					return fail(http.StatusBadRequest, "op.clients.error.redirects", maxRedirects, maxRedirectLen)
+				}
+				up.Alg = &alg
+			}
+			_, err = a.cfg.Users.UpdateClient(q.ctx, up)
 			done = "updated"
 		case clientRotate:
 			var res *authv1.RotateClientSecretResponse

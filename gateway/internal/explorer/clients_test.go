@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -76,7 +77,7 @@ func (f *fakeClients) CreateClient(ctx context.Context, r *authv1.CreateClientRe
 	if f.find(id) != nil {
 		return nil, status.Error(codes.AlreadyExists, "client exists")
 	}
-	c := &authv1.ClientRecord{Client: &authv1.Client{ClientId: id, Name: r.GetName(), Description: r.GetDescription(), RedirectUrl: r.GetRedirectUrl(), Type: r.GetType()}, Created: uint32(t0.Unix())}
+	c := &authv1.ClientRecord{Client: &authv1.Client{ClientId: id, Name: r.GetName(), Description: r.GetDescription(), RedirectUrl: r.GetRedirectUrl(), Type: r.GetType()}, Created: uint32(t0.Unix()), Alg: cmp.Or(r.GetAlg(), "RS256")}
 	f.clients = append(f.clients, c)
 	f.n++
 	return &authv1.CreateClientResponse{Client: c, Secret: fmt.Sprintf("first-secret-%d", f.n)}, nil
@@ -91,6 +92,9 @@ func (f *fakeClients) UpdateClient(ctx context.Context, r *authv1.UpdateClientRe
 		return nil, status.Error(codes.NotFound, "no client "+r.GetClientId())
 	}
 	c.Client.Name, c.Client.Description, c.Client.RedirectUrl = r.GetName(), r.GetDescription(), r.GetRedirectUrl()
+	if r.Alg != nil {
+		c.Alg = r.GetAlg()
+	}
 	return &authv1.UpdateClientResponse{Client: c}, nil
 }
 
@@ -417,7 +421,7 @@ func TestKeys(t *testing.T) {
 	}
 	body := rec.Body.String()
 	wantBody(t, "keys page", body, []string{`aria-current="page">Signing keys`,
-		`data-state="active"`, "<code>cur-kid</code> <span class=\"badge ok\">active: signs new tokens</span>", "<dd>RS512</dd>",
+		`data-state="active"`, "<code>cur-kid</code> <span class=\"badge ok\">active: signs new tokens of its algorithm</span>", "<dd>RS512</dd>",
 		`data-state="published"`, "<code>prev-kid</code> <span class=\"badge\">retired, still published</span>",
 		`<dt>Published until</dt><dd><time datetime="2023-11-15T22:13:20Z">2023-11-15 22:13 UTC</time></dd>`,
 		`data-state="retired"`, "<code>old-kid</code>"}, []string{`class="done"`})
@@ -433,7 +437,7 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("rotate: %d %q", rec.Code, rec.Header().Get("Location"))
 	}
 	body = b.do("GET", rec.Header().Get("Location"), nil).Body.String()
-	wantBody(t, "keys page after the rotation", body, []string{"The key kid-4 signs from now on.", `data-state="active"`}, nil)
+	wantBody(t, "keys page after the rotation", body, []string{"New keys sign from now on; the RSA key is kid-4.", `data-state="active"`}, nil)
 	if n := strings.Count(body, `data-state="active"`); n != 1 {
 		t.Errorf("%d active keys", n)
 	}

@@ -56,7 +56,12 @@ func TestEventsShareWatch(t *testing.T) {
 				ended <- rec
 			}()
 		}
-		settled(t, func() bool { n, w := e.app.ResultsStreams(); return n == 3 && w == c.watches })
+		// Every watch has its first event: a watch the shutdown ends
+		// before it is the stream's error page (a refusal), not a stream.
+		settled(t, func() bool {
+			n, w := e.app.ResultsStreams()
+			return n == 3 && w == c.watches && startedWatches(e.app) == c.watches
+		})
 		close(done)
 		for range 3 {
 			if rec := <-ended; rec.Code != 200 || !strings.Contains(rec.Body.String(), "event: results") {
@@ -65,4 +70,17 @@ func TestEventsShareWatch(t *testing.T) {
 		}
 		settled(t, func() bool { n, w := e.app.ResultsStreams(); return n == 0 && w == 0 })
 	}
+}
+
+// startedWatches counts the hub's watches that have had their first event.
+func startedWatches(a *App) int {
+	a.hub.mu.Lock()
+	defer a.hub.mu.Unlock()
+	n := 0
+	for _, w := range a.hub.watches {
+		if w.started {
+			n++
+		}
+	}
+	return n
 }

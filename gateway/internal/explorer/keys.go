@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
+	"sort"
 
 	authv1 "fris.dev/proto/auth/v1"
 )
@@ -51,10 +53,11 @@ func (a *App) keys(q *req) error {
 	v := a.opView(q, "op.keys.title", "keys")
 	var d keysData
 	now := a.cfg.Now().Unix()
-	ks := res.GetKeys()
-	// Newest first: the active key leads.
-	for i := len(ks) - 1; i >= 0; i-- {
-		k := ks[i]
+	// Newest first, so the active keys lead; keys made in the same second
+	// (one of each algorithm at a rotation) keep auth's order, RSA first.
+	ks := slices.Clone(res.GetKeys())
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].GetCreated() > ks[j].GetCreated() })
+	for _, k := range ks {
 		l := keyLine{Kid: k.GetKid(), Alg: k.GetAlg(), Created: a.whenUnix(k.GetCreated()), Retired: a.whenUnix(k.GetRetired()), PublishUntil: a.whenUnix(k.GetPublishUntil())}
 		switch {
 		case k.GetActive():
@@ -79,7 +82,8 @@ func (a *App) keys(q *req) error {
 	return nil
 }
 
-// rotateKeys makes a new key active, after the confirmation.
+// rotateKeys makes a new key of every algorithm active, after the
+// confirmation.
 func (a *App) rotateKeys(q *req) error {
 	if !sameOrigin(q.r) {
 		return fail(http.StatusForbidden, "error.crosssite")

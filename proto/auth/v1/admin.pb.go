@@ -25,10 +25,13 @@ const (
 )
 
 type ClientRecord struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Client        *Client                `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
-	Disabled      bool                   `protobuf:"varint,2,opt,name=disabled,proto3" json:"disabled,omitempty"`
-	Created       uint32                 `protobuf:"varint,3,opt,name=created,proto3" json:"created,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Client   *Client                `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	Disabled bool                   `protobuf:"varint,2,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	Created  uint32                 `protobuf:"varint,3,opt,name=created,proto3" json:"created,omitempty"`
+	// The JWS algorithm of the client's access and id tokens: RS256, ES256
+	// or EdDSA.
+	Alg           string `protobuf:"bytes,4,opt,name=alg,proto3" json:"alg,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -84,6 +87,13 @@ func (x *ClientRecord) GetCreated() uint32 {
 	return 0
 }
 
+func (x *ClientRecord) GetAlg() string {
+	if x != nil {
+		return x.Alg
+	}
+	return ""
+}
+
 type CreateClientRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -96,7 +106,10 @@ type CreateClientRequest struct {
 	ClientId string `protobuf:"bytes,5,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	// Optional: a secret of the operator's choosing (at least 16 characters);
 	// generated when empty. Only its hash is stored.
-	Secret        string `protobuf:"bytes,6,opt,name=secret,proto3" json:"secret,omitempty"`
+	Secret string `protobuf:"bytes,6,opt,name=secret,proto3" json:"secret,omitempty"`
+	// RS256 (default), ES256 or EdDSA: how the client's access and id
+	// tokens are signed.
+	Alg           string `protobuf:"bytes,7,opt,name=alg,proto3" json:"alg,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -169,6 +182,13 @@ func (x *CreateClientRequest) GetClientId() string {
 func (x *CreateClientRequest) GetSecret() string {
 	if x != nil {
 		return x.Secret
+	}
+	return ""
+}
+
+func (x *CreateClientRequest) GetAlg() string {
+	if x != nil {
+		return x.Alg
 	}
 	return ""
 }
@@ -323,7 +343,9 @@ type UpdateClientRequest struct {
 	Description *string                `protobuf:"bytes,3,opt,name=description,proto3,oneof" json:"description,omitempty"`
 	// One URL, or several separated by commas; empty: none (a client that
 	// only uses client_credentials).
-	RedirectUrl   *string `protobuf:"bytes,4,opt,name=redirect_url,json=redirectUrl,proto3,oneof" json:"redirect_url,omitempty"`
+	RedirectUrl *string `protobuf:"bytes,4,opt,name=redirect_url,json=redirectUrl,proto3,oneof" json:"redirect_url,omitempty"`
+	// RS256, ES256 or EdDSA.
+	Alg           *string `protobuf:"bytes,5,opt,name=alg,proto3,oneof" json:"alg,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -382,6 +404,13 @@ func (x *UpdateClientRequest) GetDescription() string {
 func (x *UpdateClientRequest) GetRedirectUrl() string {
 	if x != nil && x.RedirectUrl != nil {
 		return *x.RedirectUrl
+	}
+	return ""
+}
+
+func (x *UpdateClientRequest) GetAlg() string {
+	if x != nil && x.Alg != nil {
+		return *x.Alg
 	}
 	return ""
 }
@@ -1914,33 +1943,37 @@ var File_auth_v1_admin_proto protoreflect.FileDescriptor
 
 const file_auth_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x13auth/v1/admin.proto\x12\ffris.auth.v1\x1a\x12auth/v1/auth.proto\"r\n" +
+	"\x13auth/v1/admin.proto\x12\ffris.auth.v1\x1a\x12auth/v1/auth.proto\"\x84\x01\n" +
 	"\fClientRecord\x12,\n" +
 	"\x06client\x18\x01 \x01(\v2\x14.fris.auth.v1.ClientR\x06client\x12\x1a\n" +
 	"\bdisabled\x18\x02 \x01(\bR\bdisabled\x12\x18\n" +
-	"\acreated\x18\x03 \x01(\rR\acreated\"\xb7\x01\n" +
+	"\acreated\x18\x03 \x01(\rR\acreated\x12\x10\n" +
+	"\x03alg\x18\x04 \x01(\tR\x03alg\"\xc9\x01\n" +
 	"\x13CreateClientRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12!\n" +
 	"\fredirect_url\x18\x03 \x01(\tR\vredirectUrl\x12\x12\n" +
 	"\x04type\x18\x04 \x01(\tR\x04type\x12\x1b\n" +
 	"\tclient_id\x18\x05 \x01(\tR\bclientId\x12\x16\n" +
-	"\x06secret\x18\x06 \x01(\tR\x06secret\"b\n" +
+	"\x06secret\x18\x06 \x01(\tR\x06secret\x12\x10\n" +
+	"\x03alg\x18\a \x01(\tR\x03alg\"b\n" +
 	"\x14CreateClientResponse\x122\n" +
 	"\x06client\x18\x01 \x01(\v2\x1a.fris.auth.v1.ClientRecordR\x06client\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"S\n" +
 	"\x18SetClientDisabledRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x1a\n" +
 	"\bdisabled\x18\x02 \x01(\bR\bdisabled\"\x1b\n" +
-	"\x19SetClientDisabledResponse\"\xc4\x01\n" +
+	"\x19SetClientDisabledResponse\"\xe3\x01\n" +
 	"\x13UpdateClientRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x17\n" +
 	"\x04name\x18\x02 \x01(\tH\x00R\x04name\x88\x01\x01\x12%\n" +
 	"\vdescription\x18\x03 \x01(\tH\x01R\vdescription\x88\x01\x01\x12&\n" +
-	"\fredirect_url\x18\x04 \x01(\tH\x02R\vredirectUrl\x88\x01\x01B\a\n" +
+	"\fredirect_url\x18\x04 \x01(\tH\x02R\vredirectUrl\x88\x01\x01\x12\x15\n" +
+	"\x03alg\x18\x05 \x01(\tH\x03R\x03alg\x88\x01\x01B\a\n" +
 	"\x05_nameB\x0e\n" +
 	"\f_descriptionB\x0f\n" +
-	"\r_redirect_url\"J\n" +
+	"\r_redirect_urlB\x06\n" +
+	"\x04_alg\"J\n" +
 	"\x14UpdateClientResponse\x122\n" +
 	"\x06client\x18\x01 \x01(\v2\x1a.fris.auth.v1.ClientRecordR\x06client\"u\n" +
 	"\x19RotateClientSecretRequest\x12\x1b\n" +

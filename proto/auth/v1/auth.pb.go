@@ -357,13 +357,19 @@ func (x *ListCertsResponse) GetKeys() []*PublicKey {
 
 // JWK is one key of a JSON Web Key Set (RFC 7517).
 type JWK struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kty           string                 `protobuf:"bytes,1,opt,name=kty,proto3" json:"kty,omitempty"`
-	Use           string                 `protobuf:"bytes,2,opt,name=use,proto3" json:"use,omitempty"`
-	Kid           string                 `protobuf:"bytes,3,opt,name=kid,proto3" json:"kid,omitempty"`
-	Alg           string                 `protobuf:"bytes,4,opt,name=alg,proto3" json:"alg,omitempty"`
-	N             string                 `protobuf:"bytes,5,opt,name=n,proto3" json:"n,omitempty"`
-	E             string                 `protobuf:"bytes,6,opt,name=e,proto3" json:"e,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kty   string                 `protobuf:"bytes,1,opt,name=kty,proto3" json:"kty,omitempty"`
+	Use   string                 `protobuf:"bytes,2,opt,name=use,proto3" json:"use,omitempty"`
+	Kid   string                 `protobuf:"bytes,3,opt,name=kid,proto3" json:"kid,omitempty"`
+	Alg   string                 `protobuf:"bytes,4,opt,name=alg,proto3" json:"alg,omitempty"`
+	// The members of the key's type only, so the JSON carries no empty
+	// ones (optional: left out when unset): RSA n and e; EC (ES256) crv
+	// P-256, x and y; OKP (EdDSA) crv Ed25519 and x.
+	N             *string `protobuf:"bytes,5,opt,name=n,proto3,oneof" json:"n,omitempty"`
+	E             *string `protobuf:"bytes,6,opt,name=e,proto3,oneof" json:"e,omitempty"`
+	Crv           *string `protobuf:"bytes,7,opt,name=crv,proto3,oneof" json:"crv,omitempty"`
+	X             *string `protobuf:"bytes,8,opt,name=x,proto3,oneof" json:"x,omitempty"`
+	Y             *string `protobuf:"bytes,9,opt,name=y,proto3,oneof" json:"y,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -427,15 +433,36 @@ func (x *JWK) GetAlg() string {
 }
 
 func (x *JWK) GetN() string {
-	if x != nil {
-		return x.N
+	if x != nil && x.N != nil {
+		return *x.N
 	}
 	return ""
 }
 
 func (x *JWK) GetE() string {
-	if x != nil {
-		return x.E
+	if x != nil && x.E != nil {
+		return *x.E
+	}
+	return ""
+}
+
+func (x *JWK) GetCrv() string {
+	if x != nil && x.Crv != nil {
+		return *x.Crv
+	}
+	return ""
+}
+
+func (x *JWK) GetX() string {
+	if x != nil && x.X != nil {
+		return *x.X
+	}
+	return ""
+}
+
+func (x *JWK) GetY() string {
+	if x != nil && x.Y != nil {
+		return *x.Y
 	}
 	return ""
 }
@@ -2467,14 +2494,22 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x0fbase64DerFormat\x18\a \x01(\tR\x0fbase64DerFormat\"\x12\n" +
 	"\x10ListCertsRequest\"@\n" +
 	"\x11ListCertsResponse\x12+\n" +
-	"\x04keys\x18\x01 \x03(\v2\x17.fris.auth.v1.PublicKeyR\x04keys\"i\n" +
+	"\x04keys\x18\x01 \x03(\v2\x17.fris.auth.v1.PublicKeyR\x04keys\"\xd0\x01\n" +
 	"\x03JWK\x12\x10\n" +
 	"\x03kty\x18\x01 \x01(\tR\x03kty\x12\x10\n" +
 	"\x03use\x18\x02 \x01(\tR\x03use\x12\x10\n" +
 	"\x03kid\x18\x03 \x01(\tR\x03kid\x12\x10\n" +
-	"\x03alg\x18\x04 \x01(\tR\x03alg\x12\f\n" +
-	"\x01n\x18\x05 \x01(\tR\x01n\x12\f\n" +
-	"\x01e\x18\x06 \x01(\tR\x01e\"\x10\n" +
+	"\x03alg\x18\x04 \x01(\tR\x03alg\x12\x11\n" +
+	"\x01n\x18\x05 \x01(\tH\x00R\x01n\x88\x01\x01\x12\x11\n" +
+	"\x01e\x18\x06 \x01(\tH\x01R\x01e\x88\x01\x01\x12\x15\n" +
+	"\x03crv\x18\a \x01(\tH\x02R\x03crv\x88\x01\x01\x12\x11\n" +
+	"\x01x\x18\b \x01(\tH\x03R\x01x\x88\x01\x01\x12\x11\n" +
+	"\x01y\x18\t \x01(\tH\x04R\x01y\x88\x01\x01B\x04\n" +
+	"\x02_nB\x04\n" +
+	"\x02_eB\x06\n" +
+	"\x04_crvB\x04\n" +
+	"\x02_xB\x04\n" +
+	"\x02_y\"\x10\n" +
 	"\x0eGetJWKSRequest\"-\n" +
 	"\x04JWKS\x12%\n" +
 	"\x04keys\x18\x01 \x03(\v2\x11.fris.auth.v1.JWKR\x04keys\"\x8e\x02\n" +
@@ -2828,6 +2863,7 @@ func file_auth_v1_auth_proto_init() {
 	file_auth_v1_account_proto_init()
 	file_auth_v1_passkey_proto_init()
 	file_auth_v1_register_proto_init()
+	file_auth_v1_auth_proto_msgTypes[6].OneofWrappers = []any{}
 	file_auth_v1_auth_proto_msgTypes[10].OneofWrappers = []any{}
 	file_auth_v1_auth_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}

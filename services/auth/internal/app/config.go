@@ -119,21 +119,26 @@ type Keys struct {
 	// private signing keys at rest; see keySecrets.
 	KeySecretFile string
 	KeySecrets    string
+	// BenchNullSigner is the client whose tokens the benchmark's stub
+	// signs: set only by -bench-null-signer, which only a build with the
+	// fris_bench_null tag has (benchnull_on.go).
+	BenchNullSigner string
 }
 
 // RegisterFlags adds the signing keys' flags to fs.
 func (c *Keys) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.KeyBits, "key-bits", 2048, "RSA modulus size of new signing keys (>= 2048)")
 	fs.StringVar(&c.KeyAlg, "key-alg", "RS256", "JWT signing algorithm: RS256 or RS512")
-	fs.DurationVar(&c.KeyRotation, "key-rotation", 7*24*time.Hour, "age at which the signing key is replaced (0: never automatically, for networks whose clients pin one public key; rotate-keys still works)")
+	fs.DurationVar(&c.KeyRotation, "key-rotation", 7*24*time.Hour, "age at which the signing keys (one per algorithm, and the refresh key) are replaced (0: never automatically, for networks whose clients pin one public key; rotate-keys still works)")
 	fs.StringVar(&c.KeySecretFile, "key-secret-file", "", "file of the secrets that encrypt the private signing keys at rest: base64 of 32 random bytes each (head -c 32 /dev/urandom | base64), one a line, the first encrypts, the others only decrypt (rotation)")
 	fs.StringVar(&c.KeySecrets, "key-secrets", "", "the same secrets as a comma-separated list, for when a file does not fit (prefer the environment to the command line, which other users can see)")
+	registerBenchFlags(fs, c)
 }
 
 // Validate reports the signing keys' mistakes, a missing or unreadable
 // key secret among them.
 func (c *Keys) Validate() error {
-	var errs []error
+	errs := []error{validateBench(c)}
 	if c.KeyBits < 2048 {
 		errs = append(errs, errors.New("-key-bits must be at least 2048"))
 	}

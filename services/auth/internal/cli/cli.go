@@ -31,8 +31,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	admin := func(cc *grpc.ClientConn) authv1.AuthAdminClient { return authv1.NewAuthAdminClient(cc) }
 
 	var (
-		cName, cDesc, cRedirect, cType, cID, cSecret string
-		cIfMissing                                   bool
+		cName, cDesc, cRedirect, cType, cID, cSecret, cAlg string
+		cIfMissing                                         bool
 	)
 	createClient := t.Command(cmdutil.Admin{
 		Name: "create-client", Usage: "create-client -name NAME -redirect-url URL[,URL] [flags]",
@@ -44,11 +44,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fs.StringVar(&cType, "type", "UNDEFINED", "MDR, FORMREPOSITORY or UNDEFINED")
 			fs.StringVar(&cID, "client-id", "", "client id (generated when empty)")
 			fs.StringVar(&cSecret, "secret", "", "client secret, >= 16 characters (generated when empty)")
+			fs.StringVar(&cAlg, "alg", "RS256", "signing algorithm of the client's access and id tokens: RS256, ES256 or EdDSA")
 			fs.BoolVar(&cIfMissing, "if-missing", false, "succeed without change when -client-id exists already")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).CreateClient(ctx, &authv1.CreateClientRequest{
-				Name: cName, Description: cDesc, RedirectUrl: cRedirect, Type: cType, ClientId: cID, Secret: cSecret,
+				Name: cName, Description: cDesc, RedirectUrl: cRedirect, Type: cType, ClientId: cID, Secret: cSecret, Alg: cAlg,
 			})
 			if cIfMissing && cID != "" && status.Code(err) == codes.AlreadyExists {
 				fmt.Fprintf(stdout, "client %s exists already\n", cID)
@@ -75,17 +76,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		})
 	}
 	var (
-		upFS                       *flag.FlagSet
-		upName, upDesc, upRedirect string
+		upFS                              *flag.FlagSet
+		upName, upDesc, upRedirect, upAlg string
 	)
 	updateClient := t.Command(cmdutil.Admin{
-		Name: "update-client", Usage: "update-client [-name N] [-description D] [-redirect-url URL[,URL]] CLIENT_ID",
-		Help: "change a client's name, description or redirect URLs; a flag left out keeps its value",
+		Name: "update-client", Usage: "update-client [-name N] [-description D] [-redirect-url URL[,URL]] [-alg ALG] CLIENT_ID",
+		Help: "change a client's name, description, redirect URLs or signing algorithm; a flag left out keeps its value",
 		Flags: func(fs *flag.FlagSet) {
 			upFS = fs
 			fs.StringVar(&upName, "name", "", "new display name")
 			fs.StringVar(&upDesc, "description", "", "new description")
 			fs.StringVar(&upRedirect, "redirect-url", "", "new redirect URL(s), comma-separated, replacing the old ones (empty: none)")
+			fs.StringVar(&upAlg, "alg", "", "new signing algorithm of its access and id tokens: RS256, ES256 or EdDSA")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
 			id, err := t.One(args, "update-client [flags] CLIENT_ID")
@@ -101,6 +103,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					r.Description = &upDesc
 				case "redirect-url":
 					r.RedirectUrl = &upRedirect
+				case "alg":
+					r.Alg = &upAlg
 				}
 			})
 			_, err = admin(cc).UpdateClient(ctx, r)
@@ -138,9 +142,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			tw := cmdutil.Table(stdout, "CLIENT ID\tNAME\tTYPE\tDISABLED\tREDIRECT URL")
+			tw := cmdutil.Table(stdout, "CLIENT ID\tNAME\tTYPE\tALG\tDISABLED\tREDIRECT URL")
 			for _, c := range res.GetClients() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%s\n", c.GetClient().GetClientId(), c.GetClient().GetName(), c.GetClient().GetType(), c.GetDisabled(), c.GetClient().GetRedirectUrl())
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\n", c.GetClient().GetClientId(), c.GetClient().GetName(), c.GetClient().GetType(), c.GetAlg(), c.GetDisabled(), c.GetClient().GetRedirectUrl())
 			}
 			return tw.Flush()
 		},
@@ -278,7 +282,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	rotate := t.Command(cmdutil.Admin{
-		Name: "rotate-keys", Usage: "rotate-keys", Help: "make a new signing key and a new refresh key active now",
+		Name: "rotate-keys", Usage: "rotate-keys", Help: "make a new signing key of every algorithm and a new refresh key active now; prints the RSA one",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).RotateKeys(ctx, &authv1.RotateKeysRequest{})
 			if err != nil {

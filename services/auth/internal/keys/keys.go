@@ -1,5 +1,6 @@
-// Package keys manages the identity provider's RSA signing keys: one active
-// key signs; it is replaced on a period; retired keys stay published until
+// Package keys manages the identity provider's signing keys: per
+// algorithm (RSA, and the elliptic-curve ones of curve.go) one active key
+// signs; it is replaced on a period; retired keys stay published until
 // every token they signed has expired. The keys live in the store, so all
 // replicas sign with the same key and publish the same set. Beside them, a
 // set of refresh keys (Ed25519, refresh.go) lives the same life but is never
@@ -23,6 +24,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
+	"google.golang.org/protobuf/proto"
 
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/storage"
@@ -39,18 +41,19 @@ type Options struct {
 	Log        *slog.Logger
 }
 
-// Signer is the active key, ready to sign. Key is the parsed private key
-// itself: handing jwx a jwk.Key would make it rebuild (and Go re-validate)
-// an rsa.PrivateKey on every signature, ~15% of a token response.
+// Signer is an active key, ready to sign. Key is the parsed private key
+// itself (*rsa.PrivateKey, *ecdsa.PrivateKey or ed25519.PrivateKey):
+// handing jwx a jwk.Key would make it rebuild (and Go re-validate) an
+// rsa.PrivateKey on every signature, ~15% of a token response.
 type Signer struct {
 	KID string
 	Alg jwa.SignatureAlgorithm
-	Key *rsa.PrivateKey
+	Key any
 }
 
 // VerifyKey is a key as token verification needs it: the algorithm is the
-// key's own, never the one a token's header names. Key is an
-// *rsa.PublicKey, or for a refresh key (RefreshOnly: it verifies refresh
+// key's own, and a token whose header names another is refused. Key is an
+// *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey, or for a refresh key (RefreshOnly: it verifies refresh
 // tokens and nothing else) an ed25519.PublicKey.
 type VerifyKey struct {
 	Alg         jwa.SignatureAlgorithm
@@ -60,6 +63,7 @@ type VerifyKey struct {
 
 type state struct {
 	signer  *Signer
+	curve   map[jwa.SignatureAlgorithm]*Signer
 	refresh *RefreshSigner
 	verify  map[string]VerifyKey
 	public  jwk.Set
@@ -108,7 +112,12 @@ func (m *Manager) Maintain(ctx context.Context, now time.Time) error {
 	// second (it was not restarted with the new secret first yet), so
 	// every replica keeps moving keys to its first secret, not only at
 	// start: once all list the new secret first, the old one can go.
-	if slices.ContainsFunc(cur, func(k storage.SigningKey) bool { return k.Stale }) {
+	stale := func(k storage.SigningKey) bool { return k.Stale }
+	others, err := m.staleElsewhere(ctx)
+	if err != nil {
+		return err
+	}
+	if others || slices.ContainsFunc(cur, stale) {
 		done, err := m.store.RewrapSigningKeys(ctx)
 		if err != nil {
 			return err
@@ -123,11 +132,14 @@ func (m *Manager) Maintain(ctx context.Context, now time.Time) error {
 	if err := m.maintainRefresh(ctx, now); err != nil {
 		return err
 	}
+	if err := m.maintainCurve(ctx, now); err != nil {
+		return err
+	}
 	return m.Reload(ctx)
 }
 
-// Rotate makes a new signing key and a new refresh key active now, and
-// returns the signing key.
+// Rotate makes a new signing key of every algorithm and a new refresh key
+// active now, and returns the RSA signing key.
 func (m *Manager) Rotate(ctx context.Context) (storage.SigningKey, error) {
 	now := time.Now()
 	if err := m.update(ctx, now, true); err != nil {
@@ -135,6 +147,11 @@ func (m *Manager) Rotate(ctx context.Context) (storage.SigningKey, error) {
 	}
 	if err := m.updateRefresh(ctx, now, true); err != nil {
 		return storage.SigningKey{}, err
+	}
+	for _, alg := range CurveAlgs {
+		if err := m.updateCurve(ctx, alg, now, true); err != nil {
+			return storage.SigningKey{}, err
+		}
 	}
 	if err := m.Reload(ctx); err != nil {
 		return storage.SigningKey{}, err
@@ -266,7 +283,7 @@ func (m *Manager) Reload(ctx context.Context) error {
 			DerFormat:       base64.RawURLEncoding.EncodeToString(spki),
 			Base64DerFormat: base64.StdEncoding.EncodeToString(spki),
 		})
-		st.jwks.Keys = append(st.jwks.Keys, &authv1.JWK{Kty: "RSA", Use: "sig", Kid: k.KID, Alg: k.Alg, N: n, E: e})
+		st.jwks.Keys = append(st.jwks.Keys, &authv1.JWK{Kty: "RSA", Use: "sig", Kid: k.KID, Alg: k.Alg, N: proto.String(n), E: proto.String(e)})
 		if k.Active() {
 			// The newest active key signs (two are active only for the
 			// moment between replicas' reloads).
@@ -275,6 +292,9 @@ func (m *Manager) Reload(ctx context.Context) error {
 	}
 	if st.signer == nil {
 		return errors.New("no active signing key")
+	}
+	if err := m.loadCurve(ctx, st, now); err != nil {
+		return err
 	}
 	if err := m.loadRefresh(ctx, st, now); err != nil {
 		return err
@@ -291,7 +311,7 @@ func (m *Manager) cur() *state {
 	return m.st
 }
 
-// Signer returns the active key.
+// Signer returns the active RSA key.
 func (m *Manager) Signer() *Signer { return m.cur().signer }
 
 // RefreshSigner returns the active refresh key.

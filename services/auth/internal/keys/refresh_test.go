@@ -39,8 +39,8 @@ func TestRefreshKeyLife(t *testing.T) {
 				t.Fatalf("refresh key %s in the JWKS", kid)
 			}
 		}
-		if kid := m.Public().Len(); kid != len(m.Certs()) {
-			t.Fatalf("public set has %d keys, /certs %d", kid, len(m.Certs()))
+		if kid := m.Public().Len(); kid != len(m.JWKS().GetKeys()) || kid != len(m.Certs())*(1+len(CurveAlgs)) {
+			t.Fatalf("public set has %d keys, /certs %d, the JWKS %d", kid, len(m.Certs()), len(m.JWKS().GetKeys()))
 		}
 	}
 	first := m.RefreshSigner().KID

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"github.com/lestrrat-go/jwx/v2/jwa"
 	"net/url"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"fris.dev/pkg/inputlimit"
 	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/keys"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
 )
@@ -27,8 +29,22 @@ var clientTypes = map[string]bool{"MDR": true, "FORMREPOSITORY": true, "UNDEFINE
 // the tokens' aud claim, and a store key must hold them.
 var validClientID = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
 
-func clientRecord(c storage.Client) *authv1.ClientRecord {
-	return &authv1.ClientRecord{Client: apiClient(c), Disabled: c.Disabled, Created: uint32(c.Created)}
+func (a Admin) clientRecord(c storage.Client) *authv1.ClientRecord {
+	return &authv1.ClientRecord{Client: apiClient(c), Disabled: c.Disabled, Created: uint32(c.Created), Alg: a.keys.SignerFor(jwa.SignatureAlgorithm(c.Alg)).Alg.String()}
+}
+
+// clientAlg is the stored form of a client's algorithm: "" for RSA (the
+// RSA key's algorithm, RS256 unless -alg says RS512), ES256 or EdDSA.
+func clientAlg(s string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "rs256", "rsa":
+		return "", nil
+	case "es256":
+		return jwa.ES256.String(), nil
+	case "eddsa":
+		return jwa.EdDSA.String(), nil
+	}
+	return "", invalid("alg must be RS256, ES256 or EdDSA")
 }
 
 func userRecord(u storage.User) *authv1.UserRecord {
@@ -92,15 +108,19 @@ func (a Admin) CreateClient(ctx context.Context, r *authv1.CreateClientRequest) 
 	} else if len(secret) < 16 {
 		return nil, a.err(ctx, invalid("a client secret needs at least 16 characters"))
 	}
+	alg, err := clientAlg(r.GetAlg())
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
 	h, err := a.hash.Hash(ctx, secret)
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
-	c := storage.Client{ID: id, Name: r.GetName(), Description: r.GetDescription(), RedirectURLs: urls, Type: typ, SecretHash: h, Created: a.now().Unix()}
+	c := storage.Client{ID: id, Name: r.GetName(), Description: r.GetDescription(), RedirectURLs: urls, Type: typ, SecretHash: h, Created: a.now().Unix(), Alg: alg}
 	if err := a.store.CreateClient(ctx, c); err != nil {
 		return nil, a.err(ctx, err)
 	}
-	return &authv1.CreateClientResponse{Client: clientRecord(c), Secret: secret}, nil
+	return &authv1.CreateClientResponse{Client: a.clientRecord(c), Secret: secret}, nil
 }
 
 // revokeNow is the revoked-before a revocation made now sets, given the
@@ -133,7 +153,7 @@ func (a Admin) ListAllClients(ctx context.Context, _ *authv1.ListAllClientsReque
 	}
 	out := &authv1.ListAllClientsResponse{}
 	for _, c := range cs {
-		out.Clients = append(out.Clients, clientRecord(c))
+		out.Clients = append(out.Clients, a.clientRecord(c))
 	}
 	return out, nil
 }
@@ -278,6 +298,19 @@ func (a Admin) ListKeys(ctx context.Context, _ *authv1.ListKeysRequest) (*authv1
 	ks, err := a.store.SigningKeys(ctx)
 	if err != nil {
 		return nil, a.err(ctx, err)
+	}
+	// The published keys of every algorithm, RSA first, each oldest
+	// first; the refresh keys are never published, so not listed.
+	cs, err := a.store.CurveKeys(ctx)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
+	for _, alg := range keys.CurveAlgs {
+		for _, k := range cs {
+			if k.Alg == alg.String() {
+				ks = append(ks, k)
+			}
+		}
 	}
 	out := &authv1.ListKeysResponse{}
 	for _, k := range ks {

@@ -20,11 +20,14 @@ func updateClientLimits(r *authv1.UpdateClientRequest) error {
 		inputlimit.F("name", r.GetName(), inputlimit.Name),
 		inputlimit.F("description", r.GetDescription(), inputlimit.Description),
 		inputlimit.F("redirect_url", r.GetRedirectUrl(), inputlimit.RedirectURLs),
+		inputlimit.F("alg", r.GetAlg(), inputlimit.Param),
 	)
 }
 
-// UpdateClient changes a client's name, description or redirect URLs,
-// checked as CreateClient checks them; its secret and tokens stay.
+// UpdateClient changes a client's name, description, redirect URLs or
+// signing algorithm, checked as CreateClient checks them; its secret and
+// tokens stay (tokens already issued keep verifying: their key stays
+// published until they expire).
 func (a Admin) UpdateClient(ctx context.Context, r *authv1.UpdateClientRequest) (*authv1.UpdateClientResponse, error) {
 	if err := updateClientLimits(r); err != nil {
 		return nil, a.err(ctx, err)
@@ -39,8 +42,12 @@ func (a Admin) UpdateClient(ctx context.Context, r *authv1.UpdateClientRequest) 
 			return nil, a.err(ctx, err)
 		}
 	}
+	alg, err := clientAlg(r.GetAlg())
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
 	var out storage.Client
-	err := a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error {
+	err = a.store.UpdateClient(ctx, r.GetClientId(), func(c *storage.Client) error {
 		if r.Name != nil {
 			c.Name = r.GetName()
 		}
@@ -50,13 +57,16 @@ func (a Admin) UpdateClient(ctx context.Context, r *authv1.UpdateClientRequest) 
 		if r.RedirectUrl != nil {
 			c.RedirectURLs = urls
 		}
+		if r.Alg != nil {
+			c.Alg = alg
+		}
 		out = *c
 		return nil
 	})
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
-	return &authv1.UpdateClientResponse{Client: clientRecord(out)}, nil
+	return &authv1.UpdateClientResponse{Client: a.clientRecord(out)}, nil
 }
 
 // RotateClientSecret stores the hash of a new secret: the old one is
@@ -92,5 +102,5 @@ func (a Admin) RotateClientSecret(ctx context.Context, r *authv1.RotateClientSec
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
-	return &authv1.RotateClientSecretResponse{Client: clientRecord(out), Secret: secret}, nil
+	return &authv1.RotateClientSecretResponse{Client: a.clientRecord(out), Secret: secret}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/keys"
 )
 
 func TestAdminValidation(t *testing.T) {
@@ -66,8 +67,17 @@ func TestKeyRotationKeepsOldTokensValid(t *testing.T) {
 	}
 	certs, _ := e.pub.ListCerts(ctx, &authv1.ListCertsRequest{})
 	jwks, _ := e.pub.GetJWKS(ctx, &authv1.GetJWKSRequest{})
-	if len(certs.GetKeys()) != 2 || len(jwks.GetKeys()) != 2 {
+	// /certs lists the RSA keys only; the JWKS every published key: two
+	// of each algorithm, the retired one overlapping its successor.
+	if len(certs.GetKeys()) != 2 || len(jwks.GetKeys()) != 2*(1+len(keys.CurveAlgs)) {
 		t.Fatalf("published keys: certs %d jwks %d", len(certs.GetKeys()), len(jwks.GetKeys()))
+	}
+	perAlg := map[string]int{}
+	for _, k := range jwks.GetKeys() {
+		perAlg[k.GetAlg()]++
+	}
+	if perAlg["RS256"] != 2 || perAlg["ES256"] != 2 || perAlg["EdDSA"] != 2 {
+		t.Fatalf("JWKS per alg: %v", perAlg)
 	}
 	for _, c := range certs.GetKeys() {
 		der, err := base64.RawURLEncoding.DecodeString(c.GetDerFormat())
@@ -83,7 +93,13 @@ func TestKeyRotationKeepsOldTokensValid(t *testing.T) {
 		}
 	}
 	ks, _ := e.adm.ListKeys(ctx, &authv1.ListKeysRequest{})
-	if len(ks.GetKeys()) != 2 || ks.GetKeys()[0].GetActive() || !ks.GetKeys()[1].GetActive() || ks.GetKeys()[0].GetPublishUntil() == 0 {
+	if len(ks.GetKeys()) != 6 {
 		t.Fatalf("keys = %v", ks)
+	}
+	for i := 0; i < 6; i += 2 {
+		old, cur := ks.GetKeys()[i], ks.GetKeys()[i+1]
+		if old.GetActive() || !cur.GetActive() || old.GetPublishUntil() == 0 || old.GetAlg() != cur.GetAlg() {
+			t.Fatalf("keys = %v", ks)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func (p Public) GetDiscovery(ctx context.Context, _ *authv1.GetDiscoveryRequest)
 		ResponseTypesSupported:            []string{"code"},
 		GrantTypesSupported:               []string{grantCode, grantRefresh, grantClient},
 		SubjectTypesSupported:             []string{"public"},
-		IdTokenSigningAlgValuesSupported:  []string{p.keys.Signer().Alg.String()},
+		IdTokenSigningAlgValuesSupported:  p.keys.Algs(),
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		ScopesSupported:                   append([]string{"openid"}, p.cfg.DefaultScopes...),
 		TokenEndpointAuthMethodsSupported: []string{"client_secret_basic", "client_secret_post"},

@@ -49,6 +49,7 @@ func createClientLimits(r *authv1.CreateClientRequest) error {
 		inputlimit.F("redirect_url", r.GetRedirectUrl(), inputlimit.RedirectURLs),
 		inputlimit.F("secret", r.GetSecret(), inputlimit.Secret),
 		inputlimit.F("type", r.GetType(), inputlimit.Param),
+		inputlimit.F("alg", r.GetAlg(), inputlimit.Param),
 	)
 }
 

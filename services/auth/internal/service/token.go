@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/lestrrat-go/jwx/v2/jwa"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func (p Public) clientCredentials(ctx context.Context, r *authv1.TokenRequest) (
 			scopes = append(scopes, s)
 		}
 	}
-	return p.tokens.IssueClient(c.ID, scopes, c.RevokedBefore)
+	return p.tokens.IssueClient(c.ID, scopes, c.RevokedBefore, jwa.SignatureAlgorithm(c.Alg))
 }
 
 // checkSecret verifies a client's secret: failed when wrong, 429 while
@@ -421,6 +422,7 @@ func (p Public) issue(ctx context.Context, u storage.User, c storage.Client, non
 		RevokedBefore: max(u.RevokedBefore, c.RevokedBefore),
 		RSARefresh:    legacy, NoIDToken: spent != nil && !legacy,
 		LinkAccess: p.cfg.RefreshSupersedesAccess,
+		Alg:        jwa.SignatureAlgorithm(c.Alg),
 	}
 	if spent == nil {
 		sub.Session = tokens.RandomString(16)

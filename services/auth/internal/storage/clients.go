@@ -21,6 +21,9 @@ type Client struct {
 	// RevokedBefore (unix seconds): tokens issued to the client before it
 	// (iat < RevokedBefore) are revoked; see UpdateClient.
 	RevokedBefore int64 `json:"revoked_before,omitempty"`
+	// Alg is the JWS algorithm of the client's access and id tokens:
+	// ES256 or EdDSA; empty is the RSA algorithm (RS256, -alg).
+	Alg string `json:"alg,omitempty"`
 }
 
 func (s *KV) CreateClient(ctx context.Context, c Client) error {

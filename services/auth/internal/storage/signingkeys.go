@@ -68,6 +68,10 @@ type ring struct{ prefix, seal string }
 var (
 	signingRing = ring{pSigning, ""}
 	refreshRing = ring{pRefreshKey, "refresh:"}
+	// curveRing holds the published ES256 and EdDSA signing keys, apart
+	// from the RSA ones so a version that knows only RSA keys reads its
+	// own ring unchanged.
+	curveRing = ring{pCurveKey, "curve:"}
 )
 
 func (s *KV) SigningKeys(ctx context.Context) ([]SigningKey, error) {
@@ -76,6 +80,10 @@ func (s *KV) SigningKeys(ctx context.Context) ([]SigningKey, error) {
 
 func (s *KV) RefreshKeys(ctx context.Context) ([]SigningKey, error) {
 	return s.keys(ctx, s.db, refreshRing)
+}
+
+func (s *KV) CurveKeys(ctx context.Context) ([]SigningKey, error) {
+	return s.keys(ctx, s.db, curveRing)
 }
 
 func (s *KV) keys(ctx context.Context, r kv.Reader, rg ring) ([]SigningKey, error) {
@@ -144,6 +152,10 @@ func (s *KV) UpdateRefreshKeys(ctx context.Context, fn func([]SigningKey) ([]Sig
 	return s.updateKeys(ctx, refreshRing, fn)
 }
 
+func (s *KV) UpdateCurveKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error {
+	return s.updateKeys(ctx, curveRing, fn)
+}
+
 func (s *KV) updateKeys(ctx context.Context, rg ring, fn func([]SigningKey) ([]SigningKey, error)) error {
 	return s.db.Update(ctx, func(tx kv.Tx) error {
 		cur, err := s.keys(ctx, tx, rg)
@@ -176,7 +188,7 @@ func (s *KV) RewrapSigningKeys(ctx context.Context) (Rewrapped, error) {
 	var done Rewrapped
 	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		done = Rewrapped{}
-		for _, rg := range []ring{signingRing, refreshRing} {
+		for _, rg := range []ring{signingRing, refreshRing, curveRing} {
 			if err := s.rewrap(ctx, tx, rg, &done); err != nil {
 				return err
 			}

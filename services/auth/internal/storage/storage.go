@@ -96,8 +96,12 @@ type Store interface {
 	// sign refresh tokens: sealed alike, never published.
 	RefreshKeys(ctx context.Context) ([]SigningKey, error)
 	UpdateRefreshKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error
+	// CurveKeys and UpdateCurveKeys are the same for the published
+	// elliptic-curve signing keys (ES256, EdDSA).
+	CurveKeys(ctx context.Context) ([]SigningKey, error)
+	UpdateCurveKeys(ctx context.Context, fn func([]SigningKey) ([]SigningKey, error)) error
 	// RewrapSigningKeys seals again, the way Seal seals now, every key
-	// (signing and refresh) sealed under an older secret or stored in
+	// (signing, refresh and curve) sealed under an older secret or stored in
 	// clear, atomically.
 	RewrapSigningKeys(ctx context.Context) (Rewrapped, error)
 
@@ -145,6 +149,7 @@ const (
 	pSession    = "user-session/"
 	pSigning    = "signing-key/"
 	pRefreshKey = "refresh-key/"
+	pCurveKey   = "curve-key/"
 	pRefresh    = "refresh/"
 	pChain      = "chain-revoked/"
 	pJTI        = "token-revoked/"

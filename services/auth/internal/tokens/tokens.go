@@ -1,5 +1,5 @@
 // Package tokens issues and reads the provider's JWTs: access and id
-// tokens signed by the active signing key, refresh tokens by the active
+// tokens signed by the active signing key of the client's algorithm, refresh tokens by the active
 // refresh key (or, for the clients that verify them, the signing key).
 package tokens
 
@@ -43,6 +43,9 @@ type Issuer struct {
 	iss  string
 	life Lifetimes
 	now  func() time.Time
+	// null is the benchmark's stub signer (benchnull.go); nil always
+	// but in the benchmark's build of auth.
+	null *benchNull
 }
 
 // New returns an issuer for the issuer URL iss.
@@ -77,6 +80,9 @@ type Subject struct {
 	// LinkAccess names the refresh token in the access token (Claims.
 	// RefreshJTI), so the access token can be taken as spent with it.
 	LinkAccess bool
+	// Alg is the client's algorithm for the access and id tokens (ES256,
+	// EdDSA); empty: the RSA key's.
+	Alg jwa.SignatureAlgorithm
 }
 
 // Set is one token response.
@@ -143,6 +149,8 @@ type Plan struct {
 	i                   *Issuer
 	access, id, refresh Claims
 	rsaRefresh, noID    bool
+	alg                 jwa.SignatureAlgorithm
+	null                bool
 	RefreshJTI          string
 	RefreshExpires      time.Time
 }
@@ -183,35 +191,45 @@ func (i *Issuer) Plan(s Subject) Plan {
 	if s.LinkAccess {
 		p.access.RefreshJTI = p.refresh.ID
 	}
-	p.rsaRefresh, p.noID = s.RSARefresh, s.NoIDToken
+	p.rsaRefresh, p.noID, p.alg = s.RSARefresh, s.NoIDToken, s.Alg
+	p.null = i.nullFor(s.ClientID)
 	return p
 }
 
 // Sign signs the planned tokens: the access and id tokens with the active
-// signing key, the refresh token with the active refresh key unless the
-// plan asks for the signing key.
+// key of the client's algorithm, the refresh token with the active refresh
+// key unless the plan asks for the RSA signing key.
 func (p Plan) Sign() (Set, error) {
 	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires, ExpiresIn: p.i.life.Access, Subject: p.access.Subject,
 		Chain: p.refresh.Session, IssuedAt: int64(p.refresh.IssuedAt)}
-	sg := p.i.keys.Signer()
-	// The parsed *rsa.PrivateKey, not a jwk.Key: jwx would rebuild (and Go
+	sg := p.i.keys.SignerFor(p.alg)
+	if p.null {
+		sg = p.i.nullSigner()
+	}
+	// The parsed private key, not a jwk.Key: jwx would rebuild (and Go
 	// re-validate) the private key on every signature.
-	rsaKey, err := signer(sg.KID, sg.Alg, sg.Key)
+	key, err := signer(sg.KID, sg.Alg, sg.Key)
 	if err != nil {
 		return Set{}, err
 	}
-	refreshKey := rsaKey
+	refreshKey := key
+	if p.rsaRefresh && sg != p.i.keys.Signer() {
+		rs := p.i.keys.Signer()
+		if refreshKey, err = signer(rs.KID, rs.Alg, rs.Key); err != nil {
+			return Set{}, err
+		}
+	}
 	if !p.rsaRefresh {
 		rs := p.i.keys.RefreshSigner()
 		if refreshKey, err = signer(rs.KID, keys.RefreshAlg, rs.Key); err != nil {
 			return Set{}, err
 		}
 	}
-	if out.Access, err = sign(&p.access, rsaKey); err != nil {
+	if out.Access, err = sign(&p.access, key); err != nil {
 		return Set{}, err
 	}
 	if !p.noID {
-		if out.ID, err = sign(&p.id, rsaKey); err != nil {
+		if out.ID, err = sign(&p.id, key); err != nil {
 			return Set{}, err
 		}
 	}
@@ -258,7 +276,7 @@ func (i *Issuer) Issue(s Subject) (Set, error) { return i.Plan(s).Sign() }
 // (client_credentials): its subject is ClientSubjectPrefix and the client
 // ID; there is no user, so no id token, and no refresh token (RFC 6749
 // 4.4.3: the client can always ask again).
-func (i *Issuer) IssueClient(clientID string, scopes []string, revokedBefore int64) (Set, error) {
+func (i *Issuer) IssueClient(clientID string, scopes []string, revokedBefore int64, alg jwa.SignatureAlgorithm) (Set, error) {
 	now := i.now()
 	c := Claims{Claims: accesstoken.Claims{
 		Issuer: i.iss, Subject: ClientSubjectPrefix + clientID, Audience: accesstoken.Audience{clientID},
@@ -266,7 +284,7 @@ func (i *Issuer) IssueClient(clientID string, scopes []string, revokedBefore int
 		ExpiresAt: accesstoken.NumericDate(now.Add(i.life.Access).Unix()), ID: RandomString(16), Type: accesstoken.Type,
 		Nonce: RandomString(16), Scope: scopes, Client: clientID,
 	}}
-	sg := i.keys.Signer()
+	sg := i.keys.SignerFor(alg)
 	key, err := signer(sg.KID, sg.Alg, sg.Key)
 	if err != nil {
 		return Set{}, err
@@ -291,8 +309,9 @@ var (
 // claims by accesstoken's rules (exp, nbf and iat with skew, issuer,
 // subject, type; any of the provider's types when wantType is "").
 func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error) {
-	// The key's own alg decides the algorithm, never the token's header:
-	// no `none`, no HMAC keyed with the public key.
+	// The key's own alg decides the algorithm, never the token's header
+	// (accesstoken.Verify refuses a header naming another): no `none`, no
+	// HMAC keyed with the public key, no ES256 header on an RSA key.
 	refreshOnly := false
 	byKID := func(ctx context.Context, _ jwa.SignatureAlgorithm, kid string) (accesstoken.Key, error) {
 		k, ok := i.keys.Verifier(ctx, kid)

@@ -104,7 +104,7 @@ func TestReadRefusesAttacks(t *testing.T) {
 	i, km := newIssuer(t)
 	ctx := context.Background()
 	sg := km.Signer()
-	priv := sg.Key
+	priv := sg.Key.(*rsa.PrivateKey)
 	// The public key's DER, as an attacker would use it as an HMAC secret.
 	pubDER, _ := x509.MarshalPKIXPublicKey(&priv.PublicKey)
 
@@ -280,7 +280,7 @@ func TestScopeClaim(t *testing.T) {
 
 func TestIssueClient(t *testing.T) {
 	i, km := newIssuer(t)
-	set, err := i.IssueClient("42", []string{"mdr:x"}, 0)
+	set, err := i.IssueClient("42", []string{"mdr:x"}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func BenchmarkRawSign(b *testing.B) {
 	_, km := newIssuer(b)
 	d := sha256.Sum256([]byte("x"))
 	for b.Loop() {
-		if _, err := rsa.SignPKCS1v15(nil, km.Signer().Key, crypto.SHA256, d[:]); err != nil {
+		if _, err := rsa.SignPKCS1v15(nil, km.Signer().Key.(*rsa.PrivateKey), crypto.SHA256, d[:]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -434,7 +434,7 @@ func TestIssuedAfterARevocation(t *testing.T) {
 	if got, _ := i.Read(ctx, old.Access, accesstoken.Type); got == nil || int64(got.IssuedAt) > time.Now().Unix() {
 		t.Fatalf("a revocation in the past moved iat: %+v", got)
 	}
-	c, err := i.IssueClient("m", nil, later)
+	c, err := i.IssueClient("m", nil, later, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 		{"SigningKeysEncryptedAtRest", false, testSigningKeysEncryptedAtRest},
 		{"PlaintextKeysMigrate", false, testPlaintextKeysMigrate},
 		{"RefreshKeys", false, testRefreshKeys},
+		{"CurveKeys", false, testCurveKeys},
 		{"RefreshSpendAndReuse", false, onStore(testRefreshSpendAndReuse)},
 		{"RefreshMarkersExpire", true, onStore(testRefreshMarkersExpire)},
 		{"RevocationLog", false, onStore(testRevocationLog)},
