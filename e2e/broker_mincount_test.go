@@ -86,7 +86,7 @@ func TestBrokerMinCount(t *testing.T) {
 
 	// The Explorer's CSV and page.
 	_, csv := getPage(t, c, s.URL+"/explorer/inquiries/"+id+"/replies.csv")
-	if !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples\ncharite,true,< 5,1,") ||
+	if !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\ncharite,true,< 5,1,") ||
 		!strings.Contains(csv, "\ndresden,true,12,1,") {
 		t.Errorf("CSV:\n%s", csv)
 	}

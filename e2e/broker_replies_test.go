@@ -109,7 +109,7 @@ func TestBrokerUnreadableReplies(t *testing.T) {
 	}
 	// The Explorer's CSV and page.
 	_, csv := getPage(t, c, s.URL+"/explorer/inquiries/"+id+"/replies.csv")
-	if !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples\ncharite,true,12,1,") ||
+	if !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\ncharite,true,12,1,") ||
 		!strings.Contains(csv, ",0,30\ndresden,true,unreadable,1,") || !strings.HasSuffix(csv, ",1,\n") {
 		t.Errorf("CSV:\n%s", csv)
 	}
