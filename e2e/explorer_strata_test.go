@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -109,7 +110,19 @@ func TestExplorerStrata(t *testing.T) {
 		Count      int    `json:"count"`
 		Suppressed bool   `json:"suppressed"`
 	}
+	type stratumCount struct {
+		Entity         string `json:"entity"`
+		Stratification string `json:"stratification"`
+		Stratum        string `json:"stratum"`
+		Count          int    `json:"count"`
+		Suppressed     int    `json:"suppressed"`
+	}
 	var got struct {
+		Strata []stratumCount `json:"strata"`
+		Sites  []struct {
+			SiteID string         `json:"site_id"`
+			Strata []stratumCount `json:"strata"`
+		} `json:"sites"`
 		Total   int  `json:"total"`
 		Samples *int `json:"samples"`
 		Replies []struct {
@@ -127,6 +140,12 @@ func TestExplorerStrata(t *testing.T) {
 	}
 	if err := json.Unmarshal(body, &got); err != nil || got.Total != 12 || got.Samples == nil || *got.Samples != 30 || len(got.Replies) != 2 {
 		t.Fatalf("replies (%v):\n%s", err, body)
+	}
+	// The strata summed per site and over the sites: the 3 adds nothing.
+	wantStrata := []stratumCount{{"donor", "Geschlecht", "männlich", 9, 0}, {"donor", "Geschlecht", "weiblich", 0, 1}}
+	if fmt.Sprint(got.Strata) != fmt.Sprint(wantStrata) || len(got.Sites) != 2 || got.Sites[0].SiteID != "charite" ||
+		fmt.Sprint(got.Sites[0].Strata) != fmt.Sprint(wantStrata) || len(got.Sites[1].Strata) != 0 {
+		t.Errorf("strata:\n%s", body)
 	}
 	for _, r := range got.Replies {
 		switch r.SiteID {
