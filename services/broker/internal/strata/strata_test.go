@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -71,5 +72,27 @@ func TestSum(t *testing.T) {
 	marked := Sum(suppress.Mark(res(), 5))
 	if got, want := rows(marked.GetStrata()), "donor/Geschlecht/m=15-0 donor/Geschlecht/w=12-2 donor/Geschlecht/d=0-1 sample/Probentyp/Blut=120-0"; got != want {
 		t.Errorf("operators' total:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestSumHidesWhatHideHid: whatever the hidden strata's counts below k,
+// the researcher's strata sums stay byte for byte the same.
+func TestSumHidesWhatHideHid(t *testing.T) {
+	var first []byte
+	for _, w := range []int32{0, 1, 2, 3, 4} {
+		res := &brokerv1.ListRepliesResponse{
+			Replies: []*brokerv1.Reply{doc("berlin", 12, map[string]int32{"m": 9, "w": w}, "m", "w"), doc("dresden", 7, map[string]int32{"m": 7, "w": 4 - w}, "m", "w")},
+			Sites:   []*brokerv1.SiteCount{{SiteId: "berlin"}, {SiteId: "dresden"}},
+		}
+		out := Sum(suppress.Hide(res, 5))
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(&brokerv1.ListRepliesResponse{Strata: out.GetStrata(), Sites: out.GetSites()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Fatalf("with w = %d the strata differ: %v", w, out.GetStrata())
+		}
 	}
 }
