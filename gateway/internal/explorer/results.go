@@ -90,7 +90,7 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 	r.TotalText = totalText(v, res)
 	last := r.readReplies(res.GetReplies())
 	r.samplesText(rows, res)
-	r.Strata = strataOf(v, res.GetReplies(), r.MinCount)
+	r.Strata = strataOf(v, res, r.MinCount)
 	for _, row := range rows {
 		row.Last = minute(last[row.Site])
 		r.Rows = append(r.Rows, *row)

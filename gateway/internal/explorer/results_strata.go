@@ -9,9 +9,10 @@ import (
 )
 
 // Stratified results: the Reply documents' breakdowns (share-dto's
-// stratifications) gathered across sites, a table and a chart for each
-// entity and title, e.g. donors by "Geschlecht". A stratum count the
-// small-count rule hid is "< k" and adds nothing to a total; a total with
+// stratifications) as the broker sums them per site and over the sites,
+// a table and a chart for each entity and title, e.g. donors by
+// "Geschlecht". A stratum count the small-count rule hid is "< k" and
+// adds nothing to a total (the broker sums the counts shown); a total with
 // hidden counts says how many sites had one, as the page's total does.
 
 // strataTable is one stratification across sites: a row a stratum, a
@@ -68,94 +69,71 @@ const (
 	strataBarW  = 300
 )
 
-// strataOf gathers the readable replies' stratifications; k is the
-// small-count threshold (0: off).
-func strataOf(v *view, replies []*brokerv1.Reply, k int32) []strataTable {
+// strataOf lays out the broker's strata sums (ListRepliesResponse.strata
+// and each site's): a table an entity and title, its rows in the order
+// the broker sent them; k is the small-count threshold (0: off).
+func strataOf(v *view, res *brokerv1.ListRepliesResponse, k int32) []strataTable {
 	type key struct{ entity, title string }
-	type cell struct {
-		shown  int32
-		hidden int
-	}
 	type acc struct {
 		key    key
-		sites  map[string]bool
 		labels []string
-		counts map[string]map[string]*cell // stratum -> site -> cell
+		totals map[string]*brokerv1.StratumCount
+		cells  map[string]map[string]*brokerv1.StratumCount // stratum -> site
+		sites  map[string]bool
 	}
 	var order []*acc
 	byKey := map[key]*acc{}
-	sorted := append([]*brokerv1.Reply(nil), replies...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].GetSiteId() < sorted[j].GetSiteId() })
-	for _, entity := range []string{"donor", "sample"} {
-		for _, rp := range sorted {
-			if rp.GetUnreadable() || rp.GetSuppressed() {
-				continue
-			}
-			e := rp.GetDonor()
-			if entity == "sample" {
-				e = rp.GetSample()
-			}
-			for _, st := range e.GetStratifications() {
-				kk := key{entity, st.GetTitle()}
-				a := byKey[kk]
-				if a == nil {
-					a = &acc{key: kk, sites: map[string]bool{}, counts: map[string]map[string]*cell{}}
-					byKey[kk] = a
-					order = append(order, a)
-				}
-				a.sites[rp.GetSiteId()] = true
-				for _, s := range st.GetStrata() {
-					bySite := a.counts[s.GetLabel()]
-					if bySite == nil {
-						bySite = map[string]*cell{}
-						a.counts[s.GetLabel()] = bySite
-						a.labels = append(a.labels, s.GetLabel())
-					}
-					c := bySite[rp.GetSiteId()]
-					if c == nil {
-						c = &cell{}
-						bySite[rp.GetSiteId()] = c
-					}
-					if s.GetSuppressed() && k > 0 {
-						c.hidden++
-					} else {
-						c.shown = add32(c.shown, s.GetCount())
-					}
-				}
-			}
+	get := func(r *brokerv1.StratumCount) *acc {
+		kk := key{r.GetEntity(), r.GetStratification()}
+		a := byKey[kk]
+		if a == nil {
+			a = &acc{key: kk, totals: map[string]*brokerv1.StratumCount{}, cells: map[string]map[string]*brokerv1.StratumCount{}, sites: map[string]bool{}}
+			byKey[kk] = a
+			order = append(order, a)
+		}
+		if a.totals[r.GetStratum()] == nil && a.cells[r.GetStratum()] == nil {
+			a.labels = append(a.labels, r.GetStratum())
+			a.cells[r.GetStratum()] = map[string]*brokerv1.StratumCount{}
+		}
+		return a
+	}
+	for _, r := range res.GetStrata() {
+		get(r).totals[r.GetStratum()] = r
+	}
+	for _, sc := range res.GetSites() {
+		for _, r := range sc.GetStrata() {
+			a := get(r)
+			a.cells[r.GetStratum()][sc.GetSiteId()] = r
+			a.sites[sc.GetSiteId()] = true
 		}
 	}
 	tables := make([]strataTable, 0, len(order))
 	for i, a := range order {
 		t := strataTable{ID: "strata-" + strconv.Itoa(i), Entity: a.key.entity, Title: a.key.title}
-		t.Heading = v.T("res.strata."+a.key.entity, a.key.title)
+		t.Heading = v.T("res.strata."+entityWord(a.key.entity), a.key.title)
 		for s := range a.sites {
 			t.Sites = append(t.Sites, s)
 		}
 		sort.Strings(t.Sites)
 		for _, label := range a.labels {
 			row := strataRow{Label: label}
-			var total int32
-			hiddenSites := 0
 			for _, site := range t.Sites {
-				c := a.counts[label][site]
+				c := a.cells[label][site]
 				if c == nil {
 					row.Cells = append(row.Cells, strataCell{Text: "—"})
 					continue
 				}
-				sc := strataCell{Sent: true, Shown: c.shown, Hidden: c.hidden, Text: hiddenText(v, c.shown, c.hidden, k)}
-				total = add32(total, c.shown)
-				if c.hidden > 0 {
-					hiddenSites++
-				}
-				row.Cells = append(row.Cells, sc)
+				row.Cells = append(row.Cells, strataCell{Sent: true, Shown: c.GetCount(), Hidden: int(c.GetSuppressed()),
+					Text: hiddenText(v, c.GetCount(), int(c.GetSuppressed()), k)})
 			}
-			row.Total = strconv.Itoa(int(total))
-			switch {
-			case hiddenSites == 1:
+			tot := a.totals[label]
+			row.Total = strconv.Itoa(int(tot.GetCount()))
+			switch n := tot.GetSuppressed(); {
+			case k <= 0 || n == 0:
+			case n == 1:
 				row.Total = v.T("res.total.below.one", row.Total, k)
-			case hiddenSites > 1:
-				row.Total = v.T("res.total.below", row.Total, hiddenSites, k)
+			default:
+				row.Total = v.T("res.total.below", row.Total, n, k)
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -163,6 +141,14 @@ func strataOf(v *view, replies []*brokerv1.Reply, k int32) []strataTable {
 		tables = append(tables, t)
 	}
 	return tables
+}
+
+// entityWord keeps a message key to the entities FRIS knows.
+func entityWord(e string) string {
+	if e == "sample" {
+		return "sample"
+	}
+	return "donor"
 }
 
 // hiddenText is a count made of shown counts and hidden ones: the shown
@@ -222,12 +208,4 @@ func (t *strataTable) layout(v *view) {
 	t.Chart.Height, t.Chart.Width = y+4, strataLabel+strataBarW+110
 	t.Chart.LabelX, t.Chart.BarX = strataLabel-8, strataLabel
 	t.Alt = v.T("res.strata.alt", t.Heading, strings.Join(alt, "; "))
-}
-
-// add32 sums counts, stopping at the largest int32 rather than wrapping.
-func add32(a, b int32) int32 {
-	if s := int64(a) + int64(b); s <= 1<<31-1 {
-		return int32(s)
-	}
-	return 1<<31 - 1
 }

@@ -24,9 +24,14 @@ func suppressedReplies() *brokerv1.ListRepliesResponse {
 		},
 		Sites: []*brokerv1.SiteCount{
 			{SiteId: "berlin", Replies: 1, Suppressed: 1},
-			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &zero},
+			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &zero, Strata: []*brokerv1.StratumCount{
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 10},
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Suppressed: 1}}},
 			{SiteId: "köln", Replies: 1, Unreadable: 1},
-		}}
+		},
+		Strata: []*brokerv1.StratumCount{
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 10},
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Suppressed: 1}}}
 }
 
 // TestResultsSuppressed: a count the broker's small-count rule hid is "< 5"

@@ -34,9 +34,14 @@ func TestResultsUnreadable(t *testing.T) {
 		},
 		Sites: []*brokerv1.SiteCount{
 			{SiteId: "berlin", Count: 4, Replies: 2, Unreadable: 1},
-			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &thirty},
+			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &thirty, Strata: []*brokerv1.StratumCount{
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 5},
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Count: 7}}},
 			{SiteId: "köln", Replies: 2, Unreadable: 2},
-		}}
+		},
+		Strata: []*brokerv1.StratumCount{
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 5},
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Count: 7}}}
 	b := e.browser()
 	b.signIn()
 	body := b.do("GET", InquiriesPath+"/1", nil).Body.String()
