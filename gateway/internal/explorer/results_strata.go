@@ -40,10 +40,9 @@ type strataRow struct {
 type strataCell struct {
 	// Text is the count as shown ("< k" when hidden, "—" when the site
 	// sent no such stratum).
-	Text   string
-	Sent   bool
-	Shown  int32
-	Hidden int
+	Text  string
+	Sent  bool
+	Shown int32
 }
 
 // strataChart is the geometry of a stratification's bar chart: a group a
@@ -123,8 +122,7 @@ func strataOf(v *view, res *brokerv1.ListRepliesResponse, k int32) []strataTable
 					row.Cells = append(row.Cells, strataCell{Text: "—"})
 					continue
 				}
-				row.Cells = append(row.Cells, strataCell{Sent: true, Shown: c.GetCount(), Hidden: int(c.GetSuppressed()),
-					Text: hiddenText(v, c.GetCount(), int(c.GetSuppressed()), k)})
+				row.Cells = append(row.Cells, strataCell{Sent: true, Shown: c.GetCount(), Text: hiddenText(v, c.GetCount(), int(c.GetSuppressed()), k)})
 			}
 			tot := a.totals[label]
 			row.Total = strconv.Itoa(int(tot.GetCount()))
