@@ -263,7 +263,7 @@ func releasedInquiry(t *testing.T, s *Stack, c *http.Client, csrf string) string
 	if res.StatusCode != 200 || id == "" || strings.Contains(id, "/") {
 		t.Fatalf("create: %d at %s\n%s", res.StatusCode, res.Request.URL, page)
 	}
-	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {csrf}}.Encode()))
+	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", s.URL)
 	if res, err := c.Do(req); err != nil || res.StatusCode != 200 {

@@ -100,7 +100,7 @@ func TestExplorerInquiry(t *testing.T) {
 	id := strings.TrimPrefix(p.location(), s.URL+"/explorer/inquiries/")
 	p.check("inquiry-draft")
 
-	p.do("release it", chromedp.Click(chromedp.CSS(`form[action$="/release"] button`)), chromedp.WaitVisible(chromedp.ID("results-total")))
+	p.do("release it", chromedp.Click(chromedp.ID("release-ok")), chromedp.Click(chromedp.CSS(`form[action$="/release"] button`)), chromedp.WaitVisible(chromedp.ID("results-total")))
 	p.wantText("main", "Released", "0 of 2 sites answered", "Not answered yet: charite, dresden")
 	p.check("inquiry-released")
 	// Wait for the event stream's first event, then mark the page: a
@@ -188,7 +188,7 @@ func TestExplorerInquiry(t *testing.T) {
 	p.do("back to a wide screen", chromedp.EmulateViewport(1280, 900))
 
 	p.do("close it", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id+"?lang=en"), chromedp.WaitVisible(chromedp.CSS(`form[action$="/close"]`)),
-		chromedp.Click(chromedp.CSS(`form[action$="/close"] button`)), chromedp.WaitNotPresent(chromedp.CSS(`form[action$="/close"]`)))
+		chromedp.Click(chromedp.ID("close-ok")), chromedp.Click(chromedp.CSS(`form[action$="/close"] button`)), chromedp.WaitNotPresent(chromedp.CSS(`form[action$="/close"]`)))
 	p.wantText("main", "Closed", "Total")
 	p.check("inquiry-closed")
 	if l := pollList(t, s, bankA); len(l.Items) != 0 {
@@ -210,12 +210,16 @@ func attr(p *page, sel, name string) string {
 }
 
 // TestExplorerInquiryNeedsRole: a signed-in user without the researcher
-// scope is refused by the broker, and the page says so.
+// scope is not offered inquiries, and is refused with the reason and whom
+// to ask.
 func TestExplorerInquiryNeedsRole(t *testing.T) {
 	s := explorerStack(t, Options{})
 	c := signInHTTP(t, s)
-	code, body := getPage(t, c, s.URL+"/explorer/inquiries")
-	if code != http.StatusForbidden || !strings.Contains(body, "You may not see this.") {
+	if _, home := getPage(t, c, s.URL+"/explorer/"); strings.Contains(home, `href="/explorer/inquiries"`) {
+		t.Fatal("the nav offers inquiries to a user without the role")
+	}
+	code, body := getPage(t, c, s.URL+"/explorer/inquiries?lang=en")
+	if code != http.StatusForbidden || !strings.Contains(body, "your account lacks the researcher role (scope broker:researcher). Ask an operator") {
 		t.Fatalf("without the scope: %d\n%s", code, body)
 	}
 }
@@ -300,7 +304,7 @@ func releaseInquiryHTTP(t *testing.T, s *Stack, c *http.Client, label string) st
 	if res.StatusCode != 200 || id == "" || strings.Contains(id, "/") {
 		t.Fatalf("create: %d at %s\n%s", res.StatusCode, res.Request.URL, page)
 	}
-	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}}.Encode()))
+	req, _ = http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}, "confirm": {"yes"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if res, err := c.Do(req); err != nil || res.StatusCode != 200 {
 		t.Fatalf("release: %v %v", res, err)

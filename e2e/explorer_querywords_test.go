@@ -110,7 +110,7 @@ func TestExplorerQueryWords(t *testing.T) {
 		t.Fatalf("the list:\n%s", list)
 	}
 
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}}.Encode()))
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/explorer/inquiries/"+id+"/release", strings.NewReader(url.Values{"csrf_token": {m[1]}, "confirm": {"yes"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if res, err := c.Do(req); err != nil || res.StatusCode != 200 {
 		t.Fatalf("release: %v %v", res, err)

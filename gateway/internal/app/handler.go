@@ -259,7 +259,7 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	// The connector encodes patient ids in ISO-8859-1 (docs/decisions.md).
 	h = httpx.Latin1Segments(func(p string) bool { return httpx.Under(p, strings.TrimRight(cfg.UploadPrefix, "/")+"/sites") }, h)
 	h = httpx.ETag(h)
-	h = httpx.LimitBody(cfg.MaxBody, h)
+	h = httpx.LimitBodyLate(cfg.MaxBody, explorer.LateBody, h)
 	h = corsExcept(c, []string{strings.TrimRight(cfg.AuthPrefix, "/") + routes.AuthorizePath, "/", explorer.Prefix}, h)
 	h = httpx.Observe(log, metrics, h)
 	h = otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {

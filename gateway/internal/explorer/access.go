@@ -19,9 +19,13 @@ const (
 	undeclared access = iota
 	// public: anyone, signed in or not.
 	public
-	// signedIn: a signed-in user. The inquiry pages need no more here: the
-	// broker checks broker:researcher and ownership on every call.
+	// signedIn: a signed-in user (the account pages).
 	signedIn
+	// researcher: a signed-in user whose token grants
+	// identity.ScopeResearcher: the inquiry pages. The broker checks it
+	// again, and ownership on every call; the check here explains the
+	// refusal and whom to ask.
+	researcher
 	// operator: a signed-in user whose token grants identity.ScopeOperator.
 	// The services check it again; the check here spares a call and
 	// explains the refusal.
@@ -38,6 +42,8 @@ func (a access) String() string {
 		return "public"
 	case signedIn:
 		return "signed in"
+	case researcher:
+		return identity.ScopeResearcher
 	case operator:
 		return identity.ScopeOperator
 	case userAdmin:
@@ -66,6 +72,7 @@ func (a *App) routes() []route {
 	rs = append(rs, a.auditRoutes()...)
 	rs = append(rs, a.settingsRoutes()...)
 	rs = append(rs, a.passkeyRoutes()...)
+	rs = append(rs, a.exposeRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }
 
@@ -89,6 +96,8 @@ func (a *App) handler(rt route) http.Handler {
 			return a.page(rt.page)
 		case signedIn:
 			return a.page(gated(a.gateSignedIn, rt.page))
+		case researcher:
+			return a.page(gated(a.gateResearcher, rt.page))
 		case operator:
 			return a.page(gated(a.gateOperator, rt.page))
 		case userAdmin:
@@ -127,6 +136,21 @@ func (a *App) gateSignedIn(q *req) (bool, error) {
 		return false, fail(http.StatusServiceUnavailable, "error.notconfigured")
 	}
 	return false, fail(http.StatusUnauthorized, "inq.err.signin")
+}
+
+// isResearcher reports whether the signed-in user may write inquiries.
+func (q *req) isResearcher() bool { return q.id.HasScope(identity.ScopeResearcher) }
+
+// gateResearcher is gateSignedIn, then a 403 with the reason and whom to
+// ask for a user without the researcher role.
+func (a *App) gateResearcher(q *req) (bool, error) {
+	if ok, err := a.gateSignedIn(q); !ok {
+		return false, err
+	}
+	if !q.isResearcher() {
+		return false, fail(http.StatusForbidden, "inq.err.role", identity.ScopeResearcher)
+	}
+	return true, nil
 }
 
 // isOperator reports whether the signed-in user may see the operator views.

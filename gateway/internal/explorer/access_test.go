@@ -44,16 +44,17 @@ var wantAccess = map[string]access{
 	"GET /explorer/operator/users/sign-ins":       userAdmin,
 	"GET /explorer/operator/audit":                operator,
 	"GET /explorer/operator/settings":             operator,
-	"GET /explorer/inquiries":                     signedIn,
-	"GET /explorer/inquiries/new":                 signedIn,
-	"POST /explorer/inquiries":                    signedIn,
-	"GET /explorer/inquiries/{id}":                signedIn,
-	"POST /explorer/inquiries/{id}":               signedIn,
-	"GET /explorer/inquiries/{id}/edit":           signedIn,
-	"POST /explorer/inquiries/{id}/release":       signedIn,
-	"POST /explorer/inquiries/{id}/close":         signedIn,
-	"GET /explorer/inquiries/{id}/events":         signedIn,
-	"GET /explorer/inquiries/{id}/replies.csv":    signedIn,
+	"GET /explorer/inquiries":                     researcher,
+	"GET /explorer/inquiries/new":                 researcher,
+	"POST /explorer/inquiries":                    researcher,
+	"GET /explorer/inquiries/{id}":                researcher,
+	"POST /explorer/inquiries/{id}":               researcher,
+	"GET /explorer/inquiries/{id}/edit":           researcher,
+	"POST /explorer/inquiries/{id}/release":       researcher,
+	"POST /explorer/inquiries/{id}/close":         researcher,
+	"GET /explorer/inquiries/{id}/expose":         researcher,
+	"GET /explorer/inquiries/{id}/events":         researcher,
+	"GET /explorer/inquiries/{id}/replies.csv":    researcher,
 	"GET /explorer/query/elements":                public,
 	"GET /explorer/query/condition":               public,
 	"GET /explorer/query/group":                   public,
@@ -120,12 +121,15 @@ func TestGates(t *testing.T) {
 	e, _ := newOperatorEnv(t)
 	v := &tokenScopes{fakeVerifier: fakeVerifier{refused: map[string]bool{}}, of: map[string][]string{}}
 	e.app.cfg.Verifier = v
-	anon, researcher, op := e.browser(), e.browser(), e.browser()
+	anon, plain, res, op := e.browser(), e.browser(), e.browser(), e.browser()
 	v.def = []string{"openid", identity.ScopeResearcher, identity.ScopeOperator}
 	op.signIn()
 	v.of[op.token(t)] = v.def
+	v.def = []string{"openid"}
+	plain.signIn()
+	v.of[plain.token(t)] = v.def
 	v.def = []string{"openid", identity.ScopeResearcher}
-	researcher.signIn()
+	res.signIn()
 
 	ran := map[string]bool{}
 	mux := http.NewServeMux()
@@ -152,7 +156,8 @@ func TestGates(t *testing.T) {
 			allow bool
 		}{
 			{"anonymous", anon, false},
-			{"researcher", researcher, rt.access == signedIn},
+			{"signed in", plain, rt.access == signedIn},
+			{"researcher", res, rt.access == signedIn || rt.access == researcher},
 			{"operator", op, true},
 		} {
 			clear(ran)

@@ -329,13 +329,15 @@ func (a *App) fail(q *req, err error) {
 		}
 	}
 	v := a.view(q, "error.title")
-	v.Data = errorData{Status: pe.status, Message: v.T(pe.key, pe.args...)}
+	v.Data = errorData{Status: pe.status, Message: v.T(pe.key, pe.args...), Hint: hintFor(v, pe)}
 	a.render(q, pe.status, "error", v)
 }
 
 type errorData struct {
 	Status  int
 	Message string
+	// Hint is the way forward, when the message does not say it.
+	Hint string
 }
 
 // render executes a template into a buffer first, so a template error is a
@@ -405,6 +407,8 @@ type view struct {
 	// Operator: the user may see the operator views (the nav shows them);
 	// Tab is the operator view shown.
 	Operator bool
+	// Researcher: the user may write inquiries (the nav offers them).
+	Researcher bool
 	// UserAdmin: the user may see the users view (an operator, or a user
 	// administrator, for whom the nav shows only that view).
 	UserAdmin bool
@@ -441,7 +445,7 @@ func (a *App) view(q *req, titleKey string) *view {
 	}
 	if q.sess != nil && q.sess.User != nil {
 		v.User, v.CSRF = q.sess.User, q.sess.CSRF
-		v.Operator, v.UserAdmin = q.isOperator(), q.isUserAdmin()
+		v.Operator, v.UserAdmin, v.Researcher = q.isOperator(), q.isUserAdmin(), q.isResearcher()
 	}
 	if a.Configured() {
 		v.SignIn = LoginPath + "?" + url.Values{"return": {returnTarget(q.r)}}.Encode()

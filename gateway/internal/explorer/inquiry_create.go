@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -43,6 +44,9 @@ func (a *App) createInquiry(q *req) error {
 		return err
 	}
 	form, pdf, name, err := a.readForm(q)
+	if errors.Is(err, errFormTooLarge) {
+		return a.formTooLarge(q, form, &inquiryForm{Action: InquiriesPath})
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"errors"
 	"net/http"
 
 	"fris.dev/gateway/internal/explorer/querybuild"
@@ -15,17 +16,27 @@ func (a *App) editInquiry(q *req) error {
 	if in.GetStatus() == brokerv1.InquiryStatus_CLOSED {
 		return fail(http.StatusConflict, "inq.err.closed")
 	}
+	f, err := a.storedForm(q, in)
+	if err != nil {
+		return err
+	}
+	return a.formPage(q, f, http.StatusOK)
+}
+
+// storedForm is the form of an inquiry as stored.
+func (a *App) storedForm(q *req, in *brokerv1.Inquiry) (*inquiryForm, error) {
+	var err error
 	ct := in.GetContact()
 	f := &inquiryForm{ID: in.GetId(), Action: inquiryHref(in.GetId()), Label: in.GetLabel(), Description: in.GetDescription(),
 		Title: ct.GetTitle(), First: ct.GetFirstname(), Last: ct.GetLastname(), Email: ct.GetEmail(), Phone: ct.GetPhone(), Org: ct.GetOrganization(),
 		Expires: day(in.GetExpiresAt()), Expose: in.GetExpose()}
 	if f.Sites, _, err = a.targetSites(q, in.GetTargetSites()); err != nil {
-		return err
+		return nil, err
 	}
 	if f.B, err = a.builderOf(q, in.GetQuery()); err != nil {
-		return err
+		return nil, err
 	}
-	return a.formPage(q, f, http.StatusOK)
+	return f, nil
 }
 
 // builderOf loads a stored query into the builder; a query it cannot show
@@ -64,12 +75,20 @@ func (a *App) updateInquiry(q *req) error {
 		return err
 	}
 	form, pdf, name, err := a.readForm(q)
-	if err != nil {
+	tooBig := errors.Is(err, errFormTooLarge)
+	if err != nil && !tooBig {
 		return err
 	}
 	in, err := a.ownInquiry(q)
 	if err != nil {
 		return err
+	}
+	if tooBig {
+		f, err := a.storedForm(q, in)
+		if err != nil {
+			return err
+		}
+		return a.formTooLarge(q, form, f)
 	}
 	v := a.view(q, "inq.edit")
 	f, c, err := a.formOf(q, v, form, pdf)

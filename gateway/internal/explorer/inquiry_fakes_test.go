@@ -244,7 +244,7 @@ func newInqEnv(t *testing.T, done ...chan struct{}) (*env, *fakeBroker, *qbMDR) 
 	e := &env{t: t, idp: newIdP(), v: &fakeVerifier{refused: map[string]bool{}}, mdr: &fakeMDR{}, clock: &clock{mustTime("2030-01-01T10:00:00Z")}}
 	e.store = NewMemory(100, e.clock.now)
 	fb, mdr := newFakeBroker(), &qbMDR{fakeMDR: e.mdr}
-	a, err := New(Config{MDR: mdr, Broker: fb, Verifier: e.v, Loopback: e.idp, Store: e.store, Now: e.clock.now,
+	a, err := New(Config{MDR: mdr, Broker: fb, Verifier: researcherVerifier{e.v}, Loopback: e.idp, Store: e.store, Now: e.clock.now,
 		ClientID: "explorer", ClientSecret: "s3cret-s3cret-s3cret", MaxUpload: 64 << 10, Done: stop})
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,6 @@ package explorer
 
 import (
 	"bytes"
-	"errors"
-	"io"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"slices"
@@ -40,6 +37,7 @@ type inquiryForm struct {
 	NS                                              string
 	Errors                                          []string
 	BadLabel, BadLast, BadSites, BadExpiry, BadFile bool
+	BadDescription                                  bool
 	// FileLost: a file was chosen, but the form comes back (a browser
 	// cannot be given a file to send again).
 	FileLost  bool
@@ -164,53 +162,6 @@ func sizeText(n int64) string {
 	return strconv.FormatInt(n, 10) + " B"
 }
 
-// readForm parses an inquiry form (multipart, for the expose PDF) within
-// the gateway's body limit; the PDF, if one was chosen, is returned.
-func (a *App) readForm(q *req) (url.Values, []byte, string, error) {
-	q.r.Body = http.MaxBytesReader(q.w, q.r.Body, a.cfg.MaxUpload)
-	err := q.r.ParseMultipartForm(1 << 20)
-	if errors.Is(err, http.ErrNotMultipart) {
-		err = q.r.ParseForm()
-	}
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return nil, nil, "", fail(http.StatusRequestEntityTooLarge, "inq.err.toolarge", sizeText(a.cfg.MaxUpload))
-	}
-	if err != nil {
-		return nil, nil, "", fail(http.StatusBadRequest, "error.badrequest")
-	}
-	if q.r.MultipartForm != nil {
-		defer func() { _ = q.r.MultipartForm.RemoveAll() }()
-	}
-	form := q.r.PostForm
-	if err := a.checkPost(q, form); err != nil {
-		return nil, nil, "", err
-	}
-	var (
-		pdf  []byte
-		name string
-	)
-	if q.r.MultipartForm != nil {
-		if fhs := q.r.MultipartForm.File["expose"]; len(fhs) > 0 && fhs[0].Size > 0 {
-			pdf, name, err = readFile(fhs[0])
-			if err != nil {
-				return nil, nil, "", err
-			}
-		}
-	}
-	return form, pdf, name, nil
-}
-
-func readFile(fh *multipart.FileHeader) ([]byte, string, error) {
-	f, err := fh.Open()
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	return b, fh.Filename, err
-}
-
 // formOf fills an inquiryForm from a posted form, and checks what the
 // Explorer can check itself (the broker checks it all again).
 func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm, *brokerv1.InquiryContent, error) {
@@ -244,6 +195,7 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 		f.BadLast = true
 		f.Errors = append(f.Errors, v.T("inq.err.lastname"))
 	}
+	checkLengths(v, f)
 	if len(chosen) == 0 {
 		f.BadSites = true
 		f.Errors = append(f.Errors, v.T("inq.err.sites"))

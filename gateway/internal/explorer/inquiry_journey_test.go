@@ -112,7 +112,14 @@ func TestInquiryJourney(t *testing.T) {
 	if rec := b.do("POST", InquiriesPath+"/1/release", url.Values{"csrf_token": {"nope"}}); rec.Code != http.StatusForbidden {
 		t.Fatalf("release without the token: %d", rec.Code)
 	}
-	if rec := b.do("POST", InquiriesPath+"/1/release", url.Values{"csrf_token": {csrf}}); rec.Code != http.StatusSeeOther {
+	// Releasing asks for its confirmation: without it the page comes back
+	// saying so, and nothing is released.
+	if rec := b.do("POST", InquiriesPath+"/1/release", url.Values{"csrf_token": {csrf}}); rec.Code != http.StatusBadRequest ||
+		!strings.Contains(rec.Body.String(), "Not released: tick") || !strings.Contains(rec.Body.String(), `id="release-ok" name="confirm" value="yes" required`) ||
+		fb.ins["1"].GetStatus() != brokerv1.InquiryStatus_DRAFT {
+		t.Fatalf("release without the confirmation: %d\n%s", rec.Code, rec.Body)
+	}
+	if rec := b.do("POST", InquiriesPath+"/1/release", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("release: %d %s", rec.Code, rec.Body)
 	}
 	if fb.ins["1"].GetStatus() != brokerv1.InquiryStatus_RELEASED {
@@ -161,7 +168,11 @@ func TestInquiryJourney(t *testing.T) {
 		t.Fatalf("last event: %s", events[2])
 	}
 
-	if rec := b.do("POST", InquiriesPath+"/1/close", url.Values{"csrf_token": {csrf}}); rec.Code != http.StatusSeeOther {
+	if rec := b.do("POST", InquiriesPath+"/1/close", url.Values{"csrf_token": {csrf}}); rec.Code != http.StatusBadRequest ||
+		!strings.Contains(rec.Body.String(), "Not closed: tick") || fb.ins["1"].GetStatus() != brokerv1.InquiryStatus_RELEASED {
+		t.Fatalf("close without the confirmation: %d\n%s", rec.Code, rec.Body)
+	}
+	if rec := b.do("POST", InquiriesPath+"/1/close", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("close: %d", rec.Code)
 	}
 	body = b.do("GET", InquiriesPath+"/1", nil).Body.String()
@@ -169,7 +180,7 @@ func TestInquiryJourney(t *testing.T) {
 		t.Fatalf("closed page:\n%s", body)
 	}
 	// Closing again: the broker's refusal is shown on the page.
-	if rec := b.do("POST", InquiriesPath+"/1/close", url.Values{"csrf_token": {csrf}}); rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "the inquiry is closed") {
+	if rec := b.do("POST", InquiriesPath+"/1/close", url.Values{"csrf_token": {csrf}, "confirm": {"yes"}}); rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "the inquiry is closed") {
 		t.Fatalf("closing twice: %d\n%s", rec.Code, rec.Body)
 	}
 	list := b.do("GET", InquiriesPath, nil).Body.String()

@@ -13,6 +13,11 @@ import (
 type inquiryRow struct {
 	Href, Label, Status, StatusKey, Sites, Created, Released string
 	Words                                                    words
+	// Total is the released inquiry's current total as its page shows
+	// it, Answered how many of its sites have answered; Total "" for a
+	// draft, or beyond the totals one page asks for.
+	Total    string
+	Answered string
 }
 
 func (a *App) inquiries(q *req) error {
@@ -36,6 +41,7 @@ func (a *App) inquiries(q *req) error {
 			Status: strings.ToLower(in.GetStatus().String()), Sites: strings.Join(in.GetTargetSites(), ", "),
 			Created: day(in.GetCreatedAt()), Released: day(in.GetReleasedAt()), Words: said[i]})
 	}
+	a.listTotals(q, v, b, res.GetInquiries(), rows)
 	v.Section = "inquiries"
 	v.Data = rows
 	a.render(q, http.StatusOK, "inquiries", v)

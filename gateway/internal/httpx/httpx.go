@@ -161,8 +161,17 @@ func Observe(log *slog.Logger, m *Metrics, next http.Handler) http.Handler {
 
 // LimitBody caps request bodies; handlers see an error past the limit and
 // answer 413.
-func LimitBody(max int64, next http.Handler) http.Handler {
+func LimitBody(max int64, next http.Handler) http.Handler { return LimitBodyLate(max, nil, next) }
+
+// LimitBodyLate is LimitBody, but a request that late names is not refused
+// for its declared length: its handler reads up to the limit and answers
+// itself (the Explorer's forms come back with what was typed). Its
+// declared length is then dropped, so that nothing below reserves it.
+func LimitBodyLate(max int64, late func(*http.Request) bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max && late != nil && late(r) {
+			r.ContentLength = -1
+		}
 		if r.ContentLength > max {
 			apierr.WriteText(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", max))
 			return

@@ -117,6 +117,31 @@ func TestLimitBody(t *testing.T) {
 	}
 }
 
+// TestLimitBodyLate: a request the handler answers itself is let in over
+// its declared length, and still reads no more than the limit.
+func TestLimitBodyLate(t *testing.T) {
+	var read int
+	h := LimitBodyLate(10, func(r *http.Request) bool { return r.URL.Path == "/form" }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		read = len(b)
+		if err != nil {
+			w.WriteHeader(299)
+			return
+		}
+		w.WriteHeader(200)
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/form", strings.NewReader(strings.Repeat("a", 100))))
+	if rec.Code != 299 || read != 10 {
+		t.Fatalf("the form: %d, %d bytes read", rec.Code, read)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/other", strings.NewReader(strings.Repeat("a", 100))))
+	if rec.Code != 413 {
+		t.Fatalf("another path: %d", rec.Code)
+	}
+}
+
 func TestRecover(t *testing.T) {
 	h := Recover(discard(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	rec := httptest.NewRecorder()

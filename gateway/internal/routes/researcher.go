@@ -27,6 +27,7 @@ var researcherPaths = []struct {
 	{"/inquiries/{id}/release", []string{http.MethodPost}},
 	{"/inquiries/{id}/close", []string{http.MethodPost}},
 	{"/inquiries/{id}/replies", []string{http.MethodGet}},
+	{"/inquiries/{id}/reach", []string{http.MethodGet}},
 	{"/sites", []string{http.MethodGet}},
 }
 

@@ -16,7 +16,9 @@ import (
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
+	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -27,12 +29,148 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// InquiryReach is how far an inquiry has got to its target sites.
+type InquiryReach struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	InquiryId string                 `protobuf:"bytes,1,opt,name=inquiry_id,json=inquiryId,proto3" json:"inquiry_id,omitempty"`
+	// sites are the inquiry's target sites, in its order.
+	Sites []*SiteReach `protobuf:"bytes,2,rep,name=sites,proto3" json:"sites,omitempty"`
+	// seen is how many of them have fetched the inquiry.
+	Seen          int32 `protobuf:"varint,3,opt,name=seen,proto3" json:"seen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InquiryReach) Reset() {
+	*x = InquiryReach{}
+	mi := &file_broker_v1_researcher_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InquiryReach) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InquiryReach) ProtoMessage() {}
+
+func (x *InquiryReach) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_researcher_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InquiryReach.ProtoReflect.Descriptor instead.
+func (*InquiryReach) Descriptor() ([]byte, []int) {
+	return file_broker_v1_researcher_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *InquiryReach) GetInquiryId() string {
+	if x != nil {
+		return x.InquiryId
+	}
+	return ""
+}
+
+func (x *InquiryReach) GetSites() []*SiteReach {
+	if x != nil {
+		return x.Sites
+	}
+	return nil
+}
+
+func (x *InquiryReach) GetSeen() int32 {
+	if x != nil {
+		return x.Seen
+	}
+	return 0
+}
+
+type SiteReach struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	SiteId string                 `protobuf:"bytes,1,opt,name=site_id,json=siteId,proto3" json:"site_id,omitempty"`
+	// last_poll_at is when a bank of the site last asked for its list of
+	// inquiries (to within a few seconds); unset when none ever did.
+	LastPollAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=last_poll_at,json=lastPollAt,proto3" json:"last_poll_at,omitempty"`
+	// seen_at is when a bank of the site first fetched the inquiry; unset
+	// when none has yet.
+	SeenAt        *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=seen_at,json=seenAt,proto3" json:"seen_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SiteReach) Reset() {
+	*x = SiteReach{}
+	mi := &file_broker_v1_researcher_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SiteReach) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SiteReach) ProtoMessage() {}
+
+func (x *SiteReach) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_researcher_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SiteReach.ProtoReflect.Descriptor instead.
+func (*SiteReach) Descriptor() ([]byte, []int) {
+	return file_broker_v1_researcher_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SiteReach) GetSiteId() string {
+	if x != nil {
+		return x.SiteId
+	}
+	return ""
+}
+
+func (x *SiteReach) GetLastPollAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastPollAt
+	}
+	return nil
+}
+
+func (x *SiteReach) GetSeenAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SeenAt
+	}
+	return nil
+}
+
 var File_broker_v1_researcher_proto protoreflect.FileDescriptor
 
 const file_broker_v1_researcher_proto_rawDesc = "" +
 	"\n" +
-	"\x1abroker/v1/researcher.proto\x12\x0efris.broker.v1\x1a\x16broker/v1/broker.proto\x1a\x15broker/v1/sites.proto\x1a\x1cgoogle/api/annotations.proto2\x83\n" +
+	"\x1abroker/v1/researcher.proto\x12\x0efris.broker.v1\x1a\x16broker/v1/broker.proto\x1a\x15broker/v1/sites.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"r\n" +
+	"\fInquiryReach\x12\x1d\n" +
 	"\n" +
+	"inquiry_id\x18\x01 \x01(\tR\tinquiryId\x12/\n" +
+	"\x05sites\x18\x02 \x03(\v2\x19.fris.broker.v1.SiteReachR\x05sites\x12\x12\n" +
+	"\x04seen\x18\x03 \x01(\x05R\x04seen\"\x97\x01\n" +
+	"\tSiteReach\x12\x17\n" +
+	"\asite_id\x18\x01 \x01(\tR\x06siteId\x12<\n" +
+	"\flast_poll_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastPollAt\x123\n" +
+	"\aseen_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06seenAt2\xec\v\n" +
 	"\x11ResearcherService\x12\x8f\x01\n" +
 	"\rCreateInquiry\x12$.fris.broker.v1.CreateInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\"?\x82\xd3\xe4\x93\x029:\acontent\"./broker/rest/searchbroker/researcher/inquiries\x12\x92\x01\n" +
 	"\rListInquiries\x12,.fris.broker.v1.ListInquiriesOfAuthorRequest\x1a\x1b.fris.broker.v1.InquiryList\"6\x82\xd3\xe4\x93\x020\x12./broker/rest/searchbroker/researcher/inquiries\x12\x85\x01\n" +
@@ -43,46 +181,72 @@ const file_broker_v1_researcher_proto_rawDesc = "" +
 	"\fCloseInquiry\x12#.fris.broker.v1.CloseInquiryRequest\x1a\x17.fris.broker.v1.Inquiry\"A\x82\xd3\xe4\x93\x02;\"9/broker/rest/searchbroker/researcher/inquiries/{id}/close\x12\x9b\x01\n" +
 	"\vListReplies\x12\".fris.broker.v1.ListRepliesRequest\x1a#.fris.broker.v1.ListRepliesResponse\"C\x82\xd3\xe4\x93\x02=\x12;/broker/rest/searchbroker/researcher/inquiries/{id}/replies\x12Y\n" +
 	"\fWatchReplies\x12\".fris.broker.v1.ListRepliesRequest\x1a#.fris.broker.v1.ListRepliesResponse0\x01\x12\x84\x01\n" +
-	"\tListSites\x12 .fris.broker.v1.ListSitesRequest\x1a!.fris.broker.v1.ListSitesResponse\"2\x82\xd3\xe4\x93\x02,\x12*/broker/rest/searchbroker/researcher/sitesB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
+	"\tListSites\x12 .fris.broker.v1.ListSitesRequest\x1a!.fris.broker.v1.ListSitesResponse\"2\x82\xd3\xe4\x93\x02,\x12*/broker/rest/searchbroker/researcher/sites\x12O\n" +
+	"\x10GetInquiryExpose\x12!.fris.broker.v1.GetInquiryRequest\x1a\x18.fris.broker.v1.Document\x12\x95\x01\n" +
+	"\x0fGetInquiryReach\x12!.fris.broker.v1.GetInquiryRequest\x1a\x1c.fris.broker.v1.InquiryReach\"A\x82\xd3\xe4\x93\x02;\x129/broker/rest/searchbroker/researcher/inquiries/{id}/reachB#Z!fris.dev/proto/broker/v1;brokerv1b\x06proto3"
 
+var (
+	file_broker_v1_researcher_proto_rawDescOnce sync.Once
+	file_broker_v1_researcher_proto_rawDescData []byte
+)
+
+func file_broker_v1_researcher_proto_rawDescGZIP() []byte {
+	file_broker_v1_researcher_proto_rawDescOnce.Do(func() {
+		file_broker_v1_researcher_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_broker_v1_researcher_proto_rawDesc), len(file_broker_v1_researcher_proto_rawDesc)))
+	})
+	return file_broker_v1_researcher_proto_rawDescData
+}
+
+var file_broker_v1_researcher_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_broker_v1_researcher_proto_goTypes = []any{
-	(*CreateInquiryRequest)(nil),         // 0: fris.broker.v1.CreateInquiryRequest
-	(*ListInquiriesOfAuthorRequest)(nil), // 1: fris.broker.v1.ListInquiriesOfAuthorRequest
-	(*GetInquiryRequest)(nil),            // 2: fris.broker.v1.GetInquiryRequest
-	(*UpdateInquiryRequest)(nil),         // 3: fris.broker.v1.UpdateInquiryRequest
-	(*ReleaseInquiryRequest)(nil),        // 4: fris.broker.v1.ReleaseInquiryRequest
-	(*CloseInquiryRequest)(nil),          // 5: fris.broker.v1.CloseInquiryRequest
-	(*ListRepliesRequest)(nil),           // 6: fris.broker.v1.ListRepliesRequest
-	(*ListSitesRequest)(nil),             // 7: fris.broker.v1.ListSitesRequest
-	(*Inquiry)(nil),                      // 8: fris.broker.v1.Inquiry
-	(*InquiryList)(nil),                  // 9: fris.broker.v1.InquiryList
-	(*ListRepliesResponse)(nil),          // 10: fris.broker.v1.ListRepliesResponse
-	(*ListSitesResponse)(nil),            // 11: fris.broker.v1.ListSitesResponse
+	(*InquiryReach)(nil),                 // 0: fris.broker.v1.InquiryReach
+	(*SiteReach)(nil),                    // 1: fris.broker.v1.SiteReach
+	(*timestamppb.Timestamp)(nil),        // 2: google.protobuf.Timestamp
+	(*CreateInquiryRequest)(nil),         // 3: fris.broker.v1.CreateInquiryRequest
+	(*ListInquiriesOfAuthorRequest)(nil), // 4: fris.broker.v1.ListInquiriesOfAuthorRequest
+	(*GetInquiryRequest)(nil),            // 5: fris.broker.v1.GetInquiryRequest
+	(*UpdateInquiryRequest)(nil),         // 6: fris.broker.v1.UpdateInquiryRequest
+	(*ReleaseInquiryRequest)(nil),        // 7: fris.broker.v1.ReleaseInquiryRequest
+	(*CloseInquiryRequest)(nil),          // 8: fris.broker.v1.CloseInquiryRequest
+	(*ListRepliesRequest)(nil),           // 9: fris.broker.v1.ListRepliesRequest
+	(*ListSitesRequest)(nil),             // 10: fris.broker.v1.ListSitesRequest
+	(*Inquiry)(nil),                      // 11: fris.broker.v1.Inquiry
+	(*InquiryList)(nil),                  // 12: fris.broker.v1.InquiryList
+	(*ListRepliesResponse)(nil),          // 13: fris.broker.v1.ListRepliesResponse
+	(*ListSitesResponse)(nil),            // 14: fris.broker.v1.ListSitesResponse
+	(*Document)(nil),                     // 15: fris.broker.v1.Document
 }
 var file_broker_v1_researcher_proto_depIdxs = []int32{
-	0,  // 0: fris.broker.v1.ResearcherService.CreateInquiry:input_type -> fris.broker.v1.CreateInquiryRequest
-	1,  // 1: fris.broker.v1.ResearcherService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesOfAuthorRequest
-	2,  // 2: fris.broker.v1.ResearcherService.GetInquiry:input_type -> fris.broker.v1.GetInquiryRequest
-	3,  // 3: fris.broker.v1.ResearcherService.UpdateInquiry:input_type -> fris.broker.v1.UpdateInquiryRequest
-	4,  // 4: fris.broker.v1.ResearcherService.ReleaseInquiry:input_type -> fris.broker.v1.ReleaseInquiryRequest
-	5,  // 5: fris.broker.v1.ResearcherService.CloseInquiry:input_type -> fris.broker.v1.CloseInquiryRequest
-	6,  // 6: fris.broker.v1.ResearcherService.ListReplies:input_type -> fris.broker.v1.ListRepliesRequest
-	6,  // 7: fris.broker.v1.ResearcherService.WatchReplies:input_type -> fris.broker.v1.ListRepliesRequest
-	7,  // 8: fris.broker.v1.ResearcherService.ListSites:input_type -> fris.broker.v1.ListSitesRequest
-	8,  // 9: fris.broker.v1.ResearcherService.CreateInquiry:output_type -> fris.broker.v1.Inquiry
-	9,  // 10: fris.broker.v1.ResearcherService.ListInquiries:output_type -> fris.broker.v1.InquiryList
-	8,  // 11: fris.broker.v1.ResearcherService.GetInquiry:output_type -> fris.broker.v1.Inquiry
-	8,  // 12: fris.broker.v1.ResearcherService.UpdateInquiry:output_type -> fris.broker.v1.Inquiry
-	8,  // 13: fris.broker.v1.ResearcherService.ReleaseInquiry:output_type -> fris.broker.v1.Inquiry
-	8,  // 14: fris.broker.v1.ResearcherService.CloseInquiry:output_type -> fris.broker.v1.Inquiry
-	10, // 15: fris.broker.v1.ResearcherService.ListReplies:output_type -> fris.broker.v1.ListRepliesResponse
-	10, // 16: fris.broker.v1.ResearcherService.WatchReplies:output_type -> fris.broker.v1.ListRepliesResponse
-	11, // 17: fris.broker.v1.ResearcherService.ListSites:output_type -> fris.broker.v1.ListSitesResponse
-	9,  // [9:18] is the sub-list for method output_type
-	0,  // [0:9] is the sub-list for method input_type
-	0,  // [0:0] is the sub-list for extension type_name
-	0,  // [0:0] is the sub-list for extension extendee
-	0,  // [0:0] is the sub-list for field type_name
+	1,  // 0: fris.broker.v1.InquiryReach.sites:type_name -> fris.broker.v1.SiteReach
+	2,  // 1: fris.broker.v1.SiteReach.last_poll_at:type_name -> google.protobuf.Timestamp
+	2,  // 2: fris.broker.v1.SiteReach.seen_at:type_name -> google.protobuf.Timestamp
+	3,  // 3: fris.broker.v1.ResearcherService.CreateInquiry:input_type -> fris.broker.v1.CreateInquiryRequest
+	4,  // 4: fris.broker.v1.ResearcherService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesOfAuthorRequest
+	5,  // 5: fris.broker.v1.ResearcherService.GetInquiry:input_type -> fris.broker.v1.GetInquiryRequest
+	6,  // 6: fris.broker.v1.ResearcherService.UpdateInquiry:input_type -> fris.broker.v1.UpdateInquiryRequest
+	7,  // 7: fris.broker.v1.ResearcherService.ReleaseInquiry:input_type -> fris.broker.v1.ReleaseInquiryRequest
+	8,  // 8: fris.broker.v1.ResearcherService.CloseInquiry:input_type -> fris.broker.v1.CloseInquiryRequest
+	9,  // 9: fris.broker.v1.ResearcherService.ListReplies:input_type -> fris.broker.v1.ListRepliesRequest
+	9,  // 10: fris.broker.v1.ResearcherService.WatchReplies:input_type -> fris.broker.v1.ListRepliesRequest
+	10, // 11: fris.broker.v1.ResearcherService.ListSites:input_type -> fris.broker.v1.ListSitesRequest
+	5,  // 12: fris.broker.v1.ResearcherService.GetInquiryExpose:input_type -> fris.broker.v1.GetInquiryRequest
+	5,  // 13: fris.broker.v1.ResearcherService.GetInquiryReach:input_type -> fris.broker.v1.GetInquiryRequest
+	11, // 14: fris.broker.v1.ResearcherService.CreateInquiry:output_type -> fris.broker.v1.Inquiry
+	12, // 15: fris.broker.v1.ResearcherService.ListInquiries:output_type -> fris.broker.v1.InquiryList
+	11, // 16: fris.broker.v1.ResearcherService.GetInquiry:output_type -> fris.broker.v1.Inquiry
+	11, // 17: fris.broker.v1.ResearcherService.UpdateInquiry:output_type -> fris.broker.v1.Inquiry
+	11, // 18: fris.broker.v1.ResearcherService.ReleaseInquiry:output_type -> fris.broker.v1.Inquiry
+	11, // 19: fris.broker.v1.ResearcherService.CloseInquiry:output_type -> fris.broker.v1.Inquiry
+	13, // 20: fris.broker.v1.ResearcherService.ListReplies:output_type -> fris.broker.v1.ListRepliesResponse
+	13, // 21: fris.broker.v1.ResearcherService.WatchReplies:output_type -> fris.broker.v1.ListRepliesResponse
+	14, // 22: fris.broker.v1.ResearcherService.ListSites:output_type -> fris.broker.v1.ListSitesResponse
+	15, // 23: fris.broker.v1.ResearcherService.GetInquiryExpose:output_type -> fris.broker.v1.Document
+	0,  // 24: fris.broker.v1.ResearcherService.GetInquiryReach:output_type -> fris.broker.v1.InquiryReach
+	14, // [14:25] is the sub-list for method output_type
+	3,  // [3:14] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_broker_v1_researcher_proto_init() }
@@ -98,12 +262,13 @@ func file_broker_v1_researcher_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_broker_v1_researcher_proto_rawDesc), len(file_broker_v1_researcher_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   0,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_broker_v1_researcher_proto_goTypes,
 		DependencyIndexes: file_broker_v1_researcher_proto_depIdxs,
+		MessageInfos:      file_broker_v1_researcher_proto_msgTypes,
 	}.Build()
 	File_broker_v1_researcher_proto = out.File
 	file_broker_v1_researcher_proto_goTypes = nil

@@ -333,6 +333,45 @@ func local_request_ResearcherService_ListSites_0(ctx context.Context, marshaler 
 	return msg, metadata, err
 }
 
+func request_ResearcherService_GetInquiryReach_0(ctx context.Context, marshaler runtime.Marshaler, client ResearcherServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetInquiryRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetInquiryReach(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ResearcherService_GetInquiryReach_0(ctx context.Context, marshaler runtime.Marshaler, server ResearcherServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetInquiryRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	msg, err := server.GetInquiryReach(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterResearcherServiceHandlerServer registers the http handlers for service ResearcherService to "mux".
 // UnaryRPC     :call ResearcherServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -498,6 +537,26 @@ func RegisterResearcherServiceHandlerServer(ctx context.Context, mux *runtime.Se
 			return
 		}
 		forward_ResearcherService_ListSites_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_ResearcherService_GetInquiryReach_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/fris.broker.v1.ResearcherService/GetInquiryReach", runtime.WithHTTPPathPattern("/broker/rest/searchbroker/researcher/inquiries/{id}/reach"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ResearcherService_GetInquiryReach_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ResearcherService_GetInquiryReach_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -675,27 +734,46 @@ func RegisterResearcherServiceHandlerClient(ctx context.Context, mux *runtime.Se
 		}
 		forward_ResearcherService_ListSites_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ResearcherService_GetInquiryReach_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/fris.broker.v1.ResearcherService/GetInquiryReach", runtime.WithHTTPPathPattern("/broker/rest/searchbroker/researcher/inquiries/{id}/reach"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ResearcherService_GetInquiryReach_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ResearcherService_GetInquiryReach_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
 var (
-	pattern_ResearcherService_CreateInquiry_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries"}, ""))
-	pattern_ResearcherService_ListInquiries_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries"}, ""))
-	pattern_ResearcherService_GetInquiry_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id"}, ""))
-	pattern_ResearcherService_UpdateInquiry_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id"}, ""))
-	pattern_ResearcherService_ReleaseInquiry_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "release"}, ""))
-	pattern_ResearcherService_CloseInquiry_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "close"}, ""))
-	pattern_ResearcherService_ListReplies_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "replies"}, ""))
-	pattern_ResearcherService_ListSites_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"broker", "rest", "searchbroker", "researcher", "sites"}, ""))
+	pattern_ResearcherService_CreateInquiry_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries"}, ""))
+	pattern_ResearcherService_ListInquiries_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries"}, ""))
+	pattern_ResearcherService_GetInquiry_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id"}, ""))
+	pattern_ResearcherService_UpdateInquiry_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id"}, ""))
+	pattern_ResearcherService_ReleaseInquiry_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "release"}, ""))
+	pattern_ResearcherService_CloseInquiry_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "close"}, ""))
+	pattern_ResearcherService_ListReplies_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "replies"}, ""))
+	pattern_ResearcherService_ListSites_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"broker", "rest", "searchbroker", "researcher", "sites"}, ""))
+	pattern_ResearcherService_GetInquiryReach_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"broker", "rest", "searchbroker", "researcher", "inquiries", "id", "reach"}, ""))
 )
 
 var (
-	forward_ResearcherService_CreateInquiry_0  = runtime.ForwardResponseMessage
-	forward_ResearcherService_ListInquiries_0  = runtime.ForwardResponseMessage
-	forward_ResearcherService_GetInquiry_0     = runtime.ForwardResponseMessage
-	forward_ResearcherService_UpdateInquiry_0  = runtime.ForwardResponseMessage
-	forward_ResearcherService_ReleaseInquiry_0 = runtime.ForwardResponseMessage
-	forward_ResearcherService_CloseInquiry_0   = runtime.ForwardResponseMessage
-	forward_ResearcherService_ListReplies_0    = runtime.ForwardResponseMessage
-	forward_ResearcherService_ListSites_0      = runtime.ForwardResponseMessage
+	forward_ResearcherService_CreateInquiry_0   = runtime.ForwardResponseMessage
+	forward_ResearcherService_ListInquiries_0   = runtime.ForwardResponseMessage
+	forward_ResearcherService_GetInquiry_0      = runtime.ForwardResponseMessage
+	forward_ResearcherService_UpdateInquiry_0   = runtime.ForwardResponseMessage
+	forward_ResearcherService_ReleaseInquiry_0  = runtime.ForwardResponseMessage
+	forward_ResearcherService_CloseInquiry_0    = runtime.ForwardResponseMessage
+	forward_ResearcherService_ListReplies_0     = runtime.ForwardResponseMessage
+	forward_ResearcherService_ListSites_0       = runtime.ForwardResponseMessage
+	forward_ResearcherService_GetInquiryReach_0 = runtime.ForwardResponseMessage
 )

@@ -25,15 +25,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ResearcherService_CreateInquiry_FullMethodName  = "/fris.broker.v1.ResearcherService/CreateInquiry"
-	ResearcherService_ListInquiries_FullMethodName  = "/fris.broker.v1.ResearcherService/ListInquiries"
-	ResearcherService_GetInquiry_FullMethodName     = "/fris.broker.v1.ResearcherService/GetInquiry"
-	ResearcherService_UpdateInquiry_FullMethodName  = "/fris.broker.v1.ResearcherService/UpdateInquiry"
-	ResearcherService_ReleaseInquiry_FullMethodName = "/fris.broker.v1.ResearcherService/ReleaseInquiry"
-	ResearcherService_CloseInquiry_FullMethodName   = "/fris.broker.v1.ResearcherService/CloseInquiry"
-	ResearcherService_ListReplies_FullMethodName    = "/fris.broker.v1.ResearcherService/ListReplies"
-	ResearcherService_WatchReplies_FullMethodName   = "/fris.broker.v1.ResearcherService/WatchReplies"
-	ResearcherService_ListSites_FullMethodName      = "/fris.broker.v1.ResearcherService/ListSites"
+	ResearcherService_CreateInquiry_FullMethodName    = "/fris.broker.v1.ResearcherService/CreateInquiry"
+	ResearcherService_ListInquiries_FullMethodName    = "/fris.broker.v1.ResearcherService/ListInquiries"
+	ResearcherService_GetInquiry_FullMethodName       = "/fris.broker.v1.ResearcherService/GetInquiry"
+	ResearcherService_UpdateInquiry_FullMethodName    = "/fris.broker.v1.ResearcherService/UpdateInquiry"
+	ResearcherService_ReleaseInquiry_FullMethodName   = "/fris.broker.v1.ResearcherService/ReleaseInquiry"
+	ResearcherService_CloseInquiry_FullMethodName     = "/fris.broker.v1.ResearcherService/CloseInquiry"
+	ResearcherService_ListReplies_FullMethodName      = "/fris.broker.v1.ResearcherService/ListReplies"
+	ResearcherService_WatchReplies_FullMethodName     = "/fris.broker.v1.ResearcherService/WatchReplies"
+	ResearcherService_ListSites_FullMethodName        = "/fris.broker.v1.ResearcherService/ListSites"
+	ResearcherService_GetInquiryExpose_FullMethodName = "/fris.broker.v1.ResearcherService/GetInquiryExpose"
+	ResearcherService_GetInquiryReach_FullMethodName  = "/fris.broker.v1.ResearcherService/GetInquiryReach"
 )
 
 // ResearcherServiceClient is the client API for ResearcherService service.
@@ -59,6 +61,14 @@ type ResearcherServiceClient interface {
 	// an inquiry can target, with their display names, whether an active
 	// bank reads what targets them and when one last replied.
 	ListSites(ctx context.Context, in *ListSitesRequest, opts ...grpc.CallOption) (*ListSitesResponse, error)
+	// GetInquiryExpose is the expose PDF of one of the caller's inquiries
+	// (NotFound when it has none). No HTTP rule: the Explorer serves it to
+	// its author as a download.
+	GetInquiryExpose(ctx context.Context, in *GetInquiryRequest, opts ...grpc.CallOption) (*Document, error)
+	// GetInquiryReach says, per target site of one of the caller's
+	// inquiries, when the site's bank last asked for its inquiries and when
+	// it first fetched this one: whether an answer is still to be expected.
+	GetInquiryReach(ctx context.Context, in *GetInquiryRequest, opts ...grpc.CallOption) (*InquiryReach, error)
 }
 
 type researcherServiceClient struct {
@@ -168,6 +178,26 @@ func (c *researcherServiceClient) ListSites(ctx context.Context, in *ListSitesRe
 	return out, nil
 }
 
+func (c *researcherServiceClient) GetInquiryExpose(ctx context.Context, in *GetInquiryRequest, opts ...grpc.CallOption) (*Document, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Document)
+	err := c.cc.Invoke(ctx, ResearcherService_GetInquiryExpose_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *researcherServiceClient) GetInquiryReach(ctx context.Context, in *GetInquiryRequest, opts ...grpc.CallOption) (*InquiryReach, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InquiryReach)
+	err := c.cc.Invoke(ctx, ResearcherService_GetInquiryReach_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ResearcherServiceServer is the server API for ResearcherService service.
 // All implementations must embed UnimplementedResearcherServiceServer
 // for forward compatibility.
@@ -191,6 +221,14 @@ type ResearcherServiceServer interface {
 	// an inquiry can target, with their display names, whether an active
 	// bank reads what targets them and when one last replied.
 	ListSites(context.Context, *ListSitesRequest) (*ListSitesResponse, error)
+	// GetInquiryExpose is the expose PDF of one of the caller's inquiries
+	// (NotFound when it has none). No HTTP rule: the Explorer serves it to
+	// its author as a download.
+	GetInquiryExpose(context.Context, *GetInquiryRequest) (*Document, error)
+	// GetInquiryReach says, per target site of one of the caller's
+	// inquiries, when the site's bank last asked for its inquiries and when
+	// it first fetched this one: whether an answer is still to be expected.
+	GetInquiryReach(context.Context, *GetInquiryRequest) (*InquiryReach, error)
 	mustEmbedUnimplementedResearcherServiceServer()
 }
 
@@ -227,6 +265,12 @@ func (UnimplementedResearcherServiceServer) WatchReplies(*ListRepliesRequest, gr
 }
 func (UnimplementedResearcherServiceServer) ListSites(context.Context, *ListSitesRequest) (*ListSitesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSites not implemented")
+}
+func (UnimplementedResearcherServiceServer) GetInquiryExpose(context.Context, *GetInquiryRequest) (*Document, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetInquiryExpose not implemented")
+}
+func (UnimplementedResearcherServiceServer) GetInquiryReach(context.Context, *GetInquiryRequest) (*InquiryReach, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetInquiryReach not implemented")
 }
 func (UnimplementedResearcherServiceServer) mustEmbedUnimplementedResearcherServiceServer() {}
 func (UnimplementedResearcherServiceServer) testEmbeddedByValue()                           {}
@@ -404,6 +448,42 @@ func _ResearcherService_ListSites_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ResearcherService_GetInquiryExpose_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetInquiryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResearcherServiceServer).GetInquiryExpose(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResearcherService_GetInquiryExpose_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResearcherServiceServer).GetInquiryExpose(ctx, req.(*GetInquiryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ResearcherService_GetInquiryReach_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetInquiryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ResearcherServiceServer).GetInquiryReach(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ResearcherService_GetInquiryReach_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ResearcherServiceServer).GetInquiryReach(ctx, req.(*GetInquiryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ResearcherService_ServiceDesc is the grpc.ServiceDesc for ResearcherService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -442,6 +522,14 @@ var ResearcherService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListSites",
 			Handler:    _ResearcherService_ListSites_Handler,
+		},
+		{
+			MethodName: "GetInquiryExpose",
+			Handler:    _ResearcherService_GetInquiryExpose_Handler,
+		},
+		{
+			MethodName: "GetInquiryReach",
+			Handler:    _ResearcherService_GetInquiryReach_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -244,6 +244,29 @@ func (r Researcher) WatchReplies(req *brokerv1.ListRepliesRequest, stream grpc.S
 	return nil
 }
 
+// GetInquiryExpose is the caller's inquiry's expose.
+func (r Researcher) GetInquiryExpose(ctx context.Context, req *brokerv1.GetInquiryRequest) (*brokerv1.Document, error) {
+	sub, err := r.subject(ctx)
+	if err != nil {
+		return nil, r.err(ctx, err)
+	}
+	d, err := r.InquiryExpose(ctx, req.GetId(), sub)
+	if err != nil {
+		return nil, r.err(ctx, err)
+	}
+	return doc(d), nil
+}
+
+// GetInquiryReach is how far the caller's inquiry has got to its sites.
+func (r Researcher) GetInquiryReach(ctx context.Context, req *brokerv1.GetInquiryRequest) (*brokerv1.InquiryReach, error) {
+	sub, err := r.subject(ctx)
+	if err != nil {
+		return nil, r.err(ctx, err)
+	}
+	res, err := r.Reach(ctx, req.GetId(), sub)
+	return res, r.err(ctx, err)
+}
+
 // researcherCall runs fn for the caller; a change (action not empty) is
 // audited.
 func researcherCall(ctx context.Context, r Researcher, action, id string, fn func(ctx context.Context, id, author string) (*brokerv1.Inquiry, error)) (*brokerv1.Inquiry, error) {

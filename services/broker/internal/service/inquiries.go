@@ -309,6 +309,7 @@ func (s *Service) List(ctx context.Context) (Document, error) {
 	if b.Status != storage.BankActive || b.SiteID == "" {
 		return Document{Body: emptyList, ContentType: xmlType}, nil
 	}
+	s.polled(ctx, b.SiteID)
 	body, err := s.siteList(ctx, b.SiteID)
 	return Document{Body: body, ContentType: xmlType}, err
 }
@@ -331,10 +332,11 @@ func (s *Service) visible(ctx context.Context, id string) (*brokerv1.Inquiry, st
 
 // Part renders one part of an inquiry for the calling bank.
 func (s *Service) Part(ctx context.Context, id string, part brokerv1.InquiryPart) (Document, error) {
-	in, _, err := s.visible(ctx, id)
+	in, b, err := s.visible(ctx, id)
 	if err != nil {
 		return Document{}, err
 	}
+	s.seen(ctx, in.GetId(), b.SiteID)
 	switch part {
 	case brokerv1.InquiryPart_WHOLE:
 		url := ""

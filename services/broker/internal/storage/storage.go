@@ -138,6 +138,15 @@ type Store interface {
 	// SiteReplied records that a bank of the site replied at (unix
 	// nanoseconds), unless a later reply was recorded already.
 	SiteReplied(ctx context.Context, id string, at int64) error
+	// SitePolled records that a bank of the site asked for its inquiries
+	// at (unix nanoseconds), unless a time within grain of it, or a later
+	// one, is recorded; SitePolls reads them all, by site id.
+	SitePolled(ctx context.Context, id string, at, grain int64) error
+	SitePolls(ctx context.Context) (map[string]int64, error)
+	// InquirySeen records that a bank of the site first fetched the
+	// inquiry at; InquirySeenBy reads the inquiry's, by site id.
+	InquirySeen(ctx context.Context, inquiry, site string, at int64) error
+	InquirySeenBy(ctx context.Context, inquiry string) (map[string]int64, error)
 
 	Ping(ctx context.Context) error
 }
