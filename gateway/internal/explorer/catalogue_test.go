@@ -117,13 +117,13 @@ func TestCatalogueTree(t *testing.T) {
 		t.Fatalf("%d\n%s", rec.Code, body)
 	}
 	inOrder(t, body, `<section class="cat" id="cat"`, `<h2 id="cat-title">Criteria catalogue</h2>`,
-		`<details class="cat-group"><summary>Patient</summary>`,
+		`<details class="cat-group" data-urn="`+urnPatient+`"><summary>Patient</summary>`,
 		`<summary>Donor age <span class="hint">(number)</span>`, `name="cat.`+urnAge+`.from" type="number" step="1" min="0" max="120"`, `name="cat.`+urnAge+`.to"`,
-		`<details class="cat-group"><summary>Diagnosis</summary>`,
+		`<details class="cat-group" data-urn="`+urnDiagnosis+`"><summary>Diagnosis</summary>`,
 		`<summary>Date of diagnosis <span class="hint">(date)</span>`, `name="cat.`+urnDate+`.from" type="date"`,
 		`<summary>Diagnosis ICD-10 <span class="hint">(text)</span>`, `name="cat.`+urnICD+`.v"`,
 		`</details></li>`, // Diagnosis closes inside Patient
-		`<details class="cat-group"><summary>Sample</summary>`,
+		`<details class="cat-group" data-urn="`+urnSample+`"><summary>Sample</summary>`,
 		`<summary>Sample type tissue <span class="hint">(values)</span>`, `type="checkbox" name="cat.`+urnEnum+`.v" value="tissue_frozen"`,
 		`name="qb.catadd" value="`+urnEnum+`"`, `hx-get="/explorer/query/catalogue/add"`)
 	if strings.Contains(body, "Blood pressure") {
