@@ -78,4 +78,12 @@ func TestExplorerCatalogue(t *testing.T) {
 	p.do("save", chromedp.SendKeys(chromedp.ID("label"), "From the catalogue"), chromedp.Click(chromedp.CSS(`input[name=site][value=charite]`)),
 		chromedp.Click(chromedp.CSS(`form.inquiry .actions button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`form[action$="/release"]`)))
 	p.wantText("main", "From the catalogue", "Sex", "Female", "Donor age: 18–65")
+
+	// With no group left, the catalogue's button sends the form, which
+	// comes back with a new group holding the condition.
+	p.do("a new form without groups", chromedp.Navigate(s.URL+"/explorer/inquiries/new"), chromedp.WaitVisible(chromedp.ID("cat")),
+		chromedp.Click(chromedp.CSS(`#qb-groups [data-group] [data-remove]`)), chromedp.WaitNotPresent(chromedp.CSS(`#qb-groups [data-group]`)),
+		chromedp.Click(chromedp.CSS(el(donor)+" > summary")), chromedp.Click(chromedp.CSS(el(sex)+" > summary")),
+		chromedp.Click(chromedp.CSS(el(sex)+` input[value=female]`)), chromedp.Click(chromedp.CSS(el(sex)+` button[data-cat-add]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#qb-groups [data-group] .qb-conds input[type=checkbox][value=female]:checked`)))
 }

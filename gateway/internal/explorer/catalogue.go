@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"fris.dev/gateway/internal/explorer/querybuild"
 	"fris.dev/gateway/internal/explorer/wordmatch"
@@ -32,7 +33,6 @@ type catalogue struct {
 	NS     string
 	Root   *catGroup
 	Capped bool // the tree holds catMaxElements; the namespace has more
-	n      int
 }
 
 // catGroup is a group of the registry (the root: the namespace).
@@ -47,6 +47,7 @@ type catGroup struct {
 type catElement struct {
 	Key string
 	V   *view
+	urn string
 	*querybuild.Element
 }
 
@@ -66,20 +67,42 @@ func (c *catalogue) attach(v *view) {
 }
 
 // catalogueOf reads ns's tree from the registry: its groups, nested, and
-// their data elements, each described for the builder.
+// their data elements, each described for the builder (wordsLookups at a
+// time: one call per element, as the registry has no batch lookup).
 func (a *App) catalogueOf(q *req, ns string) (*catalogue, error) {
 	c := &catalogue{NS: ns, Root: &catGroup{}}
 	res, err := a.cfg.MDR.ListNamespaceMembers(q.ctx, &mdrv1.NamespaceMembersRequest{Namespace: ns, Limit: catMaxMembers})
 	if err != nil {
 		return nil, err
 	}
-	if err := a.catFill(q, c, c.Root, res.GetResults(), 0); err != nil {
+	var els []*catElement
+	if err := a.catFill(q, c, c.Root, res.GetResults(), 0, &els); err != nil {
 		return nil, err
 	}
+	errs := make([]error, len(els))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, wordsLookups)
+	for i, e := range els {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			e.Element, errs[i] = a.element(q, e.urn)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.Root.prune()
 	return c, nil
 }
 
-func (a *App) catFill(q *req, c *catalogue, g *catGroup, ms []*mdrv1.Member, depth int) error {
+// catFill adds the members ms to g, groups with their members; the data
+// elements, to be described, are gathered in els.
+func (a *App) catFill(q *req, c *catalogue, g *catGroup, ms []*mdrv1.Member, depth int, els *[]*catElement) error {
 	for _, m := range ms {
 		switch m.GetType() {
 		case "DATAELEMENTGROUP":
@@ -91,29 +114,41 @@ func (a *App) catFill(q *req, c *catalogue, g *catGroup, ms []*mdrv1.Member, dep
 			if err != nil {
 				return err
 			}
-			if err := a.catFill(q, c, sub, res.GetResults(), depth+1); err != nil {
+			if err := a.catFill(q, c, sub, res.GetResults(), depth+1, els); err != nil {
 				return err
 			}
-			if len(sub.Groups)+len(sub.Elements) > 0 {
-				g.Groups = append(g.Groups, sub)
-			}
+			g.Groups = append(g.Groups, sub)
 		case "DATAELEMENT":
-			if c.n >= catMaxElements {
+			if len(*els) >= catMaxElements {
 				c.Capped = true
 				continue
 			}
-			e, err := a.element(q, m.GetId())
-			if err != nil {
-				return err
-			}
-			if e == nil {
-				continue
-			}
-			c.n++
-			g.Elements = append(g.Elements, &catElement{Key: "e" + strconv.Itoa(c.n), Element: e})
+			e := &catElement{Key: "e" + strconv.Itoa(len(*els)+1), urn: m.GetId()}
+			*els = append(*els, e)
+			g.Elements = append(g.Elements, e)
 		}
 	}
 	return nil
+}
+
+// prune drops the elements the registry did not describe (nor lets the
+// user see), and the groups left empty; true when g is empty.
+func (g *catGroup) prune() bool {
+	els := g.Elements[:0]
+	for _, e := range g.Elements {
+		if e.Element != nil {
+			els = append(els, e)
+		}
+	}
+	g.Elements = els
+	groups := g.Groups[:0]
+	for _, s := range g.Groups {
+		if !s.prune() {
+			groups = append(groups, s)
+		}
+	}
+	g.Groups = groups
+	return len(g.Elements)+len(g.Groups) == 0
 }
 
 // catAdding reports a form sent by a catalogue element's add button (no

@@ -25,4 +25,12 @@
       });
     }
   });
+
+  // No group left to add to: the form goes as without script, and comes
+  // back with a new group holding the condition.
+  document.body.addEventListener("htmx:targetError", function (e) {
+    var b = e.target;
+    if (!b || !b.hasAttribute || !b.hasAttribute("data-cat-add") || !b.form) return;
+    if (b.form.requestSubmit) b.form.requestSubmit(b); else b.click();
+  });
 })();
