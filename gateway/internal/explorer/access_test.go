@@ -56,6 +56,7 @@ var wantAccess = map[string]access{
 	"GET /explorer/inquiries/{id}/replies.csv":    signedIn,
 	"GET /explorer/query/elements":                public,
 	"GET /explorer/query/condition":               public,
+	"GET /explorer/query/catalogue":               public,
 	"GET /explorer/query/catalogue/add":           public,
 	"GET /explorer/query/group":                   public,
 	"GET /explorer/query/preview":                 public,

@@ -196,6 +196,24 @@ func catAdd(form url.Values, b *querybuild.Builder) error {
 	return nil
 }
 
+// qbCatalogue is the catalogue of namespace qb.ns (htmx, when the
+// builder's namespace changes).
+func (a *App) qbCatalogue(q *req) error {
+	ns := q.r.URL.Query().Get("qb.ns")
+	if ns == "" || len(ns) > 200 {
+		return fail(http.StatusBadRequest, "error.badrequest")
+	}
+	c, err := a.catalogueOf(q, ns)
+	if err != nil {
+		return err
+	}
+	v := a.view(q, "qb.title")
+	c.attach(v)
+	v.Partial, v.Data = true, struct{ Cat *catalogue }{c}
+	a.render(q, http.StatusOK, "qb-catalogue-part", v)
+	return nil
+}
+
 // qbCatAdd is a condition from the catalogue for the builder's last group
 // (htmx; qb.group names the group).
 func (a *App) qbCatAdd(q *req) error {

@@ -142,6 +142,15 @@ func TestCatalogueTree(t *testing.T) {
 	if d := strings.Index(body, "<summary>Diagnosis</summary>"); !(p < d && d < s) {
 		t.Fatal("Diagnosis is not within Patient")
 	}
+	// Another namespace's catalogue, as htmx fetches it when the builder's
+	// namespace changes.
+	rec = b.do("GET", QueryPath+"/catalogue?qb.ns=mdr16", nil, "HX-Request", "true")
+	if part := rec.Body.String(); rec.Code != 200 || !strings.HasPrefix(strings.TrimSpace(part), `<section class="cat" id="cat"`) || !strings.Contains(part, "<summary>Patient</summary>") || strings.Contains(part, "<html") {
+		t.Fatalf("catalogue part: %d\n%s", rec.Code, part)
+	}
+	if rec := b.do("GET", QueryPath+"/catalogue", nil, "HX-Request", "true"); rec.Code != 400 {
+		t.Fatalf("no namespace: %d", rec.Code)
+	}
 	de := b.do("GET", InquiriesPath+"/new?lang=de", nil).Body.String()
 	inOrder(t, de, "Kriterienkatalog", "<summary>Patient</summary>", "<summary>Spenderalter", "(Zahl)", "<summary>Diagnose</summary>", "<summary>Probe</summary>", "Zur Abfrage hinzufügen")
 }
