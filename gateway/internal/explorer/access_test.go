@@ -58,6 +58,7 @@ var wantAccess = map[string]access{
 	"GET /explorer/query/condition":               public,
 	"GET /explorer/query/catalogue":               public,
 	"GET /explorer/query/catalogue/add":           public,
+	"GET /explorer/query/catalogue/element":       public,
 	"GET /explorer/query/group":                   public,
 	"GET /explorer/query/preview":                 public,
 	"GET /explorer/account":                       signedIn,

@@ -3,6 +3,7 @@ package explorer
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,9 +16,12 @@ import (
 )
 
 // The criteria catalogue beside the query builder: the namespace's groups
-// and data elements as a tree, each element with what a condition on it
-// asks (its permissible values, a range), added to the builder's last
-// group by htmx or, without script, by the form's own submit.
+// and data elements as a tree, read from the registry's member lists (one
+// call per group). An element's values or range come when it is opened
+// (htmx: one call for the element it needs, not one per element for every
+// form page); without script its add button adds the condition, filled in
+// the builder then. Either way the button adds to the builder's last
+// group: by htmx, or by the form's own submit, which comes back.
 
 // Bounds of one catalogue: a search data set has tens of elements; a
 // namespace far larger is browsed on its registry pages.
@@ -43,13 +47,16 @@ type catGroup struct {
 	Elements []*catElement
 }
 
-// catElement is a data element of the tree; Key names its HTML ids.
+// catElement is a data element of the tree; Key names its HTML ids. El,
+// when set, describes it for the builder (an opened element's body).
 type catElement struct {
-	Key string
-	V   *view
-	urn string
-	*querybuild.Element
+	Key, URN string
+	Label    label
+	V        *view
+	El       *querybuild.Element
 }
+
+var catKeyRE = regexp.MustCompile(`^e[0-9]{1,4}$`)
 
 // attach gives the tree the page's view, for its texts.
 func (c *catalogue) attach(v *view) {
@@ -67,88 +74,92 @@ func (c *catalogue) attach(v *view) {
 }
 
 // catalogueOf reads ns's tree from the registry: its groups, nested, and
-// their data elements, each described for the builder (wordsLookups at a
-// time: one call per element, as the registry has no batch lookup).
+// their data elements.
 func (a *App) catalogueOf(q *req, ns string) (*catalogue, error) {
 	c := &catalogue{NS: ns, Root: &catGroup{}}
 	res, err := a.cfg.MDR.ListNamespaceMembers(q.ctx, &mdrv1.NamespaceMembersRequest{Namespace: ns, Limit: catMaxMembers})
 	if err != nil {
 		return nil, err
 	}
-	var els []*catElement
-	if err := a.catFill(q, c, c.Root, res.GetResults(), 0, &els); err != nil {
+	n := 0
+	if err := a.catFill(q, c, c.Root, res.GetResults(), 0, &n); err != nil {
 		return nil, err
 	}
-	errs := make([]error, len(els))
+	return c, nil
+}
+
+// catFill adds the members ms to g, groups with their members (a group
+// with none left out); n counts the tree's elements. A level's groups are
+// read wordsLookups at a time, and added in the registry's order.
+func (a *App) catFill(q *req, c *catalogue, g *catGroup, ms []*mdrv1.Member, depth int, n *int) error {
+	subs := make([][]*mdrv1.Member, len(ms))
+	errs := make([]error, len(ms))
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, wordsLookups)
-	for i, e := range els {
+	for i, m := range ms {
+		if m.GetType() != "DATAELEMENTGROUP" || depth >= catMaxDepth {
+			continue
+		}
 		wg.Add(1)
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			e.Element, errs[i] = a.element(q, e.urn)
+			res, err := a.cfg.MDR.GetDataElementGroupMembers(q.ctx, &mdrv1.MembersRequest{Urn: m.GetId(), Limit: catMaxMembers})
+			subs[i], errs[i] = res.GetResults(), err
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	c.Root.prune()
-	return c, nil
-}
-
-// catFill adds the members ms to g, groups with their members; the data
-// elements, to be described, are gathered in els.
-func (a *App) catFill(q *req, c *catalogue, g *catGroup, ms []*mdrv1.Member, depth int, els *[]*catElement) error {
-	for _, m := range ms {
+	for i, m := range ms {
 		switch m.GetType() {
 		case "DATAELEMENTGROUP":
 			if depth >= catMaxDepth {
 				continue
 			}
+			if errs[i] != nil {
+				return errs[i]
+			}
 			sub := &catGroup{URN: m.GetId(), Label: pick(m.GetDesignations(), q.lang)}
-			res, err := a.cfg.MDR.GetDataElementGroupMembers(q.ctx, &mdrv1.MembersRequest{Urn: m.GetId(), Limit: catMaxMembers})
-			if err != nil {
+			if err := a.catFill(q, c, sub, subs[i], depth+1, n); err != nil {
 				return err
 			}
-			if err := a.catFill(q, c, sub, res.GetResults(), depth+1, els); err != nil {
-				return err
+			if len(sub.Groups)+len(sub.Elements) > 0 {
+				g.Groups = append(g.Groups, sub)
 			}
-			g.Groups = append(g.Groups, sub)
 		case "DATAELEMENT":
-			if len(*els) >= catMaxElements {
+			if *n >= catMaxElements {
 				c.Capped = true
 				continue
 			}
-			e := &catElement{Key: "e" + strconv.Itoa(len(*els)+1), urn: m.GetId()}
-			*els = append(*els, e)
+			*n++
+			e := &catElement{Key: "e" + strconv.Itoa(*n), URN: m.GetId(), Label: pick(m.GetDesignations(), q.lang)}
+			if e.Label.Text == "" {
+				e.Label.Text = e.URN
+			}
 			g.Elements = append(g.Elements, e)
 		}
 	}
 	return nil
 }
 
-// prune drops the elements the registry did not describe (nor lets the
-// user see), and the groups left empty; true when g is empty.
-func (g *catGroup) prune() bool {
-	els := g.Elements[:0]
-	for _, e := range g.Elements {
-		if e.Element != nil {
-			els = append(els, e)
-		}
+// qbCatElement is an opened catalogue element's body (htmx): its
+// permissible values or range, and its add button.
+func (a *App) qbCatElement(q *req) error {
+	vals := q.r.URL.Query()
+	urn, key := vals.Get("urn"), vals.Get("key")
+	if !catKeyRE.MatchString(key) || urn == "" || len(urn) > 200 {
+		return fail(http.StatusBadRequest, "error.badrequest")
 	}
-	g.Elements = els
-	groups := g.Groups[:0]
-	for _, s := range g.Groups {
-		if !s.prune() {
-			groups = append(groups, s)
-		}
+	e, err := a.element(q, urn)
+	if err != nil {
+		return err
 	}
-	g.Groups = groups
-	return len(g.Elements)+len(g.Groups) == 0
+	if e == nil {
+		return fail(http.StatusNotFound, "qb.err.unknown")
+	}
+	v := a.view(q, "qb.title")
+	v.Partial, v.Data = true, &catElement{Key: key, URN: urn, Label: e.Label, V: v, El: e}
+	a.render(q, http.StatusOK, "cat-body-part", v)
+	return nil
 }
 
 // catAdding reports a form sent by a catalogue element's add button (no

@@ -43,11 +43,9 @@ func (m *catMDR) GetDataElementGroupMembers(ctx context.Context, r *mdrv1.Member
 		ms = []*mdrv1.Member{{Id: urnAge, Type: "DATAELEMENT", Designations: ds("Donor age", "Spenderalter")},
 			{Id: urnDiagnosis, Type: "DATAELEMENTGROUP", Designations: ds("Diagnosis", "Diagnose")}}
 	case urnDiagnosis:
-		ms = []*mdrv1.Member{{Id: urnDate, Type: "DATAELEMENT"}, {Id: urnICD, Type: "DATAELEMENT"}}
+		ms = []*mdrv1.Member{{Id: urnDate, Type: "DATAELEMENT", Designations: ds("Date of diagnosis", "Diagnosedatum")}, {Id: urnICD, Type: "DATAELEMENT"}}
 	case urnSample:
-		ms = []*mdrv1.Member{{Id: urnEnum, Type: "DATAELEMENT"}, {Id: urnAbsent, Type: "DATAELEMENT"}}
-	case "urn:mdr16:dataelementgroup:9:1":
-		ms = []*mdrv1.Member{{Id: urnAbsent, Type: "DATAELEMENT"}}
+		ms = []*mdrv1.Member{{Id: urnEnum, Type: "DATAELEMENT", Designations: ds("Sample type tissue", "Materialart Gewebe")}}
 	}
 	return &mdrv1.MemberList{Results: ms}, nil
 }
@@ -121,20 +119,37 @@ func TestCatalogueTree(t *testing.T) {
 	}
 	inOrder(t, body, `<section class="cat" id="cat"`, `<h2 id="cat-title">Criteria catalogue</h2>`,
 		`<details class="cat-group" data-urn="`+urnPatient+`"><summary>Patient</summary>`,
-		`<summary>Donor age <span class="hint">(number)</span>`, `name="cat.`+urnAge+`.from" type="number" step="1" min="0" max="120"`, `name="cat.`+urnAge+`.to"`,
+		`<details class="cat-el" id="cat-e1" data-urn="`+urnAge+`"`, `hx-get="/explorer/query/catalogue/element?urn=urn%3Amdr16%3Adataelement%3A14%3A1&amp;key=e1" hx-trigger="toggle once"`,
+		`<summary>Donor age</summary>`, `name="qb.catadd" value="`+urnAge+`"`, `hx-get="/explorer/query/catalogue/add"`,
 		`<details class="cat-group" data-urn="`+urnDiagnosis+`"><summary>Diagnosis</summary>`,
-		`<summary>Date of diagnosis <span class="hint">(date)</span>`, `name="cat.`+urnDate+`.from" type="date"`,
-		`<summary>Diagnosis ICD-10 <span class="hint">(text)</span>`, `name="cat.`+urnICD+`.v"`,
-		`</details></li>`, // Diagnosis closes inside Patient
+		`<summary>Date of diagnosis</summary>`,
+		`<summary>`+urnICD+`</summary>`, // a member without a designation: its URN
+		`</details></li>`,               // Diagnosis closes inside Patient
 		`<details class="cat-group" data-urn="`+urnSample+`"><summary>Sample</summary>`,
-		`<summary>Sample type tissue <span class="hint">(values)</span>`, `type="checkbox" name="cat.`+urnEnum+`.v" value="tissue_frozen"`,
-		`name="qb.catadd" value="`+urnEnum+`"`, `hx-get="/explorer/query/catalogue/add"`)
-	// A record is no catalogue entry; an element the registry does not
-	// describe is left out, and a group left empty with it.
-	for _, not := range []string{"Blood pressure", "Hidden", urnAbsent} {
+		`<summary>Sample type tissue</summary>`, `name="qb.catadd" value="`+urnEnum+`"`)
+	// A record is no catalogue entry; a group with no members is left out.
+	for _, not := range []string{"Blood pressure", "Hidden"} {
 		if strings.Contains(body, not) {
 			t.Fatalf("the catalogue has %q", not)
 		}
+	}
+	// An opened element's body (htmx): the fields of its kind.
+	for urn, want := range map[string]string{urnAge: `name="cat.` + urnAge + `.from" type="number" step="1" min="0" max="120"`,
+		urnDate: `name="cat.` + urnDate + `.from" type="date"`, urnICD: `name="cat.` + urnICD + `.v" maxlength="200"`,
+		urnEnum: `type="checkbox" name="cat.` + urnEnum + `.v" value="tissue_frozen"`} {
+		rec := b.do("GET", QueryPath+"/catalogue/element?"+url.Values{"urn": {urn}, "key": {"e7"}}.Encode(), nil, "HX-Request", "true")
+		part := rec.Body.String()
+		if rec.Code != 200 || !strings.Contains(part, want) || !strings.HasPrefix(part, `<div class="cat-body">`) || !strings.Contains(part, `hx-include="#cat-e7, `) || strings.Contains(part, "<html") {
+			t.Fatalf("element %s: %d\n%s", urn, rec.Code, part)
+		}
+	}
+	for _, bad := range []string{"urn=" + urnAge + "&key=x1", "key=e1", "urn=" + urnAge + "&key=e12345"} {
+		if rec := b.do("GET", QueryPath+"/catalogue/element?"+bad, nil); rec.Code != 400 {
+			t.Fatalf("%s: %d", bad, rec.Code)
+		}
+	}
+	if rec := b.do("GET", QueryPath+"/catalogue/element?key=e1&urn="+urnAbsent, nil); rec.Code != 404 {
+		t.Fatalf("unknown element: %d", rec.Code)
 	}
 	// Nested: the Diagnosis group's details close before Patient's do.
 	p := strings.Index(body, "<summary>Patient</summary>")
@@ -152,7 +167,7 @@ func TestCatalogueTree(t *testing.T) {
 		t.Fatalf("no namespace: %d", rec.Code)
 	}
 	de := b.do("GET", InquiriesPath+"/new?lang=de", nil).Body.String()
-	inOrder(t, de, "Kriterienkatalog", "<summary>Patient</summary>", "<summary>Spenderalter", "(Zahl)", "<summary>Diagnose</summary>", "<summary>Probe</summary>", "Zur Abfrage hinzufügen")
+	inOrder(t, de, "Kriterienkatalog", "<summary>Patient</summary>", "<summary>Spenderalter</summary>", "Zur Abfrage hinzufügen", "<summary>Diagnose</summary>", "<summary>Probe</summary>")
 }
 
 // TestCatalogueAdd: a catalogue element's values and range make a
