@@ -109,13 +109,13 @@ func TestBrokerUnreadableReplies(t *testing.T) {
 	}
 	// The Explorer's CSV and page.
 	_, csv := getPage(t, c, s.URL+"/explorer/inquiries/"+id+"/replies.csv")
-	if !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples\ncharite,true,12,1,") ||
-		!strings.Contains(csv, ",0,30\ndresden,true,unreadable,1,") || !strings.HasSuffix(csv, ",1,\n") {
+	if !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\ncharite,true,12,1,") ||
+		!strings.Contains(csv, ",0,30,,,\ndresden,true,unreadable,1,") || !strings.Contains(csv, ",1,,,,\ncharite,,5,,,,,donor,Geschlecht,männlich\n") {
 		t.Errorf("CSV:\n%s", csv)
 	}
 	_, page := getPage(t, c, s.URL+"/explorer/inquiries/"+id)
 	for _, want := range []string{`<strong id="results-total">12 (1 unreadable)</strong>`, `<strong id="results-samples">30</strong>`,
-		`<td class="num">unreadable</td>`, "Unreadable replies, not in the total: 1", `<caption>charite: Geschlecht</caption>`,
+		`<td class="num">unreadable</td>`, "Unreadable replies, not in the total: 1", `>Donors by Geschlecht</caption>`,
 		`<th scope="row">männlich</th><td class="num">5</td>`, `<code>lots &lt;b&gt;</code>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

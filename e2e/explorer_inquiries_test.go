@@ -151,7 +151,7 @@ func TestExplorerInquiry(t *testing.T) {
 	p.colorScheme("light")
 	// The CSV, as the browser downloads it with the session.
 	csv, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
-	if err != nil || !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
+	if err != nil || !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
 		t.Fatalf("CSV (%v):\n%s", err, csv)
 	}
 

@@ -39,6 +39,9 @@ func (a *App) inquiryRoutes() []route {
 		{pattern: "GET " + QueryPath + "/condition", access: public, page: a.qbCondition},
 		{pattern: "GET " + QueryPath + "/group", access: public, page: a.qbGroup},
 		{pattern: "GET " + QueryPath + "/preview", access: public, page: a.qbPreview},
+		{pattern: "GET " + QueryPath + "/catalogue", access: public, page: a.qbCatalogue},
+		{pattern: "GET " + QueryPath + "/catalogue/add", access: public, page: a.qbCatAdd},
+		{pattern: "GET " + QueryPath + "/catalogue/element", access: public, page: a.qbCatElement},
 	}
 }
 

@@ -57,7 +57,7 @@ func (a *App) createInquiry(q *req) error {
 	}
 	f.Action = InquiriesPath
 	c.ExposeFilename = name
-	if removing(form) {
+	if removing(form) || catAdding(form) {
 		return a.formPage(q, f.edited(), http.StatusOK)
 	}
 	if len(f.Errors) == 0 {

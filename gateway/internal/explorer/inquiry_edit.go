@@ -97,7 +97,7 @@ func (a *App) updateInquiry(q *req) error {
 	}
 	f.ID, f.Action, f.Expose = in.GetId(), inquiryHref(in.GetId()), in.GetExpose()
 	c.ExposeFilename = name
-	if removing(form) {
+	if removing(form) || catAdding(form) {
 		return a.formPage(q, f.edited(), http.StatusOK)
 	}
 	if len(f.Errors) == 0 {

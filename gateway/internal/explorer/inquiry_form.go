@@ -44,6 +44,8 @@ type inquiryForm struct {
 	MaxUpload string
 	// Words is the builder's query in words.
 	Words words
+	// Cat is the criteria catalogue of namespace NS.
+	Cat *catalogue
 }
 
 type siteChoice struct {
@@ -127,6 +129,13 @@ func (a *App) formPage(q *req, f *inquiryForm, code int) error {
 		return err
 	}
 	f.MaxUpload = sizeText(a.cfg.MaxUpload)
+	if f.NS != "" {
+		cat, err := a.catalogueOf(q, f.NS)
+		if err != nil {
+			return err
+		}
+		f.Cat = cat
+	}
 	v := a.view(q, "inq.new")
 	if f.ID != "" {
 		v.Title = v.T("inq.edit")
@@ -136,6 +145,9 @@ func (a *App) formPage(q *req, f *inquiryForm, code int) error {
 	}
 	v.Section = "inquiries"
 	attach(f.B, v)
+	if f.Cat != nil {
+		f.Cat.attach(v)
+	}
 	f.Words = a.builderWords(q, v, f.B)
 	v.Data = f
 	a.render(q, code, "inquiry-form", v)
@@ -178,6 +190,11 @@ func (a *App) formOf(q *req, v *view, form url.Values, pdf []byte) (*inquiryForm
 	// the form comes back (removing), nothing is saved.
 	if id := form.Get("qb.remove"); querybuild.ValidID(id) {
 		b.Remove(id)
+	}
+	if catAdding(form) {
+		if err := catAdd(form, b); err != nil {
+			return nil, nil, err
+		}
 	}
 	chosen := form["site"]
 	if len(chosen) > maxListedSites {

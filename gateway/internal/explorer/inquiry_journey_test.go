@@ -139,7 +139,7 @@ func TestInquiryJourney(t *testing.T) {
 	rec = b.do("GET", InquiriesPath+"/1/replies.csv", nil)
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/csv; charset=utf-8" || !strings.Contains(rec.Header().Get("Content-Disposition"), "inquiry-1-replies.csv") ||
 		rec.Body.String() != "# Query: (Donor age: 18–99 and Sample type tissue: Tissue snap frozen) or (Date of diagnosis: at least 01.01.2020 and Diagnosis ICD-10: C34.0, C34.1)\n"+
-			"site,answered,count,replies,last_reply_utc,unreadable,samples\nberlin,true,7,1,2030-01-01 11:00 UTC,0,\ndresden,false,,0,,0,\n" {
+			"site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\nberlin,true,7,1,2030-01-01 11:00 UTC,0,,,,\ndresden,false,,0,,0,,,,\n" {
 		t.Fatalf("CSV: %d %v\n%s", rec.Code, rec.Header(), rec.Body)
 	}
 

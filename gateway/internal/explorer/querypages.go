@@ -127,15 +127,11 @@ func (a *App) qbElements(q *req) error {
 		Found []member
 	}{G: g, Query: text}
 	if text != "" {
-		res, err := a.cfg.MDR.SearchNamespace(q.ctx, &mdrv1.SearchRequest{Namespace: ns, Query: text, Limit: 20})
+		found, err := a.findElements(q, ns, text, 20)
 		if err != nil {
 			return err
 		}
-		for _, m := range res.GetResults() {
-			if m.GetType() == "DATAELEMENT" {
-				d.Found = append(d.Found, memberOf(m.GetId(), m.GetType(), m.GetDesignations(), q.lang))
-			}
-		}
+		d.Found = found
 	}
 	v := a.view(q, "qb.title")
 	v.Partial, v.Data = true, d

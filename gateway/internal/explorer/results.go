@@ -28,9 +28,9 @@ type results struct {
 	Targets     int
 	Rows        []siteRow
 	Pending     []string
-	// Docs are the Reply documents with breakdowns; Unread the bodies
-	// that are not counts, as sent.
-	Docs   []replyDoc
+	// Strata are the Reply documents' breakdowns across sites; Unread
+	// the bodies that are not counts, as sent.
+	Strata []strataTable
 	Unread []unreadReply
 	// Summary is the sentence a screen reader hears on each update.
 	Summary string
@@ -62,12 +62,6 @@ type siteRow struct {
 	Y, BarY, W, TextY, NumX int
 }
 
-// replyDoc is a Reply document's entities that have breakdowns.
-type replyDoc struct {
-	Site     string
-	Entities []*brokerv1.ReplyEntity
-}
-
 type unreadReply struct {
 	Site, Body string
 }
@@ -96,6 +90,7 @@ func resultsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse)
 	r.TotalText = totalText(v, res)
 	last := r.readReplies(res.GetReplies())
 	r.samplesText(rows, res)
+	r.Strata = strataOf(v, res, r.MinCount)
 	for _, row := range rows {
 		row.Last = minute(last[row.Site])
 		r.Rows = append(r.Rows, *row)
@@ -125,9 +120,8 @@ func siteRowsOf(v *view, in *brokerv1.Inquiry, res *brokerv1.ListRepliesResponse
 	return rows
 }
 
-// readReplies takes the unreadable replies and the Reply documents with
-// breakdowns from replies, each list by site; it returns each site's
-// latest reply's time.
+// readReplies takes the unreadable replies by site; it returns each
+// site's latest reply's time.
 func (r *results) readReplies(replies []*brokerv1.Reply) map[string]*timestamppb.Timestamp {
 	last := map[string]*timestamppb.Timestamp{}
 	for _, rp := range replies {
@@ -141,19 +135,8 @@ func (r *results) readReplies(replies []*brokerv1.Reply) map[string]*timestamppb
 				body = r.V.T("res.unread.withheld")
 			}
 			r.Unread = append(r.Unread, unreadReply{Site: rp.GetSiteId(), Body: body})
-			continue
-		}
-		doc := replyDoc{Site: rp.GetSiteId()}
-		for _, e := range []*brokerv1.ReplyEntity{rp.GetDonor(), rp.GetSample()} {
-			if len(e.GetStratifications()) > 0 {
-				doc.Entities = append(doc.Entities, e)
-			}
-		}
-		if len(doc.Entities) > 0 {
-			r.Docs = append(r.Docs, doc)
 		}
 	}
-	sort.SliceStable(r.Docs, func(i, j int) bool { return r.Docs[i].Site < r.Docs[j].Site })
 	sort.SliceStable(r.Unread, func(i, j int) bool { return r.Unread[i].Site < r.Unread[j].Site })
 	return last
 }

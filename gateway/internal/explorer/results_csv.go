@@ -33,8 +33,10 @@ func (a *App) repliesCSV(q *req) error {
 	// when none of its replies carried a count; unreadable says how many
 	// did not, samples is empty when no Reply document gave one. Under the
 	// broker's small-count rule a count below k is "< k" and count is the
-	// sum of the counts shown ("12 + < 5" when a site sent both).
-	_ = w.Write([]string{"site", "answered", "count", "replies", "last_reply_utc", "unreadable", "samples"})
+	// sum of the counts shown ("12 + < 5" when a site sent both). The
+	// last three columns are empty on these rows.
+	_ = w.Write([]string{"site", "answered", "count", "replies", "last_reply_utc", "unreadable", "samples",
+		"entity", "stratification", "stratum"})
 	for _, row := range r.Rows {
 		count, samples := "", ""
 		switch {
@@ -53,8 +55,9 @@ func (a *App) repliesCSV(q *req) error {
 			samples = row.SamplesText
 		}
 		_ = w.Write([]string{csvSafe(row.Site), strconv.FormatBool(row.Answered), count, strconv.Itoa(int(row.Replies)), row.Last,
-			strconv.Itoa(int(row.Unreadable)), samples})
+			strconv.Itoa(int(row.Unreadable)), samples, "", "", ""})
 	}
+	writeStrata(w, r.Strata)
 	w.Flush()
 	h := q.w.Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8")
@@ -62,6 +65,23 @@ func (a *App) repliesCSV(q *req) error {
 	q.w.WriteHeader(http.StatusOK)
 	_, _ = q.w.Write(buf.Bytes())
 	return nil
+}
+
+// writeStrata adds a row per site and stratum after the site rows, every
+// row as wide as the header: site, count (as the page shows it, "< k"
+// when hidden), entity, stratification and stratum; the columns of the
+// site rows are empty, so a row with an entity is a stratum's.
+func writeStrata(w *csv.Writer, tables []strataTable) {
+	for _, t := range tables {
+		for _, row := range t.Rows {
+			for i, c := range row.Cells {
+				if !c.Sent {
+					continue
+				}
+				_ = w.Write([]string{csvSafe(t.Sites[i]), "", c.Text, "", "", "", "", t.Entity, csvSafe(t.Title), csvSafe(row.Label)})
+			}
+		}
+	}
 }
 
 // csvSafe keeps a spreadsheet from reading a cell as a formula (site ids

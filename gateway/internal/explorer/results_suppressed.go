@@ -48,14 +48,6 @@ func totalText(v *view, res *brokerv1.ListRepliesResponse) string {
 	return text
 }
 
-// StratumText is a stratum's count as the breakdown tables show it.
-func (r *results) StratumText(s *brokerv1.Stratum) string {
-	if s.GetSuppressed() && r.MinCount > 0 {
-		return belowText(r.V, r.MinCount)
-	}
-	return strconv.Itoa(int(s.GetCount()))
-}
-
 // samplesText sets the samples as shown: a sample count the small-count
 // rule hid is "< k", and the total says how many sites had one.
 func (r *results) samplesText(rows map[string]*siteRow, res *brokerv1.ListRepliesResponse) {

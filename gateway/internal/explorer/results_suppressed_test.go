@@ -24,9 +24,14 @@ func suppressedReplies() *brokerv1.ListRepliesResponse {
 		},
 		Sites: []*brokerv1.SiteCount{
 			{SiteId: "berlin", Replies: 1, Suppressed: 1},
-			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &zero},
+			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &zero, Strata: []*brokerv1.StratumCount{
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 10},
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Suppressed: 1}}},
 			{SiteId: "köln", Replies: 1, Unreadable: 1},
-		}}
+		},
+		Strata: []*brokerv1.StratumCount{
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 10},
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Suppressed: 1}}}
 }
 
 // TestResultsSuppressed: a count the broker's small-count rule hid is "< 5"
@@ -51,8 +56,9 @@ func TestResultsSuppressed(t *testing.T) {
 			`<tr data-site="berlin"><th scope="row">berlin</th><td class="num">&lt; 5</td><td class="num"></td>`,
 			`<strong id="results-samples">0, and 1 site with fewer than 5</strong>`,
 			`class="chart-num">&lt; 5</text>`,
-			`<tr><th scope="row">weiblich</th><td class="num">&lt; 5</td></tr>`,
-			`<tr><th scope="row">männlich</th><td class="num">10</td></tr>`,
+			`<tr><th scope="row">weiblich</th><td class="num">&lt; 5</td><td class="num">0, and 1 site with fewer than 5</td></tr>`,
+			`<tr><th scope="row">männlich</th><td class="num">10</td><td class="num">10</td></tr>`,
+			`weiblich: dresden &lt; 5.</desc>`,
 			`<code>(not shown: it may hold a count below the threshold)</code>`,
 		} {
 			if !strings.Contains(body, want) {
@@ -76,10 +82,12 @@ func TestResultsSuppressed(t *testing.T) {
 	checkSuppressed("results event", ev.Body.String())
 
 	rec := b.do("GET", InquiriesPath+"/1/replies.csv", nil)
-	want := "site,answered,count,replies,last_reply_utc,unreadable,samples\n" +
-		"berlin,true,< 5,1,,0,\n" +
-		"dresden,true,12,1,,0,< 5\n" +
-		"köln,true,unreadable,1,,1,\n"
+	want := "site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\n" +
+		"berlin,true,< 5,1,,0,,,,\n" +
+		"dresden,true,12,1,,0,< 5,,,\n" +
+		"köln,true,unreadable,1,,1,,,,\n" +
+		"dresden,,10,,,,,donor,Geschlecht,männlich\n" +
+		"dresden,,< 5,,,,,donor,Geschlecht,weiblich\n"
 	if rec.Code != http.StatusOK || csvRows(rec.Body.String()) != want {
 		t.Fatalf("CSV: %d\n%s", rec.Code, rec.Body)
 	}

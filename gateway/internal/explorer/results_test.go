@@ -34,9 +34,14 @@ func TestResultsUnreadable(t *testing.T) {
 		},
 		Sites: []*brokerv1.SiteCount{
 			{SiteId: "berlin", Count: 4, Replies: 2, Unreadable: 1},
-			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &thirty},
+			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &thirty, Strata: []*brokerv1.StratumCount{
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 5},
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Count: 7}}},
 			{SiteId: "köln", Replies: 2, Unreadable: 2},
-		}}
+		},
+		Strata: []*brokerv1.StratumCount{
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 5},
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Count: 7}}}
 	b := e.browser()
 	b.signIn()
 	body := b.do("GET", InquiriesPath+"/1", nil).Body.String()
@@ -48,8 +53,9 @@ func TestResultsUnreadable(t *testing.T) {
 		`<tr data-site="dresden"><th scope="row">dresden</th><td class="num">12</td><td class="num">30</td><td class="num">1</td>`,
 		`<tr data-site="köln"><th scope="row">köln</th><td class="num">unreadable</td><td class="num"></td><td class="num">2</td>`,
 		`class="chart-num">unreadable</text>`,
-		`<caption>dresden: Geschlecht</caption>`,
-		`<tr><th scope="row">männlich</th><td class="num">5</td></tr>`,
+		`<caption id="strata-0-c">Donors by Geschlecht</caption>`,
+		`<tr><th scope="row">männlich</th><td class="num">5</td><td class="num">5</td></tr>`,
+		`<th scope="col">Donors</th><th scope="col">Samples</th>`,
 		`<code>lots &lt;b&gt;</code>`,
 		`<code>&lt;script&gt;x&lt;/script&gt;</code>`,
 	} {
@@ -71,10 +77,12 @@ func TestResultsUnreadable(t *testing.T) {
 	}
 
 	rec := b.do("GET", InquiriesPath+"/1/replies.csv", nil)
-	want := "site,answered,count,replies,last_reply_utc,unreadable,samples\n" +
-		"berlin,true,4,2,,1,\n" +
-		"dresden,true,12,1,,0,30\n" +
-		"köln,true,unreadable,2,,2,\n"
+	want := "site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\n" +
+		"berlin,true,4,2,,1,,,,\n" +
+		"dresden,true,12,1,,0,30,,,\n" +
+		"köln,true,unreadable,2,,2,,,,\n" +
+		"dresden,,5,,,,,donor,Geschlecht,männlich\n" +
+		"dresden,,7,,,,,donor,Geschlecht,weiblich\n"
 	if rec.Code != http.StatusOK || csvRows(rec.Body.String()) != want {
 		t.Fatalf("CSV: %d\n%s", rec.Code, rec.Body)
 	}

@@ -2499,7 +2499,10 @@ type SiteCount struct {
 	Samples *int32 `protobuf:"varint,5,opt,name=samples,proto3,oneof" json:"samples,omitempty"`
 	// suppressed is how many of the site's readable replies have a count
 	// below the min count; count and samples leave them out.
-	Suppressed    int32 `protobuf:"varint,6,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
+	Suppressed int32 `protobuf:"varint,6,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
+	// strata are the site's Reply documents' stratifications, a row a
+	// stratum, summed over the site's replies.
+	Strata        []*StratumCount `protobuf:"bytes,7,rep,name=strata,proto3" json:"strata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2576,6 +2579,98 @@ func (x *SiteCount) GetSuppressed() int32 {
 	return 0
 }
 
+func (x *SiteCount) GetStrata() []*StratumCount {
+	if x != nil {
+		return x.Strata
+	}
+	return nil
+}
+
+// StratumCount is one stratum of a stratification, summed: over a site's
+// replies (SiteCount) or over the sites (ListRepliesResponse).
+type StratumCount struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// entity is "donor" or "sample".
+	Entity string `protobuf:"bytes,1,opt,name=entity,proto3" json:"entity,omitempty"`
+	// stratification is its title (e.g. "Geschlecht"), stratum its label
+	// (e.g. "männlich").
+	Stratification string `protobuf:"bytes,2,opt,name=stratification,proto3" json:"stratification,omitempty"`
+	Stratum        string `protobuf:"bytes,3,opt,name=stratum,proto3" json:"stratum,omitempty"`
+	// count is the sum of the counts shown: a count below the min count
+	// adds nothing for a researcher.
+	Count int32 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	// suppressed is how many were below the min count: replies of the site
+	// (SiteCount), sites (ListRepliesResponse).
+	Suppressed    int32 `protobuf:"varint,5,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StratumCount) Reset() {
+	*x = StratumCount{}
+	mi := &file_broker_v1_broker_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StratumCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StratumCount) ProtoMessage() {}
+
+func (x *StratumCount) ProtoReflect() protoreflect.Message {
+	mi := &file_broker_v1_broker_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StratumCount.ProtoReflect.Descriptor instead.
+func (*StratumCount) Descriptor() ([]byte, []int) {
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *StratumCount) GetEntity() string {
+	if x != nil {
+		return x.Entity
+	}
+	return ""
+}
+
+func (x *StratumCount) GetStratification() string {
+	if x != nil {
+		return x.Stratification
+	}
+	return ""
+}
+
+func (x *StratumCount) GetStratum() string {
+	if x != nil {
+		return x.Stratum
+	}
+	return ""
+}
+
+func (x *StratumCount) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *StratumCount) GetSuppressed() int32 {
+	if x != nil {
+		return x.Suppressed
+	}
+	return 0
+}
+
 type ListRepliesResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	InquiryId string                 `protobuf:"bytes,1,opt,name=inquiry_id,json=inquiryId,proto3" json:"inquiry_id,omitempty"`
@@ -2595,13 +2690,16 @@ type ListRepliesResponse struct {
 	// suppressed_sites is how many sites have a reply whose count is
 	// suppressed.
 	SuppressedSites int32 `protobuf:"varint,8,opt,name=suppressed_sites,json=suppressedSites,proto3" json:"suppressed_sites,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// strata are the stratifications of every site's Reply documents,
+	// summed over the sites.
+	Strata        []*StratumCount `protobuf:"bytes,9,rep,name=strata,proto3" json:"strata,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListRepliesResponse) Reset() {
 	*x = ListRepliesResponse{}
-	mi := &file_broker_v1_broker_proto_msgTypes[42]
+	mi := &file_broker_v1_broker_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2711,7 @@ func (x *ListRepliesResponse) String() string {
 func (*ListRepliesResponse) ProtoMessage() {}
 
 func (x *ListRepliesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_broker_v1_broker_proto_msgTypes[42]
+	mi := &file_broker_v1_broker_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2626,7 +2724,7 @@ func (x *ListRepliesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRepliesResponse.ProtoReflect.Descriptor instead.
 func (*ListRepliesResponse) Descriptor() ([]byte, []int) {
-	return file_broker_v1_broker_proto_rawDescGZIP(), []int{42}
+	return file_broker_v1_broker_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListRepliesResponse) GetInquiryId() string {
@@ -2683,6 +2781,13 @@ func (x *ListRepliesResponse) GetSuppressedSites() int32 {
 		return x.SuppressedSites
 	}
 	return 0
+}
+
+func (x *ListRepliesResponse) GetStrata() []*StratumCount {
+	if x != nil {
+		return x.Strata
+	}
+	return nil
 }
 
 var File_broker_v1_broker_proto protoreflect.FileDescriptor
@@ -2847,7 +2952,7 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x1e\n" +
 	"\n" +
 	"suppressed\x18\x03 \x01(\bR\n" +
-	"suppressed\"\xbf\x01\n" +
+	"suppressed\"\xf5\x01\n" +
 	"\tSiteCount\x12\x17\n" +
 	"\asite_id\x18\x01 \x01(\tR\x06siteId\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x18\n" +
@@ -2858,9 +2963,18 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"\asamples\x18\x05 \x01(\x05H\x00R\asamples\x88\x01\x01\x12\x1e\n" +
 	"\n" +
 	"suppressed\x18\x06 \x01(\x05R\n" +
-	"suppressedB\n" +
+	"suppressed\x124\n" +
+	"\x06strata\x18\a \x03(\v2\x1c.fris.broker.v1.StratumCountR\x06strataB\n" +
 	"\n" +
-	"\b_samples\"\xbf\x02\n" +
+	"\b_samples\"\x9e\x01\n" +
+	"\fStratumCount\x12\x16\n" +
+	"\x06entity\x18\x01 \x01(\tR\x06entity\x12&\n" +
+	"\x0estratification\x18\x02 \x01(\tR\x0estratification\x12\x18\n" +
+	"\astratum\x18\x03 \x01(\tR\astratum\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\x12\x1e\n" +
+	"\n" +
+	"suppressed\x18\x05 \x01(\x05R\n" +
+	"suppressed\"\xf5\x02\n" +
 	"\x13ListRepliesResponse\x12\x1d\n" +
 	"\n" +
 	"inquiry_id\x18\x01 \x01(\tR\tinquiryId\x12/\n" +
@@ -2872,7 +2986,8 @@ const file_broker_v1_broker_proto_rawDesc = "" +
 	"unreadable\x12\x1d\n" +
 	"\asamples\x18\x06 \x01(\x05H\x00R\asamples\x88\x01\x01\x12\x1b\n" +
 	"\tmin_count\x18\a \x01(\x05R\bminCount\x12)\n" +
-	"\x10suppressed_sites\x18\b \x01(\x05R\x0fsuppressedSitesB\n" +
+	"\x10suppressed_sites\x18\b \x01(\x05R\x0fsuppressedSites\x124\n" +
+	"\x06strata\x18\t \x03(\v2\x1c.fris.broker.v1.StratumCountR\x06strataB\n" +
 	"\n" +
 	"\b_samples*B\n" +
 	"\n" +
@@ -2931,7 +3046,7 @@ func file_broker_v1_broker_proto_rawDescGZIP() []byte {
 }
 
 var file_broker_v1_broker_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_broker_v1_broker_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_broker_v1_broker_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_broker_v1_broker_proto_goTypes = []any{
 	(BankStatus)(0),                      // 0: fris.broker.v1.BankStatus
 	(InquiryPart)(0),                     // 1: fris.broker.v1.InquiryPart
@@ -2979,8 +3094,9 @@ var file_broker_v1_broker_proto_goTypes = []any{
 	(*Stratification)(nil),               // 43: fris.broker.v1.Stratification
 	(*Stratum)(nil),                      // 44: fris.broker.v1.Stratum
 	(*SiteCount)(nil),                    // 45: fris.broker.v1.SiteCount
-	(*ListRepliesResponse)(nil),          // 46: fris.broker.v1.ListRepliesResponse
-	(*timestamppb.Timestamp)(nil),        // 47: google.protobuf.Timestamp
+	(*StratumCount)(nil),                 // 46: fris.broker.v1.StratumCount
+	(*ListRepliesResponse)(nil),          // 47: fris.broker.v1.ListRepliesResponse
+	(*timestamppb.Timestamp)(nil),        // 48: google.protobuf.Timestamp
 }
 var file_broker_v1_broker_proto_depIdxs = []int32{
 	0,  // 0: fris.broker.v1.GetBankStatusResponse.status:type_name -> fris.broker.v1.BankStatus
@@ -2989,58 +3105,60 @@ var file_broker_v1_broker_proto_depIdxs = []int32{
 	2,  // 3: fris.broker.v1.GetReferenceQueryRequest.language:type_name -> fris.broker.v1.QueryLanguage
 	3,  // 4: fris.broker.v1.Inquiry.status:type_name -> fris.broker.v1.InquiryStatus
 	29, // 5: fris.broker.v1.Inquiry.contact:type_name -> fris.broker.v1.Contact
-	47, // 6: fris.broker.v1.Inquiry.expires_at:type_name -> google.protobuf.Timestamp
-	47, // 7: fris.broker.v1.Inquiry.created_at:type_name -> google.protobuf.Timestamp
-	47, // 8: fris.broker.v1.Inquiry.released_at:type_name -> google.protobuf.Timestamp
+	48, // 6: fris.broker.v1.Inquiry.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 7: fris.broker.v1.Inquiry.created_at:type_name -> google.protobuf.Timestamp
+	48, // 8: fris.broker.v1.Inquiry.released_at:type_name -> google.protobuf.Timestamp
 	30, // 9: fris.broker.v1.Inquiry.expose:type_name -> fris.broker.v1.ExposeInfo
 	29, // 10: fris.broker.v1.InquiryContent.contact:type_name -> fris.broker.v1.Contact
-	47, // 11: fris.broker.v1.InquiryContent.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 11: fris.broker.v1.InquiryContent.expires_at:type_name -> google.protobuf.Timestamp
 	32, // 12: fris.broker.v1.CreateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
 	3,  // 13: fris.broker.v1.ListInquiriesOfAuthorRequest.status:type_name -> fris.broker.v1.InquiryStatus
 	31, // 14: fris.broker.v1.InquiryList.inquiries:type_name -> fris.broker.v1.Inquiry
 	32, // 15: fris.broker.v1.UpdateInquiryRequest.content:type_name -> fris.broker.v1.InquiryContent
-	47, // 16: fris.broker.v1.Reply.received_at:type_name -> google.protobuf.Timestamp
+	48, // 16: fris.broker.v1.Reply.received_at:type_name -> google.protobuf.Timestamp
 	42, // 17: fris.broker.v1.Reply.donor:type_name -> fris.broker.v1.ReplyEntity
 	42, // 18: fris.broker.v1.Reply.sample:type_name -> fris.broker.v1.ReplyEntity
 	43, // 19: fris.broker.v1.ReplyEntity.stratifications:type_name -> fris.broker.v1.Stratification
 	44, // 20: fris.broker.v1.Stratification.strata:type_name -> fris.broker.v1.Stratum
-	41, // 21: fris.broker.v1.ListRepliesResponse.replies:type_name -> fris.broker.v1.Reply
-	45, // 22: fris.broker.v1.ListRepliesResponse.sites:type_name -> fris.broker.v1.SiteCount
-	5,  // 23: fris.broker.v1.BrokerService.GetName:input_type -> fris.broker.v1.GetNameRequest
-	7,  // 24: fris.broker.v1.BrokerService.RegisterBank:input_type -> fris.broker.v1.RegisterBankRequest
-	9,  // 25: fris.broker.v1.BrokerService.DeleteBank:input_type -> fris.broker.v1.DeleteBankRequest
-	11, // 26: fris.broker.v1.BrokerService.GetBankStatus:input_type -> fris.broker.v1.GetBankStatusRequest
-	13, // 27: fris.broker.v1.BrokerService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesRequest
-	14, // 28: fris.broker.v1.BrokerService.GetInquiryPart:input_type -> fris.broker.v1.GetInquiryPartRequest
-	15, // 29: fris.broker.v1.BrokerService.GetExpose:input_type -> fris.broker.v1.GetExposeRequest
-	16, // 30: fris.broker.v1.BrokerService.PutReply:input_type -> fris.broker.v1.PutReplyRequest
-	18, // 31: fris.broker.v1.BrokerService.HasExpose:input_type -> fris.broker.v1.HasExposeRequest
-	20, // 32: fris.broker.v1.BrokerService.GetTestInquiry:input_type -> fris.broker.v1.GetTestInquiryRequest
-	21, // 33: fris.broker.v1.BrokerService.GetReferenceQuery:input_type -> fris.broker.v1.GetReferenceQueryRequest
-	22, // 34: fris.broker.v1.BrokerService.PutMonitoring:input_type -> fris.broker.v1.PutMonitoringRequest
-	24, // 35: fris.broker.v1.BrokerService.ListSiteNames:input_type -> fris.broker.v1.ListSiteNamesRequest
-	25, // 36: fris.broker.v1.BrokerService.SetBankSiteName:input_type -> fris.broker.v1.SetBankSiteNameRequest
-	27, // 37: fris.broker.v1.BrokerService.CheckBankToken:input_type -> fris.broker.v1.CheckBankTokenRequest
-	6,  // 38: fris.broker.v1.BrokerService.GetName:output_type -> fris.broker.v1.GetNameResponse
-	8,  // 39: fris.broker.v1.BrokerService.RegisterBank:output_type -> fris.broker.v1.RegisterBankResponse
-	10, // 40: fris.broker.v1.BrokerService.DeleteBank:output_type -> fris.broker.v1.DeleteBankResponse
-	12, // 41: fris.broker.v1.BrokerService.GetBankStatus:output_type -> fris.broker.v1.GetBankStatusResponse
-	4,  // 42: fris.broker.v1.BrokerService.ListInquiries:output_type -> fris.broker.v1.Document
-	4,  // 43: fris.broker.v1.BrokerService.GetInquiryPart:output_type -> fris.broker.v1.Document
-	4,  // 44: fris.broker.v1.BrokerService.GetExpose:output_type -> fris.broker.v1.Document
-	17, // 45: fris.broker.v1.BrokerService.PutReply:output_type -> fris.broker.v1.PutReplyResponse
-	19, // 46: fris.broker.v1.BrokerService.HasExpose:output_type -> fris.broker.v1.HasExposeResponse
-	4,  // 47: fris.broker.v1.BrokerService.GetTestInquiry:output_type -> fris.broker.v1.Document
-	4,  // 48: fris.broker.v1.BrokerService.GetReferenceQuery:output_type -> fris.broker.v1.Document
-	23, // 49: fris.broker.v1.BrokerService.PutMonitoring:output_type -> fris.broker.v1.PutMonitoringResponse
-	4,  // 50: fris.broker.v1.BrokerService.ListSiteNames:output_type -> fris.broker.v1.Document
-	26, // 51: fris.broker.v1.BrokerService.SetBankSiteName:output_type -> fris.broker.v1.SetBankSiteNameResponse
-	28, // 52: fris.broker.v1.BrokerService.CheckBankToken:output_type -> fris.broker.v1.CheckBankTokenResponse
-	38, // [38:53] is the sub-list for method output_type
-	23, // [23:38] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	46, // 21: fris.broker.v1.SiteCount.strata:type_name -> fris.broker.v1.StratumCount
+	41, // 22: fris.broker.v1.ListRepliesResponse.replies:type_name -> fris.broker.v1.Reply
+	45, // 23: fris.broker.v1.ListRepliesResponse.sites:type_name -> fris.broker.v1.SiteCount
+	46, // 24: fris.broker.v1.ListRepliesResponse.strata:type_name -> fris.broker.v1.StratumCount
+	5,  // 25: fris.broker.v1.BrokerService.GetName:input_type -> fris.broker.v1.GetNameRequest
+	7,  // 26: fris.broker.v1.BrokerService.RegisterBank:input_type -> fris.broker.v1.RegisterBankRequest
+	9,  // 27: fris.broker.v1.BrokerService.DeleteBank:input_type -> fris.broker.v1.DeleteBankRequest
+	11, // 28: fris.broker.v1.BrokerService.GetBankStatus:input_type -> fris.broker.v1.GetBankStatusRequest
+	13, // 29: fris.broker.v1.BrokerService.ListInquiries:input_type -> fris.broker.v1.ListInquiriesRequest
+	14, // 30: fris.broker.v1.BrokerService.GetInquiryPart:input_type -> fris.broker.v1.GetInquiryPartRequest
+	15, // 31: fris.broker.v1.BrokerService.GetExpose:input_type -> fris.broker.v1.GetExposeRequest
+	16, // 32: fris.broker.v1.BrokerService.PutReply:input_type -> fris.broker.v1.PutReplyRequest
+	18, // 33: fris.broker.v1.BrokerService.HasExpose:input_type -> fris.broker.v1.HasExposeRequest
+	20, // 34: fris.broker.v1.BrokerService.GetTestInquiry:input_type -> fris.broker.v1.GetTestInquiryRequest
+	21, // 35: fris.broker.v1.BrokerService.GetReferenceQuery:input_type -> fris.broker.v1.GetReferenceQueryRequest
+	22, // 36: fris.broker.v1.BrokerService.PutMonitoring:input_type -> fris.broker.v1.PutMonitoringRequest
+	24, // 37: fris.broker.v1.BrokerService.ListSiteNames:input_type -> fris.broker.v1.ListSiteNamesRequest
+	25, // 38: fris.broker.v1.BrokerService.SetBankSiteName:input_type -> fris.broker.v1.SetBankSiteNameRequest
+	27, // 39: fris.broker.v1.BrokerService.CheckBankToken:input_type -> fris.broker.v1.CheckBankTokenRequest
+	6,  // 40: fris.broker.v1.BrokerService.GetName:output_type -> fris.broker.v1.GetNameResponse
+	8,  // 41: fris.broker.v1.BrokerService.RegisterBank:output_type -> fris.broker.v1.RegisterBankResponse
+	10, // 42: fris.broker.v1.BrokerService.DeleteBank:output_type -> fris.broker.v1.DeleteBankResponse
+	12, // 43: fris.broker.v1.BrokerService.GetBankStatus:output_type -> fris.broker.v1.GetBankStatusResponse
+	4,  // 44: fris.broker.v1.BrokerService.ListInquiries:output_type -> fris.broker.v1.Document
+	4,  // 45: fris.broker.v1.BrokerService.GetInquiryPart:output_type -> fris.broker.v1.Document
+	4,  // 46: fris.broker.v1.BrokerService.GetExpose:output_type -> fris.broker.v1.Document
+	17, // 47: fris.broker.v1.BrokerService.PutReply:output_type -> fris.broker.v1.PutReplyResponse
+	19, // 48: fris.broker.v1.BrokerService.HasExpose:output_type -> fris.broker.v1.HasExposeResponse
+	4,  // 49: fris.broker.v1.BrokerService.GetTestInquiry:output_type -> fris.broker.v1.Document
+	4,  // 50: fris.broker.v1.BrokerService.GetReferenceQuery:output_type -> fris.broker.v1.Document
+	23, // 51: fris.broker.v1.BrokerService.PutMonitoring:output_type -> fris.broker.v1.PutMonitoringResponse
+	4,  // 52: fris.broker.v1.BrokerService.ListSiteNames:output_type -> fris.broker.v1.Document
+	26, // 53: fris.broker.v1.BrokerService.SetBankSiteName:output_type -> fris.broker.v1.SetBankSiteNameResponse
+	28, // 54: fris.broker.v1.BrokerService.CheckBankToken:output_type -> fris.broker.v1.CheckBankTokenResponse
+	40, // [40:55] is the sub-list for method output_type
+	25, // [25:40] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_broker_v1_broker_proto_init() }
@@ -3050,14 +3168,14 @@ func file_broker_v1_broker_proto_init() {
 	}
 	file_broker_v1_broker_proto_msgTypes[37].OneofWrappers = []any{}
 	file_broker_v1_broker_proto_msgTypes[41].OneofWrappers = []any{}
-	file_broker_v1_broker_proto_msgTypes[42].OneofWrappers = []any{}
+	file_broker_v1_broker_proto_msgTypes[43].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_broker_v1_broker_proto_rawDesc), len(file_broker_v1_broker_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   43,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

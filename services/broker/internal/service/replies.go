@@ -17,6 +17,7 @@ import (
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/reply"
 	"fris.dev/services/broker/internal/storage"
+	"fris.dev/services/broker/internal/strata"
 	"fris.dev/services/broker/internal/suppress"
 )
 
@@ -127,7 +128,7 @@ func (s *Service) ResearcherReplies(ctx context.Context, id, author string) (*br
 	if err != nil {
 		return nil, err
 	}
-	return suppress.Hide(res, s.cfg.MinCount), nil
+	return strata.Sum(suppress.Hide(res, s.cfg.MinCount)), nil
 }
 
 // OperatorReplies are Replies exact, with what the rule hides from
@@ -137,7 +138,7 @@ func (s *Service) OperatorReplies(ctx context.Context, id string) (*brokerv1.Lis
 	if err != nil {
 		return nil, err
 	}
-	return suppress.Mark(res, s.cfg.MinCount), nil
+	return strata.Sum(suppress.Mark(res, s.cfg.MinCount)), nil
 }
 
 // addCount sums counts, stopping at the largest int32 rather than wrapping

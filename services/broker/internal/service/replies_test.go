@@ -97,6 +97,47 @@ func TestRepliesUnreadable(t *testing.T) {
 	}
 }
 
+// TestResearcherRepliesStrata: the Latin-1 Reply document's strata reach
+// the researcher's Replies summed per site and in total, decoded; plain
+// and unreadable replies add none.
+func TestResearcherRepliesStrata(t *testing.T) {
+	rs, _, _ := replicas(t, 1, ModeApproval)
+	s := rs[0]
+	ctx := context.Background()
+	in, _ := s.CreateInquiry(ctx, "r", newContent("s1", "s2"))
+	if _, err := s.ReleaseInquiry(ctx, in.GetId(), "r"); err != nil {
+		t.Fatal(err)
+	}
+	doc := "{\"donor\":{\"count\":12,\"stratifications\":[{\"title\":\"Geschlecht\",\"strata\":[" +
+		"{\"label\":\"m\xe4nnlich\",\"count\":5},{\"label\":\"weiblich\",\"count\":7}]}]}}"
+	for _, r := range []struct{ email, site, body, ct string }{
+		{"a@x.org", "s1", "4", "text/plain"},
+		{"b@x.org", "s2", doc, "text/plain; charset=ISO-8859-1"},
+	} {
+		tok, _, err := s.Register(ctx, r.email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (Admin{Service: s}).ApproveBank(ctx, &brokerv1.ApproveBankRequest{Email: r.email, SiteId: r.site}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Reply(withAuth("Samply "+tok), in.GetId(), r.email, []byte(r.body), r.ct); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.ResearcherReplies(ctx, in.GetId(), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.GetStrata()
+	if len(st) != 2 || st[0].GetStratum() != "männlich" || st[0].GetCount() != 5 || st[0].GetEntity() != "donor" || st[1].GetCount() != 7 {
+		t.Fatalf("strata = %v", st)
+	}
+	if s1, s2 := res.GetSites()[0], res.GetSites()[1]; len(s1.GetStrata()) != 0 || len(s2.GetStrata()) != 2 || s2.GetStrata()[0].GetStratification() != "Geschlecht" {
+		t.Fatalf("sites = %v", res.GetSites())
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func TestAddCountSaturates(t *testing.T) {
