@@ -3,15 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"runtime"
 	"strings"
@@ -31,6 +26,7 @@ import (
 const (
 	peerFRISRefresh      = "FRIS refresh (spec shape)"
 	peerFRISRefreshOAuth = "FRIS refresh (OAuth 2.0)"
+	peerFRISRefreshES256 = "FRIS refresh (OAuth 2.0, ES256 client)"
 	peerHydraRefresh     = "Hydra refresh"
 	peerHydraIntrospect  = "Hydra introspection"
 	peerFRISIntrospect   = "FRIS introspection"
@@ -69,148 +65,6 @@ type PeerSummary struct {
 	// StoreCPU is the database server's CPU per unit (postgres=+PID in
 	// -watch), for Hydra's variants; 0 when not watched.
 	StoreCPU float64 `json:"store_cpu_us"`
-}
-
-// hydraClient makes the set-up calls against Hydra.
-type hydraClient struct {
-	public, admin string
-	hc            *http.Client
-}
-
-func (h *hydraClient) send(ctx context.Context, method, u string, body io.Reader, ctype string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return err
-	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	b, res, err := do(h.hc, req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, u, err)
-	}
-	if res.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s: %.300s", method, u, res.Status, b)
-	}
-	if out != nil && json.Unmarshal(b, out) != nil {
-		return fmt.Errorf("%s %s: answer is not JSON: %.200s", method, u, b)
-	}
-	return nil
-}
-
-func (h *hydraClient) sendJSON(ctx context.Context, method, u string, in, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return h.send(ctx, method, u, bytes.NewReader(b), "application/json", out)
-}
-
-// createClient registers a public client (no secret, PKCE) whose access
-// tokens are JWTs.
-func (h *hydraClient) createClient(ctx context.Context) (string, error) {
-	var c struct {
-		ID string `json:"client_id"`
-	}
-	err := h.sendJSON(ctx, http.MethodPost, h.admin+"/admin/clients", map[string]any{
-		"client_name": "fris-bench", "grant_types": []string{"authorization_code", "refresh_token"},
-		"response_types": []string{"code"}, "scope": "openid offline_access", "redirect_uris": []string{peerRedirect},
-		"token_endpoint_auth_method": "none", "access_token_strategy": "jwt",
-	}, &c)
-	if err == nil && c.ID == "" {
-		err = errors.New("hydra: created client without client_id")
-	}
-	return c.ID, err
-}
-
-// signIn is the authorization-code flow with PKCE, the login and consent
-// accepted through the admin API as a login/consent app would: the
-// authorize request, the login challenge accepted for subject, the consent
-// challenge accepted with openid and offline_access, the code exchanged.
-func (h *hydraClient) signIn(ctx context.Context, clientID, subject string) (tokenSet, error) {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		return tokenSet{}, err
-	}
-	hc := *h.hc
-	hc.Jar = jar
-	verifier := randomString()
-	sum := sha256.Sum256([]byte(verifier))
-	q := url.Values{
-		"client_id": {clientID}, "response_type": {"code"}, "scope": {"openid offline_access"},
-		"redirect_uri": {peerRedirect}, "state": {randomString()}, "nonce": {randomString()},
-		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-	}
-	// redirect follows one hop and returns the query parameter want of
-	// where Hydra sends the browser next.
-	redirect := func(u, want string) (string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return "", err
-		}
-		b, res, err := do(&hc, req)
-		if err != nil {
-			return "", err
-		}
-		loc, err := url.Parse(res.Header.Get("Location"))
-		if res.StatusCode/100 != 3 || err != nil || loc.Query().Get(want) == "" {
-			return "", fmt.Errorf("hydra: GET %s: %s, Location %q, want %s: %.200s", u, res.Status, res.Header.Get("Location"), want, b)
-		}
-		return loc.Query().Get(want), nil
-	}
-	var next struct {
-		RedirectTo string `json:"redirect_to"`
-	}
-	login, err := redirect(h.public+"/oauth2/auth?"+q.Encode(), "login_challenge")
-	if err != nil {
-		return tokenSet{}, err
-	}
-	if err := h.sendJSON(ctx, http.MethodPut, h.admin+"/admin/oauth2/auth/requests/login/accept?login_challenge="+url.QueryEscape(login),
-		map[string]any{"subject": subject}, &next); err != nil {
-		return tokenSet{}, err
-	}
-	consent, err := redirect(next.RedirectTo, "consent_challenge")
-	if err != nil {
-		return tokenSet{}, err
-	}
-	if err := h.sendJSON(ctx, http.MethodPut, h.admin+"/admin/oauth2/auth/requests/consent/accept?consent_challenge="+url.QueryEscape(consent),
-		map[string]any{"grant_scope": []string{"openid", "offline_access"}}, &next); err != nil {
-		return tokenSet{}, err
-	}
-	code, err := redirect(next.RedirectTo, "code")
-	if err != nil {
-		return tokenSet{}, err
-	}
-	form := url.Values{
-		"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {peerRedirect},
-		"client_id": {clientID}, "code_verifier": {verifier},
-	}
-	var ts tokenSet
-	err = h.send(ctx, http.MethodPost, h.public+"/oauth2/token", strings.NewReader(form.Encode()), "application/x-www-form-urlencoded", &ts)
-	if err == nil && (ts.Access == "" || ts.Refresh == "" || ts.ID == "") {
-		err = errors.New("hydra: token response lacks a token")
-	}
-	return ts, err
-}
-
-// jwsKid is the kid of a JWS's header, or "?".
-func jwsKid(tok string) string {
-	h, _, _ := strings.Cut(tok, ".")
-	b, err := base64.RawURLEncoding.DecodeString(h)
-	var hdr struct {
-		Kid string `json:"kid"`
-	}
-	if err != nil || json.Unmarshal(b, &hdr) != nil || hdr.Kid == "" {
-		return "?"
-	}
-	return hdr.Kid
-}
-
-// randomString is 43 characters: long enough for a PKCE verifier.
-func randomString() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 var formHeader = http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
@@ -280,7 +134,7 @@ func runHydra(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) 
 	}
 	sessions := 2 * n
 	fmt.Fprintf(stderr, "fris-bench: hydra: %d sign-ins at Hydra (client %s) and 2×%d at FRIS\n", sessions, rep.ClientID, sessions)
-	var hydra, fris, frisOAuth []session
+	var hydra, fris, frisOAuth, frisES []session
 	for i := range sessions {
 		ts, err := h.signIn(ctx, rep.ClientID, fmt.Sprintf("bench-%d", i))
 		if err != nil {
@@ -298,6 +152,16 @@ func runHydra(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) 
 			} else {
 				fris = append(fris, c)
 			}
+		}
+	}
+	// A client an operator set to ES256 (-es256-client-id), when named.
+	if cfg.es256Client != "" {
+		for range sessions {
+			ts, err := ac.signIn(ctx, cfg.flowClient(flowRefreshES256))
+			if err != nil {
+				return nil, fmt.Errorf("hydra suite, FRIS set-up (ES256 client): %w", err)
+			}
+			frisES = append(frisES, &refreshChain{token: ts.Refresh, oauth: true})
 		}
 	}
 	// The checked tokens come from sign-ins of their own: a refresh makes
@@ -367,12 +231,18 @@ func runHydra(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer) 
 
 	flowSc := ClosedLoop(n, cfg.warmup, cfg.tokenDuration)
 	flowSc.Method = http.MethodPost
+	type refreshRun struct {
+		name     string
+		base     string
+		sessions []session
+	}
+	runs := []refreshRun{{peerFRISRefresh, cfg.gateway, fris}, {peerFRISRefreshOAuth, cfg.gateway, frisOAuth}}
+	if len(frisES) > 0 {
+		runs = append(runs, refreshRun{peerFRISRefreshES256, cfg.gateway, frisES})
+	}
+	runs = append(runs, refreshRun{peerHydraRefresh, cfg.hydraPublic, hydra})
 	for round := 1; round <= cfg.tokenRounds; round++ {
-		for _, f := range []struct {
-			name     string
-			base     string
-			sessions []session
-		}{{peerFRISRefresh, cfg.gateway, fris}, {peerFRISRefreshOAuth, cfg.gateway, frisOAuth}, {peerHydraRefresh, cfg.hydraPublic, hydra}} {
+		for _, f := range runs {
 			fmt.Fprintf(stderr, "fris-bench: hydra: round %d of %d, %s: %s warm-up + %s at %d connections\n",
 				round, cfg.tokenRounds, f.name, cfg.warmup, cfg.tokenDuration, n)
 			pool := newSessionPool(f.base, f.sessions, flowSc.Timeout)

@@ -13,6 +13,8 @@ import (
 const (
 	peerRefreshTarget = 2.5
 	peerVerifyTarget  = 8
+	// peerES256Target: an ES256 client's refresh against Hydra with RSA keys.
+	peerES256Target = 10
 )
 
 // writeHydra prints the hydra suite: every round, then each variant's mean
@@ -74,6 +76,7 @@ func writeHydra(w io.Writer, r *HydraReport, cpu *cpuWatch) {
 	}
 	row(r.peer(peerFRISRefresh), r.Carried[peerFRISRefresh], hr, peerRefreshTarget)
 	row(r.peer(peerFRISRefreshOAuth), r.Carried[peerFRISRefreshOAuth], hr, peerRefreshTarget)
+	row(r.peer(peerFRISRefreshES256), r.Carried[peerFRISRefreshES256], hr, peerES256Target)
 	row(hr, r.Carried[peerHydraRefresh], hr, 0)
 	row(r.peer(peerFRISIntrospect), "introspection answer", hi, 0)
 	row(hi, "introspection answer", hi, 0)

@@ -199,6 +199,8 @@ FRIS_BENCH_USER_PASSWORD=$(rnd)
   "$BIN/mdr" import "${TLS[@]}" -addr "127.0.0.1:$mdr_grpc" services/mdr/demo/mdr16.json &&
     "$BIN/auth" create-client "${TLS[@]}" -addr "127.0.0.1:$auth_grpc" -client-id fris-bench -secret "$FRIS_BENCH_CLIENT_SECRET" \
       -name fris-bench -type MDR -redirect-url http://localhost:8888/callback &&
+    "$BIN/auth" create-client "${TLS[@]}" -addr "127.0.0.1:$auth_grpc" -client-id fris-bench-es256 -secret "$FRIS_BENCH_CLIENT_SECRET" \
+      -name "fris-bench ES256" -type MDR -redirect-url http://localhost:8888/callback -alg ES256 &&
     "$BIN/auth" create-user "${TLS[@]}" -addr "127.0.0.1:$auth_grpc" -email bench@fris.example -password "$FRIS_BENCH_USER_PASSWORD" \
       -name "Bench User" -email-verified
 } >"$tmp/seed.log" 2>&1 || { echo "hydra-compare: seeding FRIS failed" >&2; cat "$tmp/seed.log" >&2; exit 1; }
@@ -228,6 +230,6 @@ mkdir -p "$(dirname "$JSON")"
 "$BIN/fris-bench" -suites hydra -gateway "$issuer" \
   -hydra-public "http://127.0.0.1:$hydra_public" -hydra-admin "http://127.0.0.1:$hydra_admin" \
   -watch "$watch" \
-  -client-id fris-bench -user-email bench@fris.example \
+  -client-id fris-bench -es256-client-id fris-bench-es256 -user-email bench@fris.example \
   -token-rounds "$ROUNDS" -token-duration "$TOKEN_DURATION" -token-connections "$TOKEN_CONNECTIONS" \
   -duration "$DURATION" -warmup "$WARMUP" -connections "$CONNECTIONS" -json "$JSON"
