@@ -9,10 +9,11 @@
 #    JWT access tokens and imports one RSA-2048 key (RS256) into the id-token
 #    and access-token key sets (the size and algorithm of FRIS's signing
 #    key: FRIS never exports its private key, it is sealed at rest)
-# 3. starts auth, mdr and a gateway on a temporary data directory, seeds a
-#    client and a user as make bench does
+# 3. starts auth, mdr and a gateway on a temporary data directory, seeds an
+#    RS256 client, an ES256 client and a user as make bench does
 # 4. runs fris-bench -suites hydra: per round the spec-shaped FRIS refresh,
-#    the OAuth 2.0 FRIS refresh, Hydra's refresh (public client, PKCE sign-
+#    the OAuth 2.0 FRIS refresh, the same for an ES256 client, Hydra's
+#    refresh (public client, PKCE sign-
 #    ins accepted through Hydra's admin API), then Hydra's introspection,
 #    FRIS's introspection and the gateway's own check of a bearer token
 #    (403 insufficient_scope once verified), and the same without a token
