@@ -13,8 +13,8 @@
 #    RS256 client, an ES256 client and a user as make bench does
 # 4. runs fris-bench -suites hydra: per round the spec-shaped FRIS refresh,
 #    the OAuth 2.0 FRIS refresh, the same for an ES256 client, Hydra's
-#    refresh (public client, PKCE sign-
-#    ins accepted through Hydra's admin API), then Hydra's introspection,
+#    refresh (public client, PKCE sign-ins accepted through Hydra's admin
+#    API), then Hydra's introspection,
 #    FRIS's introspection and the gateway's own check of a bearer token
 #    (403 insufficient_scope once verified), and the same without a token
 # Everything is stopped and removed afterwards, the database dropped.
