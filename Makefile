@@ -78,6 +78,10 @@ buildkit-check: ## build the five images from deploy/Dockerfile with Docker Buil
 bench: build ## run the load benchmarks (see BENCHMARKS.md)
 	deploy/local/bench.sh
 
+.PHONY: hydra-compare
+hydra-compare: build ## FRIS next to Ory Hydra on Postgres, interleaved rounds (tools/hydra-compare/README.md; builds Hydra once, 10-20 min; not in make test)
+	tools/hydra-compare/run.sh
+
 .PHONY: vet
 vet: ## go vet every module
 	go vet $(addsuffix /...,$(MODULES))

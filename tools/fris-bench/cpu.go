@@ -21,6 +21,9 @@ type cpuWatch struct {
 type watched struct {
 	name string
 	pid  int
+	// tree: the process and its children, living and reaped (a database
+	// server whose backends come and go), "name=+pid" in -watch.
+	tree bool
 }
 
 // selfName is this process: the load generator, plus the baseline server
@@ -31,7 +34,7 @@ const selfName = "fris-bench"
 // Linux architecture Go supports.
 const clockTick = 100
 
-// parseWatch reads "name=pid,name=pid".
+// parseWatch reads "name=pid,name=+pid" (+: with its children).
 func parseWatch(s string) (*cpuWatch, error) {
 	w := &cpuWatch{}
 	if strings.TrimSpace(s) == "" {
@@ -39,14 +42,15 @@ func parseWatch(s string) (*cpuWatch, error) {
 	}
 	for _, part := range strings.Split(s, ",") {
 		name, pid, ok := strings.Cut(strings.TrimSpace(part), "=")
-		n, err := strconv.Atoi(pid)
+		tree := strings.HasPrefix(pid, "+")
+		n, err := strconv.Atoi(strings.TrimPrefix(pid, "+"))
 		if !ok || name == "" || err != nil || n <= 0 {
 			return nil, fmt.Errorf("-watch: %q is not name=pid", part)
 		}
 		if _, err := procCPU(n); err != nil {
 			return nil, fmt.Errorf("-watch %s: %w", name, err)
 		}
-		w.procs = append(w.procs, watched{name, n})
+		w.procs = append(w.procs, watched{name, n, tree})
 	}
 	return w, nil
 }
@@ -79,6 +83,9 @@ func (w *cpuWatch) sample() cpuSample {
 	ours, complete := s[selfName], true
 	for _, p := range w.procs {
 		d, err := procCPU(p.pid)
+		if p.tree {
+			d, err = treeCPU(p.pid)
+		}
 		if err != nil {
 			complete = false
 			continue
@@ -137,24 +144,75 @@ func machineCPU() (time.Duration, error) {
 
 // procCPU reads utime+stime of pid from /proc/PID/stat.
 func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(pid)
 	if err != nil {
 		return 0, err
+	}
+	return f.utime + f.stime, nil
+}
+
+// treeCPU is the CPU of pid and its children: its own, what its reaped
+// children used (cutime+cstime), and what its living children used so far,
+// with their own reaped children.
+func treeCPU(pid int) (time.Duration, error) {
+	root, err := procStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	sum := root.utime + root.stime + root.cutime + root.cstime
+	dir, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range dir {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n == pid {
+			continue
+		}
+		// A child may exit between the listing and the read: then its time
+		// is in the root's cutime at the next sample, a small error.
+		if c, err := procStat(n); err == nil && c.ppid == pid {
+			sum += c.utime + c.stime + c.cutime + c.cstime
+		}
+	}
+	return sum, nil
+}
+
+type statFields struct {
+	ppid                         int
+	utime, stime, cutime, cstime time.Duration
+}
+
+// procStat reads the parent and the CPU times of pid from /proc/PID/stat.
+func procStat(pid int) (statFields, error) {
+	var out statFields
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return out, err
 	}
 	// The command name (field 2) may hold spaces; fields after it are plain.
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+		return out, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	// f[0] is field 3 (state), f[1] the parent; utime, stime, cutime and
+	// cstime are fields 14 to 17.
+	if len(f) < 15 {
+		return out, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	var v [4]uint64
+	for i := range v {
+		n, err := strconv.ParseUint(f[11+i], 10, 64)
+		if err != nil {
+			return out, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+		}
+		v[i] = n
 	}
-	return time.Duration(ut+st) * time.Second / clockTick, nil
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return out, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	tick := func(n uint64) time.Duration { return time.Duration(n) * time.Second / clockTick }
+	return statFields{ppid: ppid, utime: tick(v[0]), stime: tick(v[1]), cutime: tick(v[2]), cstime: tick(v[3])}, nil
 }

@@ -23,6 +23,9 @@
 //     FRIS_BENCH_CLIENT_SECRET=... FRIS_BENCH_USER_PASSWORD=... fris-bench \
 //     -suites auth,bearer -client-id fris-bench -user-email bench@fris.example
 //
+// Suite hydra (hydra.go) puts FRIS next to Ory Hydra on the same cores; it
+// runs only when named, from tools/hydra-compare/run.sh, which starts both.
+//
 // It prints Markdown tables with the targets' verdicts. It exits 1 when any
 // response is an error (an unexpected status, or a body other than the one
 // expected) or a set-up step fails, and 2 on bad usage; a missed target is
@@ -135,6 +138,9 @@ type config struct {
 	streamsIdle        time.Duration
 	streamsIdleTarget  float64
 	streamsAfterTarget float64
+
+	hydraPublic string
+	hydraAdmin  string
 }
 
 // Suites, in the order they run.
@@ -147,9 +153,11 @@ const (
 	suiteGuess   = "guess"
 	suiteAttack  = "attack"
 	suiteStreams = "streams"
+	// suiteHydra is FRIS next to Ory Hydra (tools/hydra-compare), not part of make bench.
+	suiteHydra = "hydra"
 )
 
-var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload, suiteGuess, suiteAttack, suiteStreams}
+var allSuites = []string{suiteMDR, suiteBearer, suiteAuth, suiteBroker, suiteUpload, suiteGuess, suiteAttack, suiteStreams, suiteHydra}
 
 func (c config) has(suite string) bool { return slices.Contains(c.suites, suite) }
 
@@ -239,6 +247,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.streamsIdle, "streams-idle", time.Minute, "streams: wait after the streams closed before the memory is read again")
 	fs.Float64Var(&c.streamsIdleTarget, "streams-idle-target-mib", 120, "streams target: the watched processes' VmRSS before, in all, under this")
 	fs.Float64Var(&c.streamsAfterTarget, "streams-after-target-mib", 150, "streams target: their VmRSS -streams-idle after the streams closed, in all, under this")
+	fs.StringVar(&c.hydraPublic, "hydra-public", "", "hydra: base URL of Ory Hydra's public API (tools/hydra-compare starts one)")
+	fs.StringVar(&c.hydraAdmin, "hydra-admin", "", "hydra: base URL of Ory Hydra's admin API (clients, login and consent, introspection)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -260,7 +270,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	for _, s := range strings.Split(*suites, ",") {
 		switch s = strings.TrimSpace(s); {
 		case s == "all":
-			c.suites = append(c.suites, allSuites...)
+			// The hydra suite needs a Hydra: only when named.
+			c.suites = append(c.suites, slices.DeleteFunc(slices.Clone(allSuites), func(s string) bool { return s == suiteHydra })...)
 		case slices.Contains(allSuites, s):
 			c.suites = append(c.suites, s)
 		case s != "":
@@ -299,7 +310,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.creds.password == "" {
 		c.creds.password = os.Getenv(envUserPassword)
 	}
-	needCreds := c.has(suiteAuth) || c.has(suiteBearer) || c.has(suiteGuess) || c.has(suiteAttack)
+	needCreds := c.has(suiteAuth) || c.has(suiteBearer) || c.has(suiteGuess) || c.has(suiteAttack) || c.has(suiteHydra)
 	switch {
 	case len(c.suites) == 0:
 		return c, errors.New("-suites: name at least one suite")
@@ -323,6 +334,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("the attack suite needs -upload-password (or $%s) and positive -attack-duration, -attack-rate, -attack-bodies, -attack-body-mib, -attack-slow-conns and -attack-max-ratio", envSitePassword)
 	case c.has(suiteStreams) && (c.streams <= 0 || c.streamsSources <= 0 || c.streamsReplies <= 0 || c.streamsInquiry == "" || c.creds.email == "" || c.creds.password == "" || c.watch == ""):
 		return c, fmt.Errorf("the streams suite needs -streams-inquiry, -user-email, -user-password (or $%s), -watch with gateway=PID, and positive -streams, -streams-sources and -streams-replies", envUserPassword)
+	case c.has(suiteHydra) && (!loopbackURL(c.hydraPublic) || !loopbackURL(c.hydraAdmin)):
+		return c, errors.New("the hydra suite needs -hydra-public and -hydra-admin, http URLs on a loopback address")
 	case c.rsaDuration <= 0 || c.bearerRounds <= 0:
 		return c, errors.New("-rsa-duration and -bearer-rounds must be positive")
 	case needCreds && (c.creds.clientID == "" || c.creds.clientSecret == "" || c.creds.email == "" || c.creds.password == ""):
@@ -344,6 +357,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	c.gateway = strings.TrimRight(c.gateway, "/")
 	return c, nil
+}
+
+func loopbackURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "http" && isLoopback(u.Hostname())
 }
 
 func isLoopback(host string) bool {
@@ -373,6 +391,7 @@ type Report struct {
 	Guess      *GuessReport   `json:"guess,omitempty"`
 	Attack     *AttackReport  `json:"attack,omitempty"`
 	Streams    *StreamsReport `json:"streams,omitempty"`
+	Hydra      *HydraReport   `json:"hydra,omitempty"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -432,6 +451,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			rep.Attack, err = runAttack(ctx, cfg, stderr)
 		case suiteStreams:
 			rep.Streams, err = runStreams(ctx, cfg, cpu, stderr)
+		case suiteHydra:
+			rep.Hydra, err = runHydra(ctx, cfg, cpu, stderr)
+			if rep.Hydra != nil {
+				for _, m := range rep.Hydra.Results {
+					errored(fmt.Sprintf("hydra %s round %d", m.Target, m.Round), m)
+				}
+			}
 		case suiteAuth:
 			rep.Token, err = runTokens(ctx, cfg, cpu, stderr)
 			if rep.Token != nil {

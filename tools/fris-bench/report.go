@@ -52,6 +52,10 @@ func writeMarkdown(w io.Writer, rep *Report, cpu *cpuWatch) {
 			if rep.Streams != nil {
 				writeStreams(w, rep.Streams, cpu)
 			}
+		case suiteHydra:
+			if rep.Hydra != nil {
+				writeHydra(w, rep.Hydra, cpu)
+			}
 		}
 	}
 }
