@@ -18,10 +18,11 @@ import (
 )
 
 // inquiryStack is an Explorer stack whose demo user is a researcher and
-// whose broker knows two sites, each with an approved bank.
-func inquiryStack(t *testing.T) (*Stack, bank, bank) {
+// whose broker knows two sites, each with an approved bank; brokerArgs
+// are more flags for the broker.
+func inquiryStack(t *testing.T, brokerArgs ...string) (*Stack, bank, bank) {
 	t.Helper()
-	s := explorerStack(t, Options{BrokerArgs: []string{"-registration", "approval", "-watch-interval", "1s"}})
+	s := explorerStack(t, Options{BrokerArgs: append([]string{"-registration", "approval", "-watch-interval", "1s"}, brokerArgs...)})
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
 	a := registerBank(t, s, "bank@charite.example")
 	b := registerBank(t, s, "bank@dresden.example")
