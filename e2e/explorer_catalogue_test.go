@@ -77,13 +77,12 @@ const (
 // catEl selects the catalogue's entry for urn.
 func catEl(urn string) string { return `#cat details[data-urn="` + urn + `"]` }
 
-// signInToBuilder opens the query builder, signing the demo user in on
-// the way, and waits for the catalogue.
+// signInToBuilder signs the demo user in and opens the query builder
+// with its catalogue.
 func (p *page) signInToBuilder(s *Stack) {
 	p.t.Helper()
-	p.do("sign in", chromedp.Navigate(s.URL+"/explorer/inquiries/new"), chromedp.WaitVisible(chromedp.ID("email")),
-		chromedp.SendKeys(chromedp.ID("email"), demoEmail), chromedp.SendKeys(chromedp.ID("password"), demoPass),
-		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.ID("cat")))
+	p.signIn(s)
+	p.do("open the builder", chromedp.Navigate(s.URL+"/explorer/inquiries/new"), chromedp.WaitVisible(chromedp.ID("cat")))
 }
 
 // addSexFromCatalogue opens Donor and Sex in the catalogue, ticks values

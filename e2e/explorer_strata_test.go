@@ -88,10 +88,7 @@ func (p *page) wantStrataCSV(id string) {
 	t.Helper()
 	// The CSV: the site rows, then a row per site and stratum, every row
 	// as wide as the header.
-	file, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := p.fetchCSV(id)
 	recs, err := csv.NewReader(strings.NewReader(csvTable(file))).ReadAll()
 	if err != nil {
 		t.Fatalf("CSV: %v\n%s", err, file)
