@@ -18,10 +18,11 @@ import (
 )
 
 // inquiryStack is an Explorer stack whose demo user is a researcher and
-// whose broker knows two sites, each with an approved bank.
-func inquiryStack(t *testing.T) (*Stack, bank, bank) {
+// whose broker knows two sites, each with an approved bank; brokerArgs
+// are more flags for the broker.
+func inquiryStack(t *testing.T, brokerArgs ...string) (*Stack, bank, bank) {
 	t.Helper()
-	s := explorerStack(t, Options{BrokerArgs: []string{"-registration", "approval", "-watch-interval", "1s"}})
+	s := explorerStack(t, Options{BrokerArgs: append([]string{"-registration", "approval", "-watch-interval", "1s"}, brokerArgs...)})
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
 	a := registerBank(t, s, "bank@charite.example")
 	b := registerBank(t, s, "bank@dresden.example")
@@ -150,9 +151,9 @@ func TestExplorerInquiry(t *testing.T) {
 	p.shot("inquiry-results-dark")
 	p.colorScheme("light")
 	// The CSV, as the browser downloads it with the session.
-	csv, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
-	if err != nil || !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
-		t.Fatalf("CSV (%v):\n%s", err, csv)
+	csv := p.fetchCSV(id)
+	if !strings.HasPrefix(csvTable(csv), "site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum\ncharite,true,10,1,") || !strings.Contains(csv, "\ndresden,true,5,1,") {
+		t.Fatalf("CSV:\n%s", csv)
 	}
 
 	// The connector's Reply document (ISO-8859-1) replaces charite's count,
@@ -310,4 +311,15 @@ func releaseInquiryHTTP(t *testing.T, s *Stack, c *http.Client, label string) st
 		t.Fatalf("release: %v %v", res, err)
 	}
 	return id
+}
+
+// fetchCSV is the inquiry's replies CSV as the page downloads it, with
+// the session.
+func (p *page) fetchCSV(id string) string {
+	p.t.Helper()
+	file, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.t.Fatalf("fetching the CSV: %v", err)
+	}
+	return file
 }

@@ -21,30 +21,42 @@ import (
 // researcher API say the same; axe-core finds nothing serious.
 func TestExplorerStrata(t *testing.T) {
 	p := newPage(t)
-	s := explorerStack(t, Options{BrokerArgs: []string{"-registration", "approval", "-watch-interval", "1s", "-min-count", "5"}})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
-	charite := registerBank(t, s, "bank@charite.example")
-	dresden := registerBank(t, s, "bank@dresden.example")
-	s.BrokerCLI(t, 0, "approve-bank", "-site", "charite", charite.email)
-	s.BrokerCLI(t, 0, "approve-bank", "-site", "dresden", dresden.email)
+	s, charite, dresden := inquiryStack(t, "-min-count", "5")
 	id := releaseInquiryHTTP(t, s, signInHTTP(t, s), "Stratified")
 
 	p.signIn(s)
-	p.do("open the inquiry", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id), chromedp.WaitVisible(chromedp.CSS(`#results[data-updated]`)),
-		chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
+	p.do("open the inquiry", chromedp.Navigate(s.URL+"/explorer/inquiries/"+id), chromedp.WaitVisible(chromedp.CSS(`#results[data-updated]`)))
+	p.markDocument()
+	replyStrata(t, s, id, charite, dresden)
+	p.wantStrata()
+	p.check("inquiry-strata")
+	p.wantStrataCSV(id)
+	wantStrataAPI(t, s, id)
+}
 
+// replyStrata: charite's connector replies with a Reply document in
+// ISO-8859-1 (donors 12 by Geschlecht: männlich 9, weiblich 3; samples
+// 30), dresden's with a plain 3.
+func replyStrata(t *testing.T, s *Stack, id string, charite, dresden bank) {
+	t.Helper()
 	doc := `{"donor":{"label":"Spender","count":12,"stratifications":[{"title":"Geschlecht","strata":[{"label":"männlich","count":9},{"label":"weiblich","count":3}]}]},"sample":{"label":"Proben","count":30,"stratifications":[]}}`
 	if res, body := s.Do(t, http.MethodPut, sb+"/inquiries/"+id+"/replies/"+charite.email, bytes.NewReader(latin1(doc)),
 		append(charite.auth(), "Content-Type", "text/plain; charset=ISO-8859-1")...); res.StatusCode != 200 {
 		t.Fatalf("reply: %d %s", res.StatusCode, body)
 	}
 	reply(t, s, id, dresden, "3")
+}
+
+// wantStrata waits for replyStrata's replies on the open inquiry page
+// under -min-count 5, without a reload since markDocument: donors and
+// samples per site, the stratified chart and table, the 3s as "< 5".
+func (p *page) wantStrata() {
+	t := p.t
+	t.Helper()
 	const total = "12, and 1 site with fewer than 5"
 	p.do("both replies arrive", chromedp.Poll[chromedp.Void](`document.getElementById("results-total").textContent === "`+total+`" && !!document.querySelector(".strata-table")`,
 		chromedp.WithPollingTimeout(15*time.Second)))
-	if same, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`window.__sameDocument === true`)); err != nil || !same {
-		t.Fatalf("the page reloaded (%v)", err)
-	}
+	p.wantSameDocument()
 	rows := func(sel string) string {
 		t.Helper()
 		got, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(`+"`"+sel+"`"+`)].map(tr =>
@@ -67,14 +79,16 @@ func TestExplorerStrata(t *testing.T) {
 	if err != nil || alt[0] != "img" || !strings.Contains(alt[1], "Donors by Geschlecht") || !strings.Contains(alt[1], "männlich: charite 9; weiblich: charite < 5") {
 		t.Errorf("the chart's text alternative: %q (%v)", alt, err)
 	}
-	p.check("inquiry-strata")
+}
 
+// wantStrataCSV fetches the inquiry's CSV in the page, with its session,
+// and wants what wantStrata saw.
+func (p *page) wantStrataCSV(id string) {
+	t := p.t
+	t.Helper()
 	// The CSV: the site rows, then a row per site and stratum, every row
 	// as wide as the header.
-	file, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`fetch("/explorer/inquiries/`+id+`/replies.csv").then(r => r.text())`, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := p.fetchCSV(id)
 	recs, err := csv.NewReader(strings.NewReader(csvTable(file))).ReadAll()
 	if err != nil {
 		t.Fatalf("CSV: %v\n%s", err, file)
@@ -98,6 +112,12 @@ func TestExplorerStrata(t *testing.T) {
 		t.Errorf("the CSV has a hidden count or the exact total:\n%s", file)
 	}
 
+}
+
+// wantStrataAPI asks the researcher API for the inquiry's replies and
+// wants what wantStrata saw.
+func wantStrataAPI(t *testing.T, s *Stack, id string) {
+	t.Helper()
 	// The researcher API: the parsed document, the 3s marked and cleared.
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client", "-type", "MDR", "-redirect-url", callback)
 	access, _ := researcherToken(t, s, demoEmail, demoPass)
