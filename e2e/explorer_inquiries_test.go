@@ -242,6 +242,7 @@ func TestExplorerInquiryPagesFast(t *testing.T) {
 	paths := []string{"/explorer/inquiries", "/explorer/inquiries/new", "/explorer/inquiries/" + id, "/explorer/inquiries/" + id + "/edit",
 		"/explorer/inquiries/" + id + "/replies.csv", "/explorer/query/elements?qb.ns=mdr16&g=g&q=Alter",
 		"/explorer/query/condition?g=g&urn=urn:mdr16:dataelement:23:1", "/explorer/query/preview?" + builder.Encode(),
+		"/explorer/query/catalogue?qb.ns=mdr16", "/explorer/query/catalogue/element?key=e1&urn=urn:mdr16:dataelement:23:1",
 		"/explorer/static/inquiries.css", "/explorer/static/inquiries.js"}
 	for _, lang := range []string{"en", "de"} {
 		for _, path := range paths {
