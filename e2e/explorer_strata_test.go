@@ -15,9 +15,11 @@ import (
 
 // TestExplorerStrata: under -min-count 5, charite's connector replies with
 // a Reply document in ISO-8859-1 (donors 12 by Geschlecht: männlich 9,
-// weiblich 3; samples 30) and dresden with a plain 3. Without a reload the
-// page shows donors and samples per site, the stratified chart and table
-// with the 3s as "< 5", never summed; the CSV (rectangular) and the
+// weiblich 3, and by Alter: unter 40 5, ab 40 7; samples 30) and dresden
+// with a plain 3. Without a reload the page shows donors and samples per
+// site, the stratified charts and tables with dresden's 3 as "< 5" and
+// Geschlecht hidden whole (12 - 9 would give the 3), never summed, Alter
+// as sent; the CSV (rectangular) and the
 // researcher API say the same; axe-core finds nothing serious.
 func TestExplorerStrata(t *testing.T) {
 	p := newPage(t)
@@ -35,11 +37,11 @@ func TestExplorerStrata(t *testing.T) {
 }
 
 // replyStrata: charite's connector replies with a Reply document in
-// ISO-8859-1 (donors 12 by Geschlecht: männlich 9, weiblich 3; samples
-// 30), dresden's with a plain 3.
+// ISO-8859-1 (donors 12 by Geschlecht: männlich 9, weiblich 3, and by
+// Alter: unter 40 5, ab 40 7; samples 30), dresden's with a plain 3.
 func replyStrata(t *testing.T, s *Stack, id string, charite, dresden bank) {
 	t.Helper()
-	doc := `{"donor":{"label":"Spender","count":12,"stratifications":[{"title":"Geschlecht","strata":[{"label":"männlich","count":9},{"label":"weiblich","count":3}]}]},"sample":{"label":"Proben","count":30,"stratifications":[]}}`
+	doc := `{"donor":{"label":"Spender","count":12,"stratifications":[{"title":"Geschlecht","strata":[{"label":"männlich","count":9},{"label":"weiblich","count":3}]},{"title":"Alter","strata":[{"label":"unter 40","count":5},{"label":"ab 40","count":7}]}]},"sample":{"label":"Proben","count":30,"stratifications":[]}}`
 	if res, body := s.Do(t, http.MethodPut, sb+"/inquiries/"+id+"/replies/"+charite.email, bytes.NewReader(latin1(doc)),
 		append(charite.auth(), "Content-Type", "text/plain; charset=ISO-8859-1")...); res.StatusCode != 200 {
 		t.Fatalf("reply: %d %s", res.StatusCode, body)
@@ -70,13 +72,14 @@ func (p *page) wantStrata() {
 		t.Errorf("sites:\n%s\nwant like:\n%s", got, want)
 	}
 	p.wantText("#results .total", "Donors", total, "Samples", "30")
-	if got, want := rows(".strata-table thead tr, .strata-table tbody tr"), "Stratum | charite | Total\nmännlich | 9 | 9\nweiblich | < 5 | 0, and 1 site with fewer than 5"; got != want {
+	if got, want := rows(".strata-table thead tr, .strata-table tbody tr"), "Stratum | charite | Total\nmännlich | hidden | 0, and hidden at 1 site\nweiblich | hidden | 0, and hidden at 1 site\n"+
+		"Stratum | charite | Total\nunter 40 | 5 | 5\nab 40 | 7 | 7"; got != want {
 		t.Errorf("strata table:\n%s\nwant:\n%s", got, want)
 	}
 	p.wantText(".strata caption", "Donors by Geschlecht")
 	alt, err := chromedp.Run(p.ctx, chromedp.Evaluate[[]string](`(() => { const s = document.querySelector("svg.strata-chart");
 		return [s.getAttribute("role"), s.getAttribute("aria-labelledby").split(" ").map(id => document.getElementById(id).textContent).join(" ")]; })()`))
-	if err != nil || alt[0] != "img" || !strings.Contains(alt[1], "Donors by Geschlecht") || !strings.Contains(alt[1], "männlich: charite 9; weiblich: charite < 5") {
+	if err != nil || alt[0] != "img" || !strings.Contains(alt[1], "Donors by Geschlecht") || !strings.Contains(alt[1], "männlich: charite hidden; weiblich: charite hidden") {
 		t.Errorf("the chart's text alternative: %q (%v)", alt, err)
 	}
 }
@@ -99,7 +102,8 @@ func (p *page) wantStrataCSV(id string) {
 	}
 	want := []string{"site,answered,count,replies,last_reply_utc,unreadable,samples,entity,stratification,stratum",
 		"charite,true,12,1,", "dresden,true,< 5,1,",
-		"charite,,9,,,,,donor,Geschlecht,männlich", "charite,,< 5,,,,,donor,Geschlecht,weiblich"}
+		"charite,,hidden,,,,,donor,Geschlecht,männlich", "charite,,hidden,,,,,donor,Geschlecht,weiblich",
+		"charite,,5,,,,,donor,Alter,unter 40", "charite,,7,,,,,donor,Alter,ab 40"}
 	if len(lines) != len(want) {
 		t.Fatalf("CSV:\n%s", file)
 	}
@@ -108,7 +112,7 @@ func (p *page) wantStrataCSV(id string) {
 			t.Errorf("CSV line %d: %q, want %q...", i, lines[i], w)
 		}
 	}
-	if strings.Contains(file, ",3,") || strings.Contains(file, ",15,") {
+	if strings.Contains(file, ",3,") || strings.Contains(file, ",9,") || strings.Contains(file, ",15,") {
 		t.Errorf("the CSV has a hidden count or the exact total:\n%s", file)
 	}
 
@@ -161,8 +165,10 @@ func wantStrataAPI(t *testing.T, s *Stack, id string) {
 	if err := json.Unmarshal(body, &got); err != nil || got.Total != 12 || got.Samples == nil || *got.Samples != 30 || len(got.Replies) != 2 {
 		t.Fatalf("replies (%v):\n%s", err, body)
 	}
-	// The strata summed per site and over the sites: the 3 adds nothing.
-	wantStrata := []stratumCount{{"donor", "Geschlecht", "männlich", 9, 0}, {"donor", "Geschlecht", "weiblich", 0, 1}}
+	// The strata summed per site and over the sites: Geschlecht, hidden
+	// whole, adds nothing.
+	wantStrata := []stratumCount{{"donor", "Geschlecht", "männlich", 0, 1}, {"donor", "Geschlecht", "weiblich", 0, 1},
+		{"donor", "Alter", "unter 40", 5, 0}, {"donor", "Alter", "ab 40", 7, 0}}
 	if fmt.Sprint(got.Strata) != fmt.Sprint(wantStrata) || len(got.Sites) != 2 || got.Sites[0].SiteID != "charite" ||
 		fmt.Sprint(got.Sites[0].Strata) != fmt.Sprint(wantStrata) || len(got.Sites[1].Strata) != 0 {
 		t.Errorf("strata:\n%s", body)
@@ -170,10 +176,10 @@ func wantStrataAPI(t *testing.T, s *Stack, id string) {
 	for _, r := range got.Replies {
 		switch r.SiteID {
 		case "charite":
-			if r.Donor == nil || r.Donor.Count != 12 || len(r.Donor.Stratifications) != 1 || r.Donor.Stratifications[0].Title != "Geschlecht" {
+			if r.Donor == nil || r.Donor.Count != 12 || len(r.Donor.Stratifications) != 2 || r.Donor.Stratifications[0].Title != "Geschlecht" {
 				t.Fatalf("charite's reply:\n%s", body)
 			}
-			if st := r.Donor.Stratifications[0].Strata; len(st) != 2 || st[0] != (stratum{"männlich", 9, false}) || st[1] != (stratum{"weiblich", 0, true}) {
+			if st := r.Donor.Stratifications[0].Strata; len(st) != 2 || st[0] != (stratum{"männlich", 0, true}) || st[1] != (stratum{"weiblich", 0, true}) {
 				t.Errorf("charite's strata %+v", st)
 			}
 		case "dresden":

@@ -129,9 +129,9 @@ func strataOf(v *view, res *brokerv1.ListRepliesResponse, k int32) []strataTable
 			switch n := tot.GetSuppressed(); {
 			case k <= 0 || n == 0:
 			case n == 1:
-				row.Total = v.T("res.total.below.one", row.Total, k)
+				row.Total = v.T("res.stratum.total.hidden.one", row.Total)
 			default:
-				row.Total = v.T("res.total.below", row.Total, n, k)
+				row.Total = v.T("res.stratum.total.hidden", row.Total, n)
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -149,16 +149,19 @@ func entityWord(e string) string {
 	return "donor"
 }
 
-// hiddenText is a count made of shown counts and hidden ones: the shown
-// sum, "< k" when all were hidden, "n + < k" when some were.
+// hiddenText is a stratum's count made of shown counts and hidden ones:
+// the shown sum, "hidden" when all were hidden, "n + hidden" when some
+// were. Not "< k": the broker hides a stratification whole when one of
+// its strata is below k (else the entity's count minus the others gives
+// it), so a hidden stratum may be k or more.
 func hiddenText(v *view, shown int32, hidden int, k int32) string {
 	switch {
-	case hidden == 0:
+	case hidden == 0 || k <= 0:
 		return strconv.Itoa(int(shown))
 	case shown == 0:
-		return belowText(v, k)
+		return v.T("res.stratum.hidden")
 	default:
-		return v.T("res.count.plusbelow", shown, k)
+		return v.T("res.stratum.plushidden", shown)
 	}
 }
 

@@ -14,8 +14,9 @@ func sc(entity, title, stratum string, count, suppressed int32) *brokerv1.Stratu
 
 // TestStrataOf: the broker's strata sums become a table an entity and
 // title, a row a stratum (in the broker's order) and a column a site that
-// sent it; a hidden stratum is "< k" ("n + < k" when a site's other bank
-// sent one shown), a total with hidden counts says how many sites had one
+// sent it; a hidden stratum is "hidden" ("n + hidden" when a site's other
+// bank sent one shown: the broker hides a stratification whole, so it may
+// be k or more), a total with hidden counts says at how many sites
 // (the broker summed only the counts shown); a site without a stratum is
 // "—", not 0; the chart's text alternative has every number, a hidden
 // count draws no bar.
@@ -52,24 +53,24 @@ func TestStrataOf(t *testing.T) {
 	}
 	want := []string{
 		"männlich | — | 6 | 6",
-		"weiblich | 9 + < 5 | < 5 | 9, and 2 sites with fewer than 5",
+		"weiblich | 9 + hidden | hidden | 9, and hidden at 2 sites",
 		"divers | 5 | — | 5",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	alt := "Donors by Geschlecht, as a bar chart; the table beside it has the same numbers: männlich: dresden 6; weiblich: berlin 9 + < 5, dresden < 5; divers: berlin 5."
+	alt := "Donors by Geschlecht, as a bar chart; the table beside it has the same numbers: männlich: dresden 6; weiblich: berlin 9 + hidden, dresden hidden; divers: berlin 5."
 	if g.Alt != alt {
 		t.Errorf("alt = %q\nwant  %q", g.Alt, alt)
 	}
 	// A bar a site that sent the stratum, the longest the largest count
 	// shown; a hidden count draws none; each stratum labelled once.
 	b := g.Chart.Bars
-	if len(b) != 4 || b[1].W != strataBarW || b[2].Text != "< 5" || b[2].W != 0 || !b[0].Head || !b[1].Head || b[2].Head || !b[3].Head {
+	if len(b) != 4 || b[1].W != strataBarW || b[2].Text != "hidden" || b[2].W != 0 || !b[0].Head || !b[1].Head || b[2].Head || !b[3].Head {
 		t.Errorf("bars: %+v", b)
 	}
 	de := strataOf(&view{Lang: i18n.German}, res, 5)
-	if de[0].Heading != "Spender nach Geschlecht" || de[0].Rows[1].Total != "9, dazu 2 Standorte mit weniger als 5" {
+	if de[0].Heading != "Spender nach Geschlecht" || de[0].Rows[1].Total != "9, dazu verborgen an 2 Standorten" {
 		t.Errorf("German: %q, %q", de[0].Heading, de[0].Rows[1].Total)
 	}
 	// Without the rule (k = 0) the totals are plain numbers.

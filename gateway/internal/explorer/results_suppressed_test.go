@@ -10,7 +10,8 @@ import (
 
 // suppressedReplies is what the broker sends a researcher under -min-count
 // 5 when berlin replied 3 (hidden) and dresden 12 with a stratum of 2: the
-// total is the sum of the counts shown.
+// total is the sum of the counts shown, and dresden's Geschlecht is hidden
+// whole (männlich 10 would give weiblich as 12 - 10).
 func suppressedReplies() *brokerv1.ListRepliesResponse {
 	twelve, zero := int32(12), int32(0)
 	return &brokerv1.ListRepliesResponse{InquiryId: "1", Total: 12, Unreadable: 1, MinCount: 5, SuppressedSites: 1, Samples: &zero,
@@ -18,25 +19,25 @@ func suppressedReplies() *brokerv1.ListRepliesResponse {
 			{SiteId: "berlin", Suppressed: true},
 			{SiteId: "dresden", Count: &twelve,
 				Donor: &brokerv1.ReplyEntity{Label: "Spender", Count: 12, Stratifications: []*brokerv1.Stratification{
-					{Title: "Geschlecht", Strata: []*brokerv1.Stratum{{Label: "männlich", Count: 10}, {Label: "weiblich", Suppressed: true}}}}},
+					{Title: "Geschlecht", Strata: []*brokerv1.Stratum{{Label: "männlich", Suppressed: true}, {Label: "weiblich", Suppressed: true}}}}},
 				Sample: &brokerv1.ReplyEntity{Label: "Proben", Suppressed: true}},
 			{SiteId: "köln", Unreadable: true},
 		},
 		Sites: []*brokerv1.SiteCount{
 			{SiteId: "berlin", Replies: 1, Suppressed: 1},
 			{SiteId: "dresden", Count: 12, Replies: 1, Samples: &zero, Strata: []*brokerv1.StratumCount{
-				{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 10},
+				{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Suppressed: 1},
 				{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Suppressed: 1}}},
 			{SiteId: "köln", Replies: 1, Unreadable: 1},
 		},
 		Strata: []*brokerv1.StratumCount{
-			{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Count: 10},
+			{Entity: "donor", Stratification: "Geschlecht", Stratum: "männlich", Suppressed: 1},
 			{Entity: "donor", Stratification: "Geschlecht", Stratum: "weiblich", Suppressed: 1}}}
 }
 
 // TestResultsSuppressed: a count the broker's small-count rule hid is "< 5"
-// on the page, in its chart, its breakdowns, the results stream and the
-// CSV (a hidden sample count too); the total is the sum of the counts shown with how many sites had a
+// on the page, in its chart, the results stream and the CSV (a hidden
+// sample count too), a hidden stratum "hidden" (it may be k or more); the total is the sum of the counts shown with how many sites had a
 // count below 5, and a withheld unreadable body says why it is missing.
 func TestResultsSuppressed(t *testing.T) {
 	e, fb, _ := newInqEnv(t)
@@ -56,9 +57,10 @@ func TestResultsSuppressed(t *testing.T) {
 			`<tr data-site="berlin"><th scope="row">berlin</th><td class="num">&lt; 5</td><td class="num"></td>`,
 			`<strong id="results-samples">0, and 1 site with fewer than 5</strong>`,
 			`class="chart-num">&lt; 5</text>`,
-			`<tr><th scope="row">weiblich</th><td class="num">&lt; 5</td><td class="num">0, and 1 site with fewer than 5</td></tr>`,
-			`<tr><th scope="row">männlich</th><td class="num">10</td><td class="num">10</td></tr>`,
-			`weiblich: dresden &lt; 5.</desc>`,
+			`<tr><th scope="row">weiblich</th><td class="num">hidden</td><td class="num">0, and hidden at 1 site</td></tr>`,
+			`<tr><th scope="row">männlich</th><td class="num">hidden</td><td class="num">0, and hidden at 1 site</td></tr>`,
+			`männlich: dresden hidden; weiblich: dresden hidden.</desc>`,
+			`all strata of its breakdown at that site are hidden`,
 			`<code>(not shown: it may hold a count below the threshold)</code>`,
 		} {
 			if !strings.Contains(body, want) {
@@ -86,8 +88,8 @@ func TestResultsSuppressed(t *testing.T) {
 		"berlin,true,< 5,1,,0,,,,\n" +
 		"dresden,true,12,1,,0,< 5,,,\n" +
 		"köln,true,unreadable,1,,1,,,,\n" +
-		"dresden,,10,,,,,donor,Geschlecht,männlich\n" +
-		"dresden,,< 5,,,,,donor,Geschlecht,weiblich\n"
+		"dresden,,hidden,,,,,donor,Geschlecht,männlich\n" +
+		"dresden,,hidden,,,,,donor,Geschlecht,weiblich\n"
 	if rec.Code != http.StatusOK || csvRows(rec.Body.String()) != want {
 		t.Fatalf("CSV: %d\n%s", rec.Code, rec.Body)
 	}

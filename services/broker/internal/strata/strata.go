@@ -2,7 +2,10 @@
 // per site and over the sites, so an API client need not add them up from
 // the replies. It sums what the replies carry: after the small-count rule
 // (package suppress) a hidden stratum's count is 0 and it adds nothing but
-// to suppressed, so no sum gives a hidden count away.
+// to suppressed, so no sum gives a hidden count away. As a reply's
+// stratification with a stratum hidden is hidden whole, a site's or the
+// total's donors minus its shown strata is the sum of whole hidden
+// stratifications, never one stratum.
 package strata
 
 import (

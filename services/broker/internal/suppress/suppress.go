@@ -4,8 +4,10 @@
 // counts shown alone, so no hidden count can be worked out from one
 // answer: a site's count and the totals are the sums of the counts shown,
 // with how many sites had one hidden, never the exact sums (exact total
-// minus the counts shown would be the hidden count). Operators get the
-// exact replies with the hidden parts marked.
+// minus the counts shown would be the hidden count), and a stratification
+// with a hidden stratum is hidden whole (secondary suppression: entity
+// count minus the strata shown would be the hidden one). Operators get
+// the exact replies with the hidden parts marked.
 package suppress
 
 import (
@@ -100,8 +102,16 @@ func mark(r *brokerv1.Reply, k int32) bool {
 		}
 		e.Suppressed = e.GetCount() < k
 		for _, st := range e.GetStratifications() {
+			// Secondary suppression: strata usually sum to their entity's
+			// count, so with one hidden and the entity and the others
+			// shown, subtraction gives it. A stratification with a
+			// stratum below k, or of a hidden entity, is hidden whole.
+			hide := e.Suppressed
 			for _, row := range st.GetStrata() {
-				row.Suppressed = row.GetCount() < k
+				hide = hide || row.GetCount() < k
+			}
+			for _, row := range st.GetStrata() {
+				row.Suppressed = hide
 			}
 		}
 	}
