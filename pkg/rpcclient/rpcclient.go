@@ -34,6 +34,11 @@ func Dial(addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 		// behind a headless Service or DNS, or a listed set), not only the
 		// first.
 		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`),
+		// No service config from DNS TXT records: FRIS sets its own above,
+		// and the TXT lookup delays a name's first addresses by as long as
+		// the DNS server takes to answer it (container DNS servers such as
+		// podman's aardvark-dns can drop TXT queries: seconds per lookup).
+		grpc.WithDisableServiceConfig(),
 	}
 	target := addr
 	if strings.Contains(addr, ",") {
