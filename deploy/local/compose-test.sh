@@ -145,6 +145,7 @@ pump_pid=$!
 timeout 300 $dc up -d --no-build --quiet-pull >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "compose up of the previous release"; }
 wait_up 180
 wait_seeds 180
+settle_uploads 120
 write_data "$tmp/data"
 $dc down >/dev/null 2>&1
 kill "$pump_pid"
