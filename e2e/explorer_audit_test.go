@@ -83,6 +83,9 @@ func explorerAudit(t *testing.T, o Options) {
 	}
 
 	disabled := auditRow("auth", "auth.admin.SetUserDisabled", op)
+	// Events reach the store through a background writer: the refused
+	// sign-in's, written after the disable's, may come a moment later.
+	waitAuditView(t, c, s.URL+"/explorer/operator/audit?outcome=denied", `data-outcome="denied"`)
 	body = waitAuditView(t, c, s.URL+"/explorer/operator/audit", disabled)
 	row := body[strings.Index(body, disabled):]
 	row = row[:strings.Index(row, "</tr>")]
