@@ -84,6 +84,7 @@
 #   BENCH_WARMUP             discarded warm-up per run                         (2s)
 #   BENCH_TOKEN_DURATION     measured time of each auth flow in each round     (4s)
 #   BENCH_TOKEN_ROUNDS       rounds of both auth flows                         (5)
+#   BENCH_TOKEN_FLOWS        the auth suite's flows, comma-separated (all; names in fris-bench -h)
 #   BENCH_FLOW_PROCS         fris-bench's GOMAXPROCS during an auth flow, 0 = all CPUs (1)
 #   BENCH_FLOW_BATCH         fris-bench under SCHED_BATCH during an auth flow      (true)
 #   BENCH_RSA_DURATION       raw RSA signing rate, before and after each flow  (2s)
@@ -102,6 +103,7 @@ TOKEN_CONNECTIONS=${BENCH_TOKEN_CONNECTIONS:-16}
 RSA_DURATION=${BENCH_RSA_DURATION:-2s}
 TOKEN_DURATION=${BENCH_TOKEN_DURATION:-4s}
 TOKEN_ROUNDS=${BENCH_TOKEN_ROUNDS:-5}
+TOKEN_FLOWS=${BENCH_TOKEN_FLOWS:-}
 FLOW_PROCS=${BENCH_FLOW_PROCS:-1}
 FLOW_BATCH=${BENCH_FLOW_BATCH:-true}
 JSON=${BENCH_JSON:-bench/results/latest.json}
@@ -306,7 +308,7 @@ run_pass() {
   # stops fris-bench with the services) instead of after the whole run.
   "$BIN/fris-bench" -gateway "http://127.0.0.1:$gw_port" -suites "$suites" -connections "$CONNECTIONS" \
     -token-connections "$TOKEN_CONNECTIONS" -duration "$DURATION" -warmup "$WARMUP" -rsa-duration "$RSA_DURATION" \
-    -token-duration "$TOKEN_DURATION" -token-rounds "$TOKEN_ROUNDS" -flow-procs "$FLOW_PROCS" -flow-batch="$FLOW_BATCH" \
+    -token-duration "$TOKEN_DURATION" -token-rounds "$TOKEN_ROUNDS" ${TOKEN_FLOWS:+-token-flows "$TOKEN_FLOWS"} -flow-procs "$FLOW_PROCS" -flow-batch="$FLOW_BATCH" \
     -client-id "$CLIENT_ID" -user-email "$USER_EMAIL" -bearer-path "$BEARER_PATH" -json "$json" \
     -es256-client-id "$CLIENT_ID-es256" ${NULL_ARGS[*]:+-null-client-id "$CLIENT_ID-null"} \
     -watch "gateway=$gw_pid,auth=$auth_pid,mdr=$mdr_pid" "${args[@]}" &
