@@ -42,11 +42,20 @@ type groupCommit struct {
 	mixed    func(context.Context, func(Tx) error) error
 	delay    time.Duration
 	maxBatch int
+	// serial, when set, says the backend commits one transaction at a
+	// time (bbolt). A batch due while another commits then waits for it
+	// and keeps taking writes (queued) instead of lining up its own
+	// commit behind it: writes that arrive during a commit share the next
+	// one, as in a database's group commit, however soon their writers
+	// flush. Waiting costs them nothing, since the backend would make
+	// them wait anyway.
+	serial bool
 
 	mu       sync.Mutex
 	pending  *batch
 	running  int       // batches committing
 	lastDone time.Time // when the last batch finished committing
+	queued   []*batch  // serial: batches due, waiting for the running one
 }
 
 type batchCall struct {
@@ -60,6 +69,7 @@ type batch struct {
 	deadline time.Time
 	once     sync.Once
 	calls    []batchCall
+	queued   bool // in g.queued
 }
 
 func (g *groupCommit) do(ctx context.Context, fn func(Tx) error) error {
@@ -115,7 +125,22 @@ func (g *groupCommit) do(ctx context.Context, fn func(Tx) error) error {
 	return err
 }
 
-func (b *batch) trigger() { b.once.Do(b.run) }
+func (b *batch) trigger() {
+	g := b.g
+	if g.serial {
+		g.mu.Lock()
+		if g.running > 0 {
+			if !b.queued {
+				b.queued = true
+				g.queued = append(g.queued, b)
+			}
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+	}
+	b.once.Do(b.run)
+}
 
 func (b *batch) run() {
 	g := b.g
@@ -130,7 +155,16 @@ func (b *batch) run() {
 		g.mu.Lock()
 		g.running--
 		g.lastDone = time.Now()
+		var next []*batch
+		if g.running == 0 {
+			next, g.queued = g.queued, nil
+		}
 		g.mu.Unlock()
+		// Several are queued only when batches filled up; the backend
+		// runs them one after the other.
+		for _, n := range next {
+			go n.once.Do(n.run)
+		}
 	}()
 	// Callers wait for their answer and may give up; the batch itself is
 	// bounded by the backend's own timeouts.

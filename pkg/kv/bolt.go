@@ -111,7 +111,7 @@ func OpenBolt(path string, o BoltOptions) (*Bolt, error) {
 		if delay <= 0 {
 			delay = time.Millisecond
 		}
-		b.group = &groupCommit{update: b.update, mixed: b.updateMixed, parts: o.Partitions, delay: delay, maxBatch: 1000}
+		b.group = &groupCommit{update: b.update, mixed: b.updateMixed, parts: o.Partitions, delay: delay, maxBatch: 1000, serial: true}
 	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
