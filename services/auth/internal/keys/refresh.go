@@ -22,12 +22,12 @@ import (
 // RefreshSigner is the active refresh key as it signs refresh tokens.
 // Refresh tokens are read by the provider alone, so their signature need
 // not be one that resource servers can check, nor even a public-key one:
-// an HMAC-SHA-256 (JWS HS256) costs about a µs, where an Ed25519 signature
-// and its check cost about 90 µs here (BENCHMARKS.md, suite auth). The HMAC key is
-// derived from the stored Ed25519 refresh key (macKey), so it is sealed,
-// rotated and pruned exactly with it and needs no record of its own; it is
-// never published, and the key set holds no symmetric key a resource
-// server could be confused with.
+// an HMAC-SHA-256 (JWS HS256) costs about a µs, where an Ed25519
+// signature and its check cost about 90 µs here (BENCHMARKS.md, suite
+// auth). The HMAC key is derived from the stored Ed25519 refresh key
+// (macKey), so it is sealed, rotated and pruned exactly with it and needs
+// no record of its own; it is never published, and the key set holds no
+// symmetric key a resource server could be confused with.
 type RefreshSigner struct {
 	KID string // the MAC's kid: the refresh key's and MACKIDSuffix
 	Key []byte // the HMAC-SHA-256 key
