@@ -2,25 +2,32 @@ package e2e
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 )
 
 // TestRefreshKey, over HTTP: an OAuth 2.0 refresh (form, grant_type)
-// gets a refresh token signed with the Ed25519 refresh key, whose kid
-// neither /certs nor /jwks publishes, and no id token; it refreshes again,
-// revokes and introspects like any. With -refresh-supersedes-access the
+// gets a refresh token signed HS256 under the MAC key derived from the
+// refresh key, whose kid (nor the refresh key's own) neither /certs nor
+// /jwks publishes, which hold no symmetric key, and no id token; it
+// refreshes again, revokes and introspects like any, and the gateway
+// refuses it as a bearer token. With -refresh-supersedes-access the
 // previous access token introspects as inactive after the refresh.
 func TestRefreshKey(t *testing.T) {
 	s := NewStack(t, Options{AuthArgs: []string{"-refresh-supersedes-access"}})
 	seedAuth(t, s)
+	s.MDRCLI(t, 0, "import", "testdata/extra.json")
 	published := map[string]bool{}
-	_, b := s.Get(t, oauth+"/certs", 200)
-	for _, k := range JSON(t, b).([]any) {
+	_, certs := s.Get(t, oauth+"/certs", 200)
+	for _, k := range JSON(t, certs).([]any) {
 		published[k.(map[string]any)["keyId"].(string)] = true
 	}
-	_, b = s.Get(t, oauth+"/jwks", 200)
-	for _, k := range field(t, JSON(t, b), "keys").([]any) {
+	_, jwks := s.Get(t, oauth+"/jwks", 200)
+	for _, k := range field(t, JSON(t, jwks), "keys").([]any) {
 		published[k.(map[string]any)["kid"].(string)] = true
+		if kty := k.(map[string]any)["kty"]; kty != "RSA" && kty != "EC" && kty != "OKP" {
+			t.Fatalf("the JWKS publishes a %v key: %v", kty, k)
+		}
 	}
 
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {login(t, s, "client_id="+demoClient)}}
@@ -29,9 +36,26 @@ func TestRefreshKey(t *testing.T) {
 	first := v.(map[string]any)
 	refresh := first["refresh_token"].(string)
 	hdr := jwtPart(t, refresh, 0).(map[string]any)
-	if hdr["alg"] != "EdDSA" || published[hdr["kid"].(string)] {
-		t.Fatalf("refresh token header %v: want EdDSA with an unpublished kid", hdr)
+	kid, _ := hdr["kid"].(string)
+	edKID, isMAC := strings.CutSuffix(kid, ".hs256")
+	if hdr["alg"] != "HS256" || !isMAC || published[kid] || published[edKID] {
+		t.Fatalf("refresh token header %v: want HS256 with an unpublished kid", hdr)
 	}
+	for _, b := range [][]byte{certs, jwks} {
+		if strings.Contains(string(b), edKID) || strings.Contains(string(b), `"oct"`) {
+			t.Fatalf("the refresh key shows in %s", b)
+		}
+	}
+	// The gateway verifies access tokens against the JWKS: the refresh
+	// token is none, and HS256 is no algorithm it takes. The access token
+	// opens the private data element; the refresh token leaves the
+	// request anonymous (404), and a bearer route refuses it in the
+	// gateway (invalid_token) before auth is asked.
+	secret := mdr + "/dataelements/urn:secret:dataelement:1:1"
+	s.Get(t, secret, 200, "Authorization", "Bearer "+first["access_token"].(string))
+	s.Get(t, secret, 404, "Authorization", "Bearer "+refresh)
+	res, _ = s.Get(t, oauth+"/userinfo", 403, "Authorization", "Bearer "+refresh)
+	wantContains(t, res.Header.Get("WWW-Authenticate"), `error="invalid_token"`)
 	if first["id_token"] == nil || jwtPart(t, first["access_token"].(string), 0).(map[string]any)["alg"] != "RS256" {
 		t.Fatalf("sign-in response %v: want an RS256 access token and an id token", first)
 	}

@@ -8,7 +8,7 @@
 # Two passes, each with its own gateway:
 #   1. as deployed (-mdr-cache-ttl 1s): suite mdr (registry reads next to an
 #      in-process baseline), then suite auth (token responses/s of the
-#      refresh flows (spec-shaped; OAuth 2.0 with the Ed25519 refresh key for
+#      refresh flows (spec-shaped; OAuth 2.0 with the HS256 refresh token for
 #      an RS256 client, an ES256 client and a client whose access token a
 #      stub signs, the pure protocol cost) and the signature flow next to the
 #      raw RS256, ES256 and EdDSA signing rates). The auth service of this

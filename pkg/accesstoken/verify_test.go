@@ -230,3 +230,49 @@ func TestVerifyRefusesAlgConfusion(t *testing.T) {
 		t.Fatalf("ES256 with its key: %v", err)
 	}
 }
+
+// TestVerifyHMACKeyOnlyAsItself: a reader that holds an HMAC key (the auth
+// service's refresh-token MAC) gets an HS256 token verified with it only
+// when the key names HS256, the MAC is its own, and the header names HS256
+// too: another secret, another HMAC size, a public-key signature or none
+// under the same kid are refused.
+func TestVerifyHMACKeyOnlyAsItself(t *testing.T) {
+	secret := make([]byte, 32)
+	other := make([]byte, 32)
+	for _, b := range [][]byte{secret, other} {
+		if _, err := rand.Read(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, ed, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign := func(alg jwa.SignatureAlgorithm, key any) string {
+		hdr := jws.NewHeaders()
+		_ = hdr.Set(jws.KeyIDKey, "mac")
+		b, err := jws.Sign([]byte(`{"sub":"7"}`), jws.WithKey(alg, key, jws.WithProtectedHeaders(hdr)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	mac := func(context.Context, jwa.SignatureAlgorithm, string) (Key, error) {
+		return Key{Alg: jwa.HS256, Key: secret}, nil
+	}
+	if got, err := Verify(context.Background(), sign(jwa.HS256, secret), mac); err != nil || string(got) != `{"sub":"7"}` {
+		t.Fatalf("HS256 with its key: %q %v", got, err)
+	}
+	for name, tok := range map[string]string{
+		"HS256 under another secret": sign(jwa.HS256, other),
+		"HS512 under the secret":     sign(jwa.HS512, secret),
+		"EdDSA":                      sign(jwa.EdDSA, ed),
+		"RS256":                      sign(jwa.RS256, rsaKey(t, 0)),
+		"none": base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","kid":"mac"}`)) + "." +
+			base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"7"}`)) + ".",
+	} {
+		if got, err := Verify(context.Background(), tok, mac); err != ErrSignature || got != nil { //nolint:errorlint // the exact error is the contract
+			t.Errorf("%s: Verify = %q, %v; want ErrSignature", name, got, err)
+		}
+	}
+}

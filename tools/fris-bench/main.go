@@ -188,7 +188,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	suites := fs.String("suites", suiteMDR, "comma-separated suites to run: "+strings.Join(allSuites, ", ")+" (or all)")
 	fs.IntVar(&c.tokenConnections, "token-connections", 16, "auth suite: connections (= workers) of the token flows")
 	fs.DurationVar(&c.tokenDuration, "token-duration", 4*time.Second, "auth suite: measured time of each flow in each round (after -warmup)")
-	tokenFlows := fs.String("token-flows", strings.Join(allFlows, ","), "auth suite: the flows to run, comma-separated: "+strings.Join(allFlows, ", ")+" (refresh-oauth: a refresh with grant_type, whose refresh token the auth service signs with its Ed25519 refresh key)")
+	tokenFlows := fs.String("token-flows", strings.Join(allFlows, ","), "auth suite: the flows to run, comma-separated: "+strings.Join(allFlows, ", ")+" (refresh-oauth: a refresh with grant_type, whose refresh token the auth service signs HS256 under a key derived from its refresh key)")
 	fs.IntVar(&c.tokenRounds, "token-rounds", 5, "auth suite: rounds of both flows, each between two raw-rate measurements")
 	fs.BoolVar(&c.flowBatch, "flow-batch", true, "auth suite: run this load generator under SCHED_BATCH while a flow runs (Linux), so its wake-ups do not preempt the services")
 	fs.IntVar(&c.flowProcs, "flow-procs", 1, "auth suite: GOMAXPROCS of this load generator while a flow runs (the raw rate always uses every CPU); 0 leaves it")

@@ -24,8 +24,8 @@ import (
 // Signatures per token response: a response of the spec's shape carries an
 // access, an id and a refresh token, each an RS256 JWS made by the auth
 // service. An OAuth 2.0 refresh (refresh-oauth) carries one RS256 access
-// token and an EdDSA refresh token; flowSignatures counts what the
-// responses actually carried.
+// token and an HS256 refresh token (an HMAC: no signature to speak of);
+// flowSignatures counts what the responses actually carried.
 const serverSignatures = 3
 
 // rsaBits is the size of the auth service's signing key (its -key-bits

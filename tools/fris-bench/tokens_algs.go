@@ -76,7 +76,7 @@ func algRates(ctx context.Context, goroutines int, d time.Duration, cpu *cpuWatc
 
 // flowSignatures reads a response the flow's sessions last got: the
 // number of its RSA signatures and what it carried ("access RS256, id
-// RS256, refresh EdDSA"). Responses it cannot read (not JWTs) count as
+// RS256, refresh HS256"). Responses it cannot read (not JWTs) count as
 // serverSignatures.
 func flowSignatures(sessions []session) (int, string) {
 	for _, s := range sessions {

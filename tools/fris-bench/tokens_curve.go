@@ -10,7 +10,7 @@ import (
 // stubbed out (-null-client-id): both are OAuth-shaped refreshes, like
 // refresh-oauth, so the three differ only in how the access token is
 // signed (RS256, ES256, a stub of no measurable cost); the refresh token
-// is signed with the Ed25519 refresh key in all three.
+// is HS256 under the key derived from the refresh key in all three.
 const (
 	flowRefreshES256 = "refresh-es256"
 	flowRefreshNull  = "refresh-null"

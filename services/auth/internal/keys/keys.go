@@ -4,7 +4,8 @@
 // every token they signed has expired. The keys live in the store, so all
 // replicas sign with the same key and publish the same set. Beside them, a
 // set of refresh keys (Ed25519, refresh.go) lives the same life but is never
-// published: only the provider reads the refresh tokens they sign.
+// published: only the provider reads the refresh tokens signed with them
+// (an HMAC under a key derived from each).
 package keys
 
 import (
@@ -53,8 +54,9 @@ type Signer struct {
 
 // VerifyKey is a key as token verification needs it: the algorithm is the
 // key's own, and a token whose header names another is refused. Key is an
-// *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey, or for a refresh key (RefreshOnly: it verifies refresh
-// tokens and nothing else) an ed25519.PublicKey.
+// *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey, or for a refresh
+// key (RefreshOnly: it verifies refresh tokens and nothing else) an
+// ed25519.PublicKey (EdDSA) or its derived HMAC key, a []byte (HS256).
 type VerifyKey struct {
 	Alg         jwa.SignatureAlgorithm
 	Key         any
@@ -314,7 +316,8 @@ func (m *Manager) cur() *state {
 // Signer returns the active RSA key.
 func (m *Manager) Signer() *Signer { return m.cur().signer }
 
-// RefreshSigner returns the active refresh key.
+// RefreshSigner returns the active refresh key, ready to sign refresh
+// tokens.
 func (m *Manager) RefreshSigner() *RefreshSigner { return m.cur().refresh }
 
 // Public returns the published public keys as a JWK set.

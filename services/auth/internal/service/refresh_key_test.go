@@ -53,8 +53,8 @@ func published(t *testing.T, e *env, kid string) bool {
 }
 
 // TestRefreshKeyOAuthShape: a request with a grant_type (every OAuth 2.0
-// library) gets a refresh token signed with the refresh key (EdDSA, a kid
-// that /certs and the JWKS never show), and its refresh's response carries
+// library) gets a refresh token signed with the refresh key's MAC (HS256,
+// a kid that /certs and the JWKS never show), and its refresh's response carries
 // no id token; the access and id tokens stay RS256.
 func TestRefreshKeyOAuthShape(t *testing.T) {
 	e := newEnv(t)
@@ -64,7 +64,7 @@ func TestRefreshKeyOAuthShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if algOf(t, res.GetAccessToken()) != "RS256" || algOf(t, res.GetIdToken()) != "RS256" || algOf(t, res.GetRefreshToken()) != "EdDSA" {
+	if algOf(t, res.GetAccessToken()) != "RS256" || algOf(t, res.GetIdToken()) != "RS256" || algOf(t, res.GetRefreshToken()) != "HS256" {
 		t.Fatalf("algs: access %s id %s refresh %s", algOf(t, res.GetAccessToken()), algOf(t, res.GetIdToken()), algOf(t, res.GetRefreshToken()))
 	}
 	rkid := kidOf(t, res.GetRefreshToken())
@@ -75,7 +75,7 @@ func TestRefreshKeyOAuthShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if next.IdToken != nil || next.GetAccessToken() == "" || algOf(t, next.GetRefreshToken()) != "EdDSA" {
+	if next.IdToken != nil || next.GetAccessToken() == "" || algOf(t, next.GetRefreshToken()) != "HS256" {
 		t.Fatalf("refresh response: id token %v, refresh alg %s", next.IdToken != nil, algOf(t, next.GetRefreshToken()))
 	}
 	// Rotation and reuse detection work as before.
@@ -112,14 +112,15 @@ func TestRefreshKeySpecShape(t *testing.T) {
 	// The same chain refreshed by an OAuth 2.0 request moves to the
 	// refresh key.
 	next, err := e.pub.Token(ctx, &authv1.TokenRequest{GrantType: "refresh_token", RefreshToken: res.GetRefreshToken()})
-	if err != nil || algOf(t, next.GetRefreshToken()) != "EdDSA" {
+	if err != nil || algOf(t, next.GetRefreshToken()) != "HS256" {
 		t.Fatalf("OAuth refresh of a spec chain: %v", err)
 	}
 }
 
-// TestRefreshKeyOldTokensStillAccepted: a refresh token minted the old way
-// (RS256 with the signing key) is accepted until it expires, by either
-// shape, and the refresh key's own tokens survive a rotation of the keys.
+// TestRefreshKeyOldTokensStillAccepted: a refresh token minted the old ways
+// (RS256 with the signing key, EdDSA with the refresh key itself) is
+// accepted until it expires, by either shape, and the refresh key's own
+// tokens survive a rotation of the keys.
 func TestRefreshKeyOldTokensStillAccepted(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -138,6 +139,10 @@ func TestRefreshKeyOldTokensStillAccepted(t *testing.T) {
 	for _, gt := range []string{"", "refresh_token"} {
 		if _, err := e.pub.Token(ctx, &authv1.TokenRequest{GrantType: gt, RefreshToken: old()}); err != nil {
 			t.Fatalf("grant_type %q: old RS256 refresh token refused: %v", gt, err)
+		}
+		ed := resignWithRefreshKey(t, e, old(), jwa.EdDSA)
+		if _, err := e.pub.Token(ctx, &authv1.TokenRequest{GrantType: gt, RefreshToken: ed}); err != nil {
+			t.Fatalf("grant_type %q: old EdDSA refresh token refused: %v", gt, err)
 		}
 	}
 
@@ -174,19 +179,22 @@ func TestRefreshKeySignsNothingElse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Re-sign the access token's claims with the refresh key.
-	forged := resignWithRefreshKey(t, e, res.GetAccessToken())
-	if _, err := e.pub.GetUserInfo(bearer(forged), &authv1.GetUserInfoRequest{}); err == nil {
-		t.Fatal("an access token signed with the refresh key was accepted")
-	}
-	in, err := e.pub.Introspect(ctx, &authv1.IntrospectRequest{Token: forged, ClientId: clientID, ClientSecret: secret})
-	if err != nil || in.GetActive() {
-		t.Fatalf("introspection of a refresh-key access token: %v %v", in, err)
+	// Re-sign the access token's claims with the refresh key, and with its
+	// MAC key.
+	for _, alg := range []jwa.SignatureAlgorithm{jwa.EdDSA, jwa.HS256} {
+		forged := resignWithRefreshKey(t, e, res.GetAccessToken(), alg)
+		if _, err := e.pub.GetUserInfo(bearer(forged), &authv1.GetUserInfoRequest{}); err == nil {
+			t.Fatalf("an access token signed %s with the refresh key was accepted", alg)
+		}
+		in, err := e.pub.Introspect(ctx, &authv1.IntrospectRequest{Token: forged, ClientId: clientID, ClientSecret: secret})
+		if err != nil || in.GetActive() {
+			t.Fatalf("introspection of a refresh-key %s access token: %v %v", alg, in, err)
+		}
 	}
 	// The refresh token itself introspects as one.
-	in, err = e.pub.Introspect(ctx, &authv1.IntrospectRequest{Token: res.GetRefreshToken(), ClientId: clientID, ClientSecret: secret})
+	in, err := e.pub.Introspect(ctx, &authv1.IntrospectRequest{Token: res.GetRefreshToken(), ClientId: clientID, ClientSecret: secret})
 	if err != nil || !in.GetActive() || in.GetTokenType() != "refresh_token" {
-		t.Fatalf("introspection of an EdDSA refresh token: %v %v", in, err)
+		t.Fatalf("introspection of an HS256 refresh token: %v %v", in, err)
 	}
 }
 
@@ -220,17 +228,22 @@ func atoi(t *testing.T, s string) int32 {
 	return int32(n)
 }
 
-// resignWithRefreshKey signs tok's claims with the active refresh key.
-func resignWithRefreshKey(t *testing.T, e *env, tok string) string {
+// resignWithRefreshKey signs tok's claims with the active refresh key:
+// EdDSA with the key itself (as before the MAC), HS256 with its MAC key.
+func resignWithRefreshKey(t *testing.T, e *env, tok string, alg jwa.SignatureAlgorithm) string {
 	t.Helper()
 	payload, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs := e.svc.keys.RefreshSigner()
+	kid, key := rs.KID, any(rs.Key)
+	if alg == jwa.EdDSA {
+		kid, key = rs.EdKID, rs.EdKey
+	}
 	hdr := jws.NewHeaders()
-	_ = hdr.Set(jws.KeyIDKey, rs.KID)
-	b, err := jws.Sign(payload, jws.WithKey(jwa.EdDSA, rs.Key, jws.WithProtectedHeaders(hdr)))
+	_ = hdr.Set(jws.KeyIDKey, kid)
+	b, err := jws.Sign(payload, jws.WithKey(alg, key, jws.WithProtectedHeaders(hdr)))
 	if err != nil {
 		t.Fatal(err)
 	}

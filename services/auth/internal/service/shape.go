@@ -8,8 +8,8 @@ type shape int
 
 const (
 	// shapeOAuth: a grant_type, as RFC 6749 requires and every OAuth 2.0
-	// library sends. The refresh token is signed with the refresh key,
-	// which only the provider reads, and a refresh's response carries no
+	// library sends. The refresh token is signed with the refresh key's
+	// MAC (HS256), which only the provider reads, and a refresh's response carries no
 	// id token (OpenID Connect Core 12.2 makes it optional; the libraries
 	// keep the one they have).
 	shapeOAuth shape = iota

@@ -10,8 +10,8 @@ import (
 )
 
 // SigningKey is one of the provider's private keys: an RSA key that signs
-// the published tokens, or a refresh key (Ed25519, never published) that
-// signs the refresh tokens only auth reads. PrivateDER is never stored as
+// the published tokens, or a refresh key (Ed25519, never published) from
+// which the MAC key of the refresh tokens only auth reads is derived. PrivateDER is never stored as
 // it is: see Sealer.
 type SigningKey struct {
 	KID        string `json:"kid"`

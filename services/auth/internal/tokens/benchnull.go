@@ -10,9 +10,10 @@ import (
 )
 
 // BenchNullKID is the kid of the benchmark's stub signatures. No key of
-// that kid is ever published or loaded, and HS256 is no algorithm any
-// FRIS reader accepts, so nothing verifies such a token: not the gateway,
-// not auth's own Read (ErrMalformed), not a relying party.
+// that kid is ever published or loaded, so nothing verifies such a token:
+// not the gateway (which refuses HS256 outright), not auth's own Read
+// (which takes HS256 only under a refresh key's MAC kid, and then only for
+// a refresh token: ErrMalformed), not a relying party.
 const BenchNullKID = "bench-null-unverifiable"
 
 // benchNull is the stub signer of the benchmark's "pure protocol cost":

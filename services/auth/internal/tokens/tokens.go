@@ -1,6 +1,6 @@
 // Package tokens issues and reads the provider's JWTs: access and id
-// tokens signed by the active signing key of the client's algorithm, refresh tokens by the active
-// refresh key (or, for the clients that verify them, the signing key).
+// tokens signed by the active signing key of the client's algorithm, refresh tokens with an HMAC
+// under the active refresh key's (or, for the clients that verify them, by the signing key).
 package tokens
 
 import (
@@ -71,7 +71,7 @@ type Subject struct {
 	// (at most a second ahead, well within the skew every reader allows).
 	RevokedBefore int64
 	// RSARefresh signs the refresh token with the RSA signing key instead
-	// of the refresh key: for a client that verifies it with the
+	// of the refresh key's HMAC: for a client that verifies it with the
 	// provider's public key (the Samply auth client does).
 	RSARefresh bool
 	// NoIDToken leaves the id token out (a refresh's response may: OpenID
@@ -198,7 +198,7 @@ func (i *Issuer) Plan(s Subject) Plan {
 
 // Sign signs the planned tokens: the access and id tokens with the active
 // key of the client's algorithm, the refresh token with the active refresh
-// key unless the plan asks for the RSA signing key.
+// key's HMAC unless the plan asks for the RSA signing key.
 func (p Plan) Sign() (Set, error) {
 	out := Set{RefreshJTI: p.RefreshJTI, RefreshExpires: p.RefreshExpires, ExpiresIn: p.i.life.Access, Subject: p.access.Subject,
 		Chain: p.refresh.Session, IssuedAt: int64(p.refresh.IssuedAt)}
@@ -305,13 +305,16 @@ var (
 	ErrInvalid = errors.New("token expired, not yet valid or of the wrong type")
 )
 
-// Read verifies a token's signature against the published keys and its
-// claims by accesstoken's rules (exp, nbf and iat with skew, issuer,
-// subject, type; any of the provider's types when wantType is "").
+// Read verifies a token's signature against the published keys and the
+// refresh keys, and its claims by accesstoken's rules (exp, nbf and iat
+// with skew, issuer, subject, type; any of the provider's types when
+// wantType is "").
 func (i *Issuer) Read(ctx context.Context, raw, wantType string) (*Claims, error) {
 	// The key's own alg decides the algorithm, never the token's header
 	// (accesstoken.Verify refuses a header naming another): no `none`, no
-	// HMAC keyed with the public key, no ES256 header on an RSA key.
+	// HMAC keyed with a public key, no ES256 header on an RSA key. HS256
+	// verifies only under the kid of a refresh key's MAC, whose key only
+	// this service holds, and then only a refresh token (RefreshOnly).
 	refreshOnly := false
 	byKID := func(ctx context.Context, _ jwa.SignatureAlgorithm, kid string) (accesstoken.Key, error) {
 		k, ok := i.keys.Verifier(ctx, kid)

@@ -203,7 +203,7 @@ func TestTokenShape(t *testing.T) {
 		hdr := decode(t, parts[0])
 		wantHdr := map[string]any{"alg": "RS256", "kid": km.Signer().KID, "typ": "JWT"}
 		if tc.typ == TypeRefresh {
-			wantHdr = map[string]any{"alg": "EdDSA", "kid": km.RefreshSigner().KID, "typ": "JWT"}
+			wantHdr = map[string]any{"alg": "HS256", "kid": km.RefreshSigner().KID, "typ": "JWT"}
 		}
 		if !reflect.DeepEqual(hdr, wantHdr) {
 			t.Errorf("%s header = %v, want %v", tc.typ, hdr, wantHdr)
