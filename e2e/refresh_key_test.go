@@ -11,6 +11,7 @@ import (
 // revokes and introspects like any. With -refresh-supersedes-access the
 // previous access token introspects as inactive after the refresh.
 func TestRefreshKey(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{AuthArgs: []string{"-refresh-supersedes-access"}})
 	seedAuth(t, s)
 	published := map[string]bool{}
