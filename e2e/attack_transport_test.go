@@ -314,7 +314,9 @@ func TestAttackBodyBudget(t *testing.T) {
 // started), and the upload service parses a bounded share at a time
 // (-max-parse-bytes) instead of all of them.
 func TestAttackCredentialedBodiesMemoryReturns(t *testing.T) {
-	t.Parallel()
+	// Not parallel: upload parses the 96 MiB a bounded share at a time,
+	// within the gateway's 30 s -upstream-timeout, which tests beside it
+	// on a loaded machine stretched past (a 504 or a client timeout).
 	s := NewStack(t, Options{UploadArgs: []string{"-validation", "off"}})
 	seedSites(t, s)
 	legitUpload(t, s, src(5, 100), "WARM-1")
