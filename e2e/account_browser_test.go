@@ -12,6 +12,7 @@ import (
 // password?" link, the request (German), the mailed link's page, signing in
 // with the new password, the account page, changing the password there.
 func TestAccountBrowser(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
 

@@ -14,6 +14,7 @@ import (
 // that changed it stays signed in; the user's other session ends; the login
 // form takes the new password and refuses the old one.
 func TestAccountChangePassword(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{})
 	me, other := signInHTTP(t, s), signInHTTP(t, s)
 	code, page := getPage(t, me, s.URL+"/explorer/account")
@@ -71,6 +72,7 @@ func TestAccountChangePassword(t *testing.T) {
 // (each Explorer sign-in, this browser marked) and "sign out everywhere"
 // ends them all, this browser's too.
 func TestAccountSessions(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{})
 	me, other := signInHTTP(t, s), signInHTTP(t, s)
 	code, page := getPage(t, me, s.URL+"/explorer/account")

@@ -92,6 +92,7 @@ func (p peer) forgot(t *testing.T, email string) (*http.Response, []byte) {
 var nonceRE = regexp.MustCompile(`nonce="[^"]*"`)
 
 func TestAccountForgotPassword(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	seedAuth(t, s)
 	me := from127(t, s, "127.0.0.1", nil)
@@ -157,6 +158,7 @@ func TestAccountForgotPassword(t *testing.T) {
 // still gets its link, from its usual address and from a new one; a new
 // browser without that evidence meets the ceiling (the documented limit).
 func TestAccountResetLimitsSpareTheHolder(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{AuthArgs: []string{"-limit-reset", "2/1h", "-limit-reset-addr", "1000/1h", "-limit-reset-ceiling", "4/1h"}})
 	seedAuth(t, s)
 	jar, err := cookiejar.New(nil)

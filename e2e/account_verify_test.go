@@ -12,6 +12,7 @@ import (
 // -email-verified gets a link (in auth's log here); its page only asks,
 // its form confirms, and userinfo and the id token say so from then on.
 func TestAccountEmailVerification(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	seedAuth(t, s) // the demo user, address not vouched for
 	var link string

@@ -199,6 +199,7 @@ func attackers(t *testing.T, s *Stack, n int) []peer {
 // address too (its fresh code shows the client's own flow). Only an
 // address with no such evidence meets the account ceiling.
 func TestAttackClientSecret(t *testing.T) {
+	t.Parallel()
 	s := attackStack(t, Options{})
 	seedAuth(t, s)
 	holder := from127(t, s, "127.0.2.1", nil)
@@ -242,6 +243,7 @@ func TestAttackClientSecret(t *testing.T) {
 // usual address, and from a new address with the browser's known-device
 // cookie. The guessing address is refused even with the right password.
 func TestAttackLogin(t *testing.T) {
+	t.Parallel()
 	s := attackStack(t, Options{})
 	seedAuth(t, s)
 	jar, err := cookiejar.New(nil)
@@ -292,6 +294,7 @@ func TestAttackLogin(t *testing.T) {
 // addresses guess its password, the connector's uploads with the right
 // one go on.
 func TestAttackSiteBasic(t *testing.T) {
+	t.Parallel()
 	s := attackStack(t, Options{})
 	seedSites(t, s)
 	connector := from127(t, s, "127.0.2.1", nil)
@@ -325,6 +328,7 @@ func TestAttackSiteBasic(t *testing.T) {
 // guess its token, the bank's own polls with the right one go on (no
 // token cache here: its usual address is what counts).
 func TestAttackBankToken(t *testing.T) {
+	t.Parallel()
 	s := attackStack(t, Options{})
 	bank := from127(t, s, "127.0.2.1", nil)
 	const email = "bank-attacked@fris.test"
@@ -361,6 +365,7 @@ func TestAttackBankToken(t *testing.T) {
 // (fris_password_hashes_total), on every store: each attempt reserves its
 // budget before its hash.
 func TestAttackConcurrentGuesses(t *testing.T) {
+	t.Parallel()
 	for _, o := range []struct {
 		name string
 		opts Options
@@ -409,6 +414,7 @@ func TestAttackConcurrentGuesses(t *testing.T) {
 // emails have accounts; one address gets five answers, then 429; another
 // address is not affected.
 func TestAttackRegisterEnumeration(t *testing.T) {
+	t.Parallel()
 	s := attackStack(t, Options{})
 	seedAuth(t, s)
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -441,6 +447,7 @@ func TestAttackRegisterEnumeration(t *testing.T) {
 // cached check lives, with the default limits, is never refused: a
 // verified secret is not charged, and concurrent checks share one hash.
 func TestAttackIntrospectConcurrent(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{AuthArgs: []string{"-secret-cache-ttl", "1ms"}})
 	seedAuth(t, s)
 	rs := from127(t, s, "127.0.2.1", nil)

@@ -62,6 +62,7 @@ func gatewayGauge(t *testing.T, s *Stack, name string) float64 {
 // of their own) from 250 loopback addresses, with the session cap at
 // 1,000; the gateway holds no session for any of them.
 func TestAttackExplorerSessions(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{GatewayArgs: []string{"-explorer-sessions", "1000"}})
 
 	// The user begins signing in: the Explorer sends them to the login
@@ -158,6 +159,7 @@ func TestAttackExplorerSessions(t *testing.T) {
 // session is signed out, and when an operator revokes the user; the
 // browser's reconnection is then refused.
 func TestAttackExplorerStreamEnds(t *testing.T) {
+	t.Parallel()
 	s, bankA, _ := inquiryStack(t)
 	for _, how := range []string{"sign-out", "revoke-user"} {
 		t.Run(how, func(t *testing.T) {

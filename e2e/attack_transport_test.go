@@ -26,6 +26,7 @@ import (
 // credentials, before the gateway reads the body, so neither the gateway
 // nor the upload service grows; the connector uploads meanwhile.
 func TestAttackAnonymousBodies(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{UploadArgs: []string{"-validation", "off"}})
 	seedSites(t, s)
 	legitUpload(t, s, src(1, 100), "WARM-1")
@@ -82,6 +83,7 @@ func TestAttackAnonymousBodies(t *testing.T) {
 // -max-conns-per-addr are closed at once, so the global cap keeps room:
 // another host's read and a connector's upload are answered meanwhile.
 func TestAttackSlowConnections(t *testing.T) {
+	t.Parallel()
 	const conns = 3000
 	raiseNoFile(t, conns+1000)
 	s := NewStack(t, Options{GatewayArgs: []string{"-max-conns", "1000"}, UploadArgs: []string{"-validation", "off"}})
@@ -177,6 +179,7 @@ func TestAttackSlowConnections(t *testing.T) {
 // cap are refused at once with 429 and Retry-After; the host's next
 // request too while its slots are full; another host is served.
 func TestAttackInFlightPerAddress(t *testing.T) {
+	t.Parallel()
 	const limit, attempts = 8, 20
 	s := NewStack(t, Options{GatewayArgs: []string{"-max-inflight-per-addr", strconv.Itoa(limit), "-body-rate-window", "1m"}})
 	attacker := src(3, 1)
@@ -244,6 +247,7 @@ func TestAttackInFlightPerAddress(t *testing.T) {
 // text) instead of growing the gateway; once the first is stored, the
 // second goes through.
 func TestAttackBodyBudget(t *testing.T) {
+	t.Parallel()
 	const mib = 1 << 20
 	s := NewStack(t, Options{
 		// A window long enough that the first body, paused, is not cut off.
@@ -310,6 +314,9 @@ func TestAttackBodyBudget(t *testing.T) {
 // started), and the upload service parses a bounded share at a time
 // (-max-parse-bytes) instead of all of them.
 func TestAttackCredentialedBodiesMemoryReturns(t *testing.T) {
+	// Not parallel: upload parses the 96 MiB a bounded share at a time,
+	// within the gateway's 30 s -upstream-timeout, which tests beside it
+	// on a loaded machine stretched past (a 504 or a client timeout).
 	s := NewStack(t, Options{UploadArgs: []string{"-validation", "off"}})
 	seedSites(t, s)
 	legitUpload(t, s, src(5, 100), "WARM-1")

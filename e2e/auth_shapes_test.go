@@ -179,6 +179,7 @@ func readAccess(t *testing.T, tok string) accessClaims {
 }
 
 func TestAuthShapes(t *testing.T) {
+	t.Parallel()
 	for _, shape := range []string{"samply", "spec", "both"} {
 		t.Run(shape, func(t *testing.T) {
 			s := NewStack(t, Options{GatewayArgs: []string{"-auth-answers", shape}})

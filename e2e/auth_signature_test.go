@@ -26,6 +26,7 @@ func spkiB64(t *testing.T, pub any) string {
 }
 
 func TestAuthSignatureFlowAndRegistration(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	seedAuth(t, s)
 	k := signingKey()

@@ -157,6 +157,7 @@ func jwtPart(t *testing.T, tok string, i int) any {
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	seedAuth(t, s)
 
@@ -444,6 +445,7 @@ var signingKey = sync.OnceValue(func() *rsa.PrivateKey {
 // With another -auth-prefix, discovery names the paths the gateway serves,
 // and a client that follows it reaches them.
 func TestAuthDiscoveryUnderAnotherPrefix(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{GatewayArgs: []string{"-auth-prefix", "/idp"}})
 	_, b := s.Get(t, "/.well-known/openid-configuration", 200)
 	d := JSON(t, b)

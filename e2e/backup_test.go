@@ -26,6 +26,7 @@ var storeServices = []string{"mdr", "auth", "upload", "broker"}
 // and a token signed before the backup work, and the registry is there
 // without a new import.
 func TestBackupRestore(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	secret := NewKeySecret(t)
 	opts := Options{
@@ -148,6 +149,7 @@ func TestBackupRestore(t *testing.T) {
 // TestBackupOfRedisStore: a service on Redis refuses the backup and names
 // Redis's own persistence.
 func TestBackupOfRedisStore(t *testing.T) {
+	t.Parallel()
 	url := testredis.URL(t)
 	mdr := start(t, "mdr", "serve", "-grpc-addr", "127.0.0.1:0", "-ops-addr", "", "-store", "redis", "-redis-url", url, "-redis-prefix", testredis.Prefix(t))
 	out := filepath.Join(t.TempDir(), "mdr.db")

@@ -81,6 +81,7 @@ func (m *mailbox) lastCode(t *testing.T, email string) string {
 }
 
 func TestBrokerActivationCode(t *testing.T) {
+	t.Parallel()
 	box, addr := startMailbox(t)
 	s := NewStack(t, Options{BrokerArgs: []string{"-name", brokerName, "-registration", "activation-code",
 		"-smtp-addr", addr, "-smtp-from", "broker@fris.test", "-smtp-user", "broker", "-smtp-password", "mail-secret"}})

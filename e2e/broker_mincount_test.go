@@ -17,6 +17,7 @@ import (
 // operator's CLI shows the 3, marked. (Without -min-count the exact counts
 // show as TestBrokerUnreadableReplies and TestExplorerInquiry check.)
 func TestBrokerMinCount(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{BrokerArgs: []string{"-registration", "approval", "-watch-interval", "1s", "-min-count", "5"}})
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
 	charite := registerBank(t, s, "bank@charite.example")

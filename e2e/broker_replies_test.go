@@ -13,6 +13,7 @@ import (
 // kept as sent and shown as unreadable, never as 0, in the researcher API,
 // the Explorer's page (English and German), its CSV and the broker CLI.
 func TestBrokerUnreadableReplies(t *testing.T) {
+	t.Parallel()
 	s, charite, dresden := inquiryStack(t)
 	c := signInHTTP(t, s)
 	id := releaseInquiryHTTP(t, s, c, "Unlesbar")

@@ -156,6 +156,7 @@ func wantText(t *testing.T, s *Stack, method, path string, body io.Reader, want 
 }
 
 func TestBroker(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{BrokerArgs: []string{"-name", brokerName, "-max-reply-bytes", "4096", "-registration", "approval"}})
 	if s.Broker == nil {
 		t.Fatal("the broker binary was not built")
@@ -442,6 +443,7 @@ func TestBroker(t *testing.T) {
 // TestBrokerRedis runs the bank flow on the Redis store, on one
 // redis-server and on a Redis Cluster.
 func TestBrokerRedis(t *testing.T) {
+	t.Parallel()
 	t.Run("redis", func(t *testing.T) { brokerRedis(t, Options{Redis: true}) })
 	t.Run("cluster", func(t *testing.T) { brokerRedis(t, Options{Cluster: true}) })
 }

@@ -33,6 +33,7 @@ func chromium(t *testing.T) string {
 // TestBrowserLogin fills the login form in a real headless browser, follows
 // the redirect to the client's callback and exchanges the code for tokens.
 func TestBrowserLogin(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	s := NewStack(t, Options{})
 

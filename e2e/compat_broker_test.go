@@ -224,6 +224,7 @@ func brokerLogCode(t *testing.T, s *Stack, email string) string {
 }
 
 func TestCompatBroker(t *testing.T) {
+	t.Parallel()
 	for _, o := range []struct {
 		name string
 		opts Options

@@ -20,6 +20,7 @@ import (
 // node (20 or newer) on PATH and no network; without node it is skipped,
 // except under CI=true, where it fails.
 func TestCompatOpenIDClient(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err == nil {
 		err = nodeAtLeast(node, 20)

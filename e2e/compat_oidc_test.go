@@ -90,6 +90,7 @@ func oauthConfig(p *oidc.Provider, style oauth2.AuthStyle, scopes ...string) *oa
 }
 
 func TestCompatOIDCDiscovery(t *testing.T) {
+	t.Parallel()
 	_, _, p := oidcSetup(t, Options{})
 	var d struct {
 		Issuer     string   `json:"issuer"`
@@ -120,6 +121,7 @@ func TestCompatOIDCDiscovery(t *testing.T) {
 // nonce, client_secret_basic, id token verified against the discovered
 // keys, userinfo, and refresh when the access token runs out.
 func TestCompatOIDCCodeFlow(t *testing.T) {
+	t.Parallel()
 	// Access tokens that are "expired" at once for x/oauth2 (it renews
 	// 10 s early), so its TokenSource refreshes on its own.
 	s, ctx, p := oidcSetup(t, Options{AuthArgs: []string{"-access-ttl", "5s"}})
@@ -217,6 +219,7 @@ func TestCompatOIDCCodeFlow(t *testing.T) {
 
 // A machine client's own token through x/oauth2/clientcredentials.
 func TestCompatOIDCClientCredentials(t *testing.T) {
+	t.Parallel()
 	s, ctx, p := oidcSetup(t, Options{})
 	for _, style := range []oauth2.AuthStyle{oauth2.AuthStyleInHeader, oauth2.AuthStyleInParams} {
 		cc := clientcredentials.Config{ClientID: demoClient, ClientSecret: demoSecret, TokenURL: p.Endpoint().TokenURL, AuthStyle: style, Scopes: []string{"registry"}}
@@ -256,6 +259,7 @@ func wantRetrieveError(t *testing.T, err error, status int, code string) {
 
 // The token endpoint's refusals, as a library reports them.
 func TestCompatOIDCErrors(t *testing.T) {
+	t.Parallel()
 	s, ctx, p := oidcSetup(t, Options{})
 	cfg := oauthConfig(p, oauth2.AuthStyleInHeader)
 	// An unknown grant type (x/oauth2 still speaks the password grant).

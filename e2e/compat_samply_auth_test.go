@@ -25,6 +25,7 @@ import (
 // configured with (it fetches no keys). Its networks run without automatic
 // key rotation.
 func TestCompatSamplyAuthPrivateKeyFlow(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{AuthArgs: []string{"-key-rotation", "0"}})
 	seedAuth(t, s)
 	hostKey := samplyHostKey(t, s)
@@ -111,6 +112,7 @@ func TestCompatSamplyAuthPrivateKeyFlow(t *testing.T) {
 }
 
 func TestCompatSamplyAuthClientSecretFlow(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	seedAuth(t, s)
 	hostKey := samplyHostKey(t, s)

@@ -190,18 +190,21 @@ func selfTestPatient(id string) string {
 }
 
 func TestCompatUpload(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{UploadArgs: []string{"-validation", "reject"}})
 	seedSites(t, s)
 	compatUploadSuite(t, s)
 }
 
 func TestCompatUploadRedis(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{Redis: true, UploadArgs: []string{"-validation", "reject"}})
 	seedSites(t, s)
 	compatUploadSuite(t, s)
 }
 
 func TestCompatUploadCluster(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{Cluster: true, UploadArgs: []string{"-validation", "reject"}})
 	seedSites(t, s)
 	compatUploadSuite(t, s)

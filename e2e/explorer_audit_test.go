@@ -48,6 +48,7 @@ func waitAuditView(t *testing.T, c *http.Client, target, want string) string {
 // lifetime the stack runs with and none of its secrets. On both stores:
 // the events are kept in each service's own.
 func TestExplorerAudit(t *testing.T) {
+	t.Parallel()
 	t.Run("bolt", func(t *testing.T) { explorerAudit(t, Options{}) })
 	t.Run("redis", func(t *testing.T) { explorerAudit(t, Options{Redis: true}) })
 }
@@ -152,6 +153,7 @@ func explorerAudit(t *testing.T, o Options) {
 // filtered by keyboard, light and dark, English and German, on a
 // phone-sized screen too: axe-core finds no serious issue.
 func TestExplorerAuditBrowser(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)

@@ -16,6 +16,7 @@ import (
 // nothing serious with the catalogue open, light and dark; the draft is
 // saved with the query.
 func TestExplorerCatalogue(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)

@@ -29,6 +29,7 @@ var secretRE = regexp.MustCompile(`<code id="client-secret">([^<]+)</code>`)
 // disables and enables it; rotates the signing key; auth audits each
 // change with the operator as actor.
 func TestExplorerClients(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{})
 	researcher := signInHTTP(t, s)
 	for _, p := range []string{"clients", "keys"} {
@@ -171,6 +172,7 @@ func TestExplorerClients(t *testing.T) {
 // English, in German and on a phone-sized screen, and a non-operator sees
 // the reason.
 func TestExplorerClientsBrowser(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
 	out := s.AuthCLI(t, 0, "create-client", "-client-id", "lab-app", "-name", "Lab app", "-type", "MDR", "-redirect-url", "https://lab.example/cb")

@@ -62,6 +62,7 @@ func crawlConsole(t *testing.T, s *Stack, c *http.Client) map[string]string {
 // lacks), and a user administrator too on each page that is not the users
 // view's.
 func TestConsoleRefusedEverywhere(t *testing.T) {
+	t.Parallel()
 	s := operatorStack(t)
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client", "-redirect-url", callback)
 	registerBank(t, s, "biobank@charite.example") // the banks view's forms
@@ -137,6 +138,7 @@ func TestConsoleRefusedEverywhere(t *testing.T) {
 // crafted form, the page offers none) and any change to an operator, and
 // the page says why.
 func TestExplorerUserAdmin(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{})
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client", "-redirect-url", callback)
 	s.AuthCLI(t, 0, "create-user", "-email", "op@lab.example", "-password", "operator password", "-scopes", identity.ScopeOperator)
@@ -233,6 +235,7 @@ func TestExplorerUserAdmin(t *testing.T) {
 // page's language switch is a link that keeps the authorization request,
 // so signing in after switching works.
 func TestConsoleAndLoginBrowser(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)

@@ -37,6 +37,7 @@ func inquiryStack(t *testing.T, brokerArgs ...string) (*Stack, bank, bank) {
 // page updates without a reload (total, table, chart); the CSV has the
 // counts; close.
 func TestExplorerInquiry(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s, bankA, bankB := inquiryStack(t)
 	pdf := filepath.Join(t.TempDir(), "expose.pdf")
@@ -214,6 +215,7 @@ func attr(p *page, sel, name string) string {
 // scope is not offered inquiries, and is refused with the reason and whom
 // to ask.
 func TestExplorerInquiryNeedsRole(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{})
 	c := signInHTTP(t, s)
 	if _, home := getPage(t, c, s.URL+"/explorer/"); strings.Contains(home, `href="/explorer/inquiries"`) {
@@ -230,6 +232,7 @@ func TestExplorerInquiryNeedsRole(t *testing.T) {
 // sites; the median and the slowest are logged (the 300 ms target is not
 // asserted: timings belong in `make bench`).
 func TestExplorerInquiryPagesFast(t *testing.T) {
+	t.Parallel()
 	s, bankA, bankB := inquiryStack(t)
 	c := signInHTTP(t, s)
 	id := releaseInquiryHTTP(t, s, c, "Speed")

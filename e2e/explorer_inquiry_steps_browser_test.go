@@ -13,6 +13,7 @@ import (
 // without them); the released page says how far the inquiry has got; axe
 // finds nothing serious on either.
 func TestExplorerInquiryStepsBrowser(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s, _, _ := inquiryStack(t)
 	p.do("open the form, which asks to sign in", chromedp.Navigate(s.URL+"/explorer/inquiries/new?lang=en"), chromedp.WaitVisible(chromedp.ID("email")))

@@ -19,6 +19,7 @@ import (
 // form with what was typed; the page says how far the inquiry has got to
 // its sites (their banks' polls and fetches).
 func TestExplorerInquirySteps(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{BrokerArgs: []string{"-registration", "approval", "-watch-interval", "1s"}, GatewayArgs: []string{"-max-body", "1048576"}})
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
 	bankA := registerBank(t, s, "bank@charite.example")

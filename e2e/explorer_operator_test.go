@@ -71,6 +71,7 @@ func (p *page) count(sel string) int {
 // status, in English and German, on a phone-sized screen too. The broker
 // audits the approval with the operator as the actor.
 func TestExplorerOperator(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := operatorStack(t)
 	b := registerBank(t, s, "biobank@charite.example")
@@ -179,6 +180,7 @@ func TestExplorerOperator(t *testing.T) {
 // with the gateway's certificate, admit the operator views' admin calls
 // only for an identity with fris:operator, and no other admin call.
 func TestExplorerOperatorServices(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	gw := dialAs(t, "gateway")
 	broker := brokerv1.NewBrokerAdminClient(conn(t, s.BrokerAddr, gw))

@@ -26,6 +26,7 @@ func csvTable(s string) string {
 // registry's designations and meanings; a chip's button removes its
 // condition without saving; the bank reads the query with Neq and IsNull.
 func TestExplorerQueryWords(t *testing.T) {
+	t.Parallel()
 	s, bankA, _ := inquiryStack(t)
 	c := signInHTTP(t, s)
 	_, page := getPage(t, c, s.URL+"/explorer/inquiries/new")

@@ -18,6 +18,7 @@ import (
 // same per-site counts and strata; axe-core finds nothing serious on the
 // builder and the results, light and dark.
 func TestExplorerResearchJourney(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s, charite, dresden := inquiryStack(t, "-min-count", "5")
 

@@ -80,6 +80,7 @@ func auditCount(s *Stack, action string) int {
 // before it expires without the user noticing; an operator cutting the
 // user off signs the session out.
 func TestExplorerSession(t *testing.T) {
+	t.Parallel()
 	// Access tokens live 62 s and are refreshed in their last minute: the
 	// second request after signing in refreshes.
 	s := explorerStack(t, Options{AuthArgs: []string{"-access-ttl", "62s"}})

@@ -22,6 +22,7 @@ import (
 // as sent; the CSV (rectangular) and the
 // researcher API say the same; axe-core finds nothing serious.
 func TestExplorerStrata(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s, charite, dresden := inquiryStack(t, "-min-count", "5")
 	id := releaseInquiryHTTP(t, s, signInHTTP(t, s), "Stratified")

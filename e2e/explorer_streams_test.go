@@ -17,6 +17,7 @@ import (
 // ends its streams only, the other still gets the next reply; when the
 // last stream closes, the watch is gone.
 func TestExplorerResultsStreamsShared(t *testing.T) {
+	t.Parallel()
 	s, bankA, bankB := inquiryStack(t)
 	c1, c2 := signInHTTP(t, s), signInHTTP(t, s)
 	_, page := getPage(t, c1, s.URL+"/explorer/inquiries/new")

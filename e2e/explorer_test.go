@@ -236,6 +236,7 @@ var tokenLike = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+`)
 // lands on the Explorer showing the user's name, and signs out; the
 // browser never holds a token.
 func TestExplorerSignIn(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
 
@@ -356,6 +357,7 @@ func TestExplorerSignIn(t *testing.T) {
 // TestExplorerRegistry browses namespace -> group -> data element in
 // English and German, and searches, without signing in.
 func TestExplorerRegistry(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
 
@@ -458,6 +460,7 @@ func TestExplorerRegistry(t *testing.T) {
 // logged. The 300 ms target for the median is not asserted here: a test
 // must pass on a busy machine, and timings belong in `make bench`.
 func TestExplorerPagesFast(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{})
 	paths := []string{"/", "/explorer/", "/explorer/namespaces/mdr16", "/explorer/namespaces/mdr16/search?q=Alter",
 		"/explorer/groups/urn:mdr16:dataelementgroup:6:1", "/explorer/dataelements/urn:mdr16:dataelement:15:1",

@@ -65,6 +65,7 @@ func usersForm(t *testing.T, s *Stack, c *http.Client, csrf, path string, form u
 // (the user cannot sign in) and enables them; a form without the CSRF
 // token is refused; auth audits each change with the operator as actor.
 func TestExplorerUsers(t *testing.T) {
+	t.Parallel()
 	s := explorerStack(t, Options{})
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client", "-redirect-url", callback)
 
@@ -171,6 +172,7 @@ func TestExplorerUsers(t *testing.T) {
 // on a phone-sized screen too; axe-core finds no serious issue, light and
 // dark.
 func TestExplorerUsersBrowser(t *testing.T) {
+	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
 	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)

@@ -15,6 +15,7 @@ import (
 // Explorer's redirect URI https) by sending X-Forwarded-Proto; a trusted
 // proxy can.
 func TestPublicPortExposure(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{GatewayArgs: []string{"-trusted-proxies", "127.0.0.2/32"}})
 	seedAuth(t, s)
 

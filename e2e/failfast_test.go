@@ -165,6 +165,7 @@ func groups(t *testing.T, s *Stack) (int, map[string]string) {
 const failFastBound = 20 * time.Second
 
 func TestFailFastRedisDown(t *testing.T) {
+	// Not parallel: it restarts its Redis on the port it had, which a parallel test's listener could take while it is down.
 	r := startRedis(t)
 	s := NewStack(t, Options{Redis: true, RedisURL: r.url(), GatewayArgs: []string{"-mdr-cache-ttl", "0"}})
 	seedSites(t, s)
@@ -257,6 +258,7 @@ func TestFailFastRedisDown(t *testing.T) {
 // stopped, /readyz stays 200, /health/groups names auth, the other groups
 // serve and group A answers 503.
 func TestFailFastGatewayReadyWithAuthDown(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	if err := s.Auth.stop(t); err != nil {
 		t.Fatalf("auth exit: %v", err)
@@ -280,6 +282,7 @@ func TestFailFastGatewayReadyWithAuthDown(t *testing.T) {
 // written, even when small writes still fit in the store file's free pages,
 // and once space is free again it is 200 with uploads working, no restart.
 func TestFailFastDiskFull(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mountTmpfs(t, dir, 8<<20) // skips when the test may not mount
 	const maxDoc = 1 << 20

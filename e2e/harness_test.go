@@ -1,6 +1,7 @@
 // Package e2e drives the real binaries over HTTP, exactly as clients do:
 // every test starts (or shares) a stack of service processes and a gateway
-// on loopback ports chosen by the kernel.
+// on loopback ports chosen by the kernel, and runs beside the others
+// (parallel_test.go).
 package e2e
 
 import (
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	raiseParallel()
 	wd, _ := os.Getwd()
 	repoRoot = wd
 	for !exists(filepath.Join(repoRoot, "go.work")) {

@@ -23,6 +23,7 @@ import (
 // (new first, old second) keeps every key, so tokens issued before still
 // work; the old secret alone, a wrong one, or none stops auth at start.
 func TestKeysAtRest(t *testing.T) {
+	// Not parallel: it restarts auth on the addresses it had, which a parallel test's listener could take while it is down.
 	for _, backend := range []struct {
 		name string
 		// store returns auth's store flags and a reader of everything the

@@ -24,6 +24,7 @@ import (
 // the route's limit is 413, an overlong path segment is 400, and in every
 // case nothing was stored (docs/security.md, "Input limits").
 func TestInputLimits(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	seedAuth(t, s)
 	seedSites(t, s)
@@ -193,6 +194,7 @@ func refusedTotal(t *testing.T, ops, flow string) float64 {
 // refusal in its metrics and logs it, while the holder from another
 // address is admitted; activation mails are capped per address.
 func TestAbuseLimits(t *testing.T) {
+	t.Parallel()
 	for _, o := range []struct {
 		name string
 		opts Options
@@ -380,6 +382,7 @@ func abuseLimits(t *testing.T, o Options) {
 // user's sign-ins all succeed and stay fast. Hashing costs what it does in
 // production (argon2id's 19 MiB), and no check is cached.
 func TestLoginUnderGuessing(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{
 		GatewayArgs: []string{"-trusted-proxies", "127.0.0.0/8"},
 		AuthArgs:    []string{"-argon2-memory-kib", "19456", "-secret-cache-ttl", "0"},

@@ -140,6 +140,7 @@ const (
 )
 
 func TestCompatMDRClient(t *testing.T) {
+	t.Parallel()
 	keys := newTokJWKS(t)
 	k := keys.publish(t, "k1")
 	s := NewStack(t, Options{GatewayArgs: []string{"-auth-addr", "", "-jwks-url", keys.URL + "/jwks", "-issuer", tokIssuer}})
@@ -333,6 +334,7 @@ func TestCompatMDRClient(t *testing.T) {
 // TestCompatMDRClientPrefix: the client's extra paths follow -mdr-prefix
 // like the rest of group B, and are not served under the default one then.
 func TestCompatMDRClientPrefix(t *testing.T) {
+	t.Parallel()
 	const prefix = "/registry/v3/api/mdr"
 	s := NewStack(t, Options{GatewayArgs: []string{"-mdr-prefix", prefix}})
 	_, b := clientGet(t, s, prefix+"/members", "de", "", 200)

@@ -11,6 +11,7 @@ import (
 
 // TestMDRImport changes data, so it has a stack of its own.
 func TestMDRImport(t *testing.T) {
+	t.Parallel()
 	// Imports must show at once: the gateway's 1 s response cache (tested on
 	// its own) would let a read made just before an import answer for it.
 	s := NewStack(t, Options{GatewayArgs: []string{"-mdr-cache-ttl", "0"}})

@@ -45,6 +45,7 @@ func wantDesignationShape(t *testing.T, d any) {
 }
 
 func TestMDR(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 
 	t.Run("NamespacesShape", func(t *testing.T) {
@@ -384,6 +385,7 @@ func contains(xs []string, x string) bool {
 }
 
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	s.Get(t, mdr+"/namespaces", 200)
 	if err := s.Gateway.stop(t); err != nil {
@@ -395,6 +397,7 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestMDROnRedis(t *testing.T) {
+	t.Parallel()
 	t.Run("redis", func(t *testing.T) { mdrOnRedis(t, Options{Redis: true}) })
 	t.Run("cluster", func(t *testing.T) { mdrOnRedis(t, Options{Cluster: true}) })
 }
@@ -411,6 +414,7 @@ func mdrOnRedis(t *testing.T, o Options) {
 // TestTracePropagation sends a W3C traceparent to the gateway and finds the
 // same trace id in the service's log: the trace crosses gateway -> service.
 func TestTracePropagation(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{GatewayArgs: []string{"-log-level", "debug"}})
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	s.Get(t, mdr+"/namespaces/mdr16/members", 200, "traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
@@ -427,6 +431,7 @@ func TestTracePropagation(t *testing.T) {
 // configured TTL and no longer: with the service gone, a cached path still
 // answers until the TTL runs out, an uncached one fails at once.
 func TestResponseCache(t *testing.T) {
+	// Not parallel: it reads a cached answer within the cache's 2 s after stopping mdr, a window a loaded machine must not close.
 	s := NewStack(t, Options{GatewayArgs: []string{"-mdr-cache-ttl", "2s"}})
 	path := mdr + "/dataelements/urn:mdr16:dataelement:23:1"
 	_, first := s.Get(t, path, 200)

@@ -69,6 +69,7 @@ func wantCode(t *testing.T, what string, err error, want codes.Code) {
 // the gateway's, and keep the admin APIs for the operator's; the gateway
 // and the admin CLIs work as before.
 func TestMTLS(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	services := map[string]string{"auth": s.AuthAddr, "mdr": s.MDRAddr, "upload": s.UploadAddr, "broker": s.BrokerAddr}
 

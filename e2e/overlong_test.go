@@ -16,6 +16,7 @@ import (
 // 4xx with a reason (searches and prefix deletes, which match nothing, their
 // success), never a 5xx.
 func TestOverlongIDsAreClientErrors(t *testing.T) {
+	t.Parallel()
 	for _, o := range []struct {
 		name string
 		opts Options

@@ -50,6 +50,7 @@ func passkeyStack(t *testing.T) (*Stack, string) {
 // passkey section and the login page with its passkey button, light and
 // dark.
 func TestPasskeyBrowser(t *testing.T) {
+	// Not parallel: its gateway listens on a port found free a moment earlier, which a parallel test's listener could take first.
 	p := newPage(t)
 	s, origin := passkeyStack(t)
 	const email, pass = "grace@example.org", "a passkey's password"

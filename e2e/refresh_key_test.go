@@ -14,6 +14,7 @@ import (
 // refuses it as a bearer token. With -refresh-supersedes-access the
 // previous access token introspects as inactive after the refresh.
 func TestRefreshKey(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{AuthArgs: []string{"-refresh-supersedes-access"}})
 	seedAuth(t, s)
 	s.MDRCLI(t, 0, "import", "testdata/extra.json")

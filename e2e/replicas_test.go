@@ -92,6 +92,7 @@ func (c *tally) reset503() {
 // no acknowledged upload may be lost or changed, no refresh token may be
 // spent twice, and the only 5xx allowed is 503 while something is down.
 func TestReplicasAndFailover(t *testing.T) {
+	// Not parallel: it restarts its replicas on the addresses they had, which a parallel test's listener could take while they are down.
 	began := time.Now()
 	url := ownCluster(t)
 	store := []string{"-store", "redis", "-redis-url", url, "-redis-prefix", "rep"}

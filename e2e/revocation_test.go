@@ -103,6 +103,7 @@ func refresh(t *testing.T, s *Stack, tok string) (*http.Response, any) {
 }
 
 func TestRevocation(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	seedAuth(t, s)
 	s.MDRCLI(t, 0, "import", filepath.Join("testdata", "extra.json"))

@@ -73,6 +73,7 @@ func wantInsufficientScope(t *testing.T, s *Stack, method, path, tok, scope stri
 }
 
 func TestRoles(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{BrokerArgs: []string{"-name", brokerName}})
 	if s.Broker == nil {
 		t.Fatal("the broker binary was not built")
@@ -170,6 +171,7 @@ func waitAudit(t *testing.T, p *proc, action string, want map[string]any) map[st
 }
 
 func TestAuditEvents(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{BrokerArgs: []string{"-registration", "approval"}})
 	seedAuth(t, s)
 

@@ -23,6 +23,7 @@ import (
 // site named; researchers see every site with its names, whether an active
 // bank reads it and when it last replied.
 func TestSiteRegistry(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{BrokerArgs: []string{"-name", brokerName, "-registration", "approval"}})
 	seedAuth(t, s)
 	access, _ := researcherToken(t, s, demoEmail, demoPass)
@@ -107,6 +108,7 @@ func TestSiteRegistry(t *testing.T) {
 // names in the page's language, and a crafted form value naming a site
 // the registry does not hold is refused with the form again.
 func TestExplorerSites(t *testing.T) {
+	t.Parallel()
 	s, _, _ := inquiryStack(t)
 	c := signInHTTP(t, s)
 	for lang, want := range map[string][]string{
@@ -155,6 +157,7 @@ func TestExplorerSites(t *testing.T) {
 // credential and a bank naming sites it does not hold) is restarted with
 // one: the sites are created, named by their ids, and both keep working.
 func TestSitesMigration(t *testing.T) {
+	// Not parallel: it restarts broker and upload on the addresses they had, which a parallel test's listener could take while they are down.
 	dir := t.TempDir()
 	// Upload without -broker-addr checks no site, as the previous release.
 	s := NewStack(t, Options{NoSites: true, UploadArgs: []string{"-data-dir", dir, "-broker-addr", ""}, BrokerArgs: []string{"-data-dir", dir}})

@@ -21,6 +21,7 @@ import (
 // algorithm, and /certs stays RSA-only for the Samply clients. The RS256
 // demo client is unchanged; discovery lists the three algorithms.
 func TestTokenAlgorithms(t *testing.T) {
+	t.Parallel()
 	s, ctx, p := oidcSetup(t, Options{})
 	s.MDRCLI(t, 0, "import", "testdata/extra.json")
 	var d struct {

@@ -88,6 +88,7 @@ func tokSign(t *testing.T, key jwk.Key, mod func(jwt.Token)) string {
 // TestBearerTokensOpenPrivateNamespaces runs the real gateway against a
 // JWKS: verified scopes widen group B, every flawed token stays anonymous.
 func TestBearerTokensOpenPrivateNamespaces(t *testing.T) {
+	t.Parallel()
 	keys := newTokJWKS(t)
 	k1 := keys.publish(t, "k1")
 	// The auth service runs, but group A is switched off in this gateway

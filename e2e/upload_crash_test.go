@@ -21,6 +21,7 @@ import (
 // stream of uploads: every acknowledged upload must be there afterwards,
 // byte for byte, and nothing stored may be half-written.
 func TestUploadSurvivesSIGKILL(t *testing.T) {
+	// Not parallel: it restarts upload on the address it had, which a parallel test's listener could take while it is down.
 	dir := t.TempDir()
 	s := NewStack(t, Options{UploadArgs: []string{"-data-dir", dir, "-validation", "off"}})
 	seedSites(t, s)

@@ -117,6 +117,7 @@ func count(t *testing.T, s *Stack, c site) string {
 }
 
 func TestUpload(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{UploadArgs: []string{"-max-document-bytes", "200000"}})
 	if s.Upload == nil {
 		t.Fatal("the upload binary was not built")
@@ -142,6 +143,7 @@ func TestUpload(t *testing.T) {
 }
 
 func TestUploadRedis(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{Redis: true, UploadArgs: []string{"-max-document-bytes", "200000"}})
 	seedSites(t, s)
 	uploadSuite(t, s)
@@ -151,6 +153,7 @@ func TestUploadRedis(t *testing.T) {
 // (where create-credential once failed: go-redis refuses a WATCH of no keys
 // on a Cluster).
 func TestUploadCluster(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{Cluster: true, UploadArgs: []string{"-max-document-bytes", "200000"}})
 	seedSites(t, s)
 	uploadSuite(t, s)
@@ -392,6 +395,7 @@ func uploadSuite(t *testing.T, s *Stack) {
 }
 
 func TestUploadValidationReject(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{UploadArgs: []string{"-validation", "reject"}})
 	seedSites(t, s)
 	good := patientDoc("V-1", "Patient", "")

@@ -21,6 +21,7 @@ func statsDoc(stamp string) string {
 // decided, so moving that logic between gateway and service cannot change
 // what a connector sees.
 func TestUploadWire(t *testing.T) {
+	t.Parallel()
 	s := NewStack(t, Options{})
 	seedSites(t, s)
 	text := func(status int, body string) want {

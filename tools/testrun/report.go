@@ -45,8 +45,11 @@ type pkgState struct {
 	start time.Time
 	out   []string            // output outside any test
 	tests map[string][]string // output of each running top-level test
-	done  int                 // top-level tests ended
-	ended bool
+	// paused are the top-level tests waiting in t.Parallel for their
+	// turn: started, not running.
+	paused map[string]bool
+	done   int // top-level tests ended
+	ended  bool
 }
 
 func newReporter(w io.Writer, progressAfter time.Duration, now func() time.Time) *reporter {
@@ -61,7 +64,7 @@ func (r *reporter) printf(format string, a ...any) {
 func (r *reporter) pkg(name string) *pkgState {
 	p := r.pkgs[name]
 	if p == nil {
-		p = &pkgState{start: r.now(), tests: map[string][]string{}}
+		p = &pkgState{start: r.now(), tests: map[string][]string{}, paused: map[string]bool{}}
 		r.pkgs[name] = p
 	}
 	return p
@@ -88,6 +91,10 @@ func (r *reporter) handle(e event) {
 	case "run":
 		if e.Test != "" && !sub {
 			p.tests[top] = nil
+		}
+	case "pause", "cont":
+		if e.Test != "" && !sub {
+			p.paused[top] = e.Action == "pause"
 		}
 	case "output":
 		if e.Test == "" {
@@ -118,6 +125,7 @@ func (r *reporter) endTest(e event, p *pkgState, top string, sub bool) {
 	}
 	out := p.tests[top]
 	delete(p.tests, top)
+	delete(p.paused, top)
 	p.done++
 	switch {
 	case e.Action == "fail":
@@ -191,7 +199,12 @@ func (r *reporter) heartbeat(quiet, elapsed time.Duration, waiting int) {
 		if p.ended {
 			continue
 		}
-		tests := slices.Sorted(maps.Keys(p.tests))
+		var tests []string
+		for _, name := range slices.Sorted(maps.Keys(p.tests)) {
+			if !p.paused[name] {
+				tests = append(tests, name)
+			}
+		}
 		if len(tests) > 3 {
 			tests = append(tests[:3], "...")
 		}

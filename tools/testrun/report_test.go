@@ -128,3 +128,26 @@ func TestReporterHeartbeat(t *testing.T) {
 		t.Fatalf("heartbeat %q, want %q", got, want)
 	}
 }
+
+// Tests paused in t.Parallel, waiting for their turn, are not running.
+func TestReporterHeartbeatParallel(t *testing.T) {
+	var b strings.Builder
+	c := &clock{t: time.Unix(0, 0)}
+	r := newReporter(&b, 20*time.Second, c.now)
+	feed(t, r, `
+{"Action":"start","Package":"x/e2e"}
+{"Action":"run","Package":"x/e2e","Test":"TestA"}
+{"Action":"pause","Package":"x/e2e","Test":"TestA"}
+{"Action":"run","Package":"x/e2e","Test":"TestB"}
+{"Action":"pause","Package":"x/e2e","Test":"TestB"}
+{"Action":"run","Package":"x/e2e","Test":"TestC"}
+{"Action":"pause","Package":"x/e2e","Test":"TestC"}
+{"Action":"cont","Package":"x/e2e","Test":"TestA"}
+{"Action":"pass","Package":"x/e2e","Test":"TestA","Elapsed":1}
+{"Action":"cont","Package":"x/e2e","Test":"TestB"}`)
+	c.t = c.t.Add(time.Minute)
+	r.heartbeat(time.Minute, 70*time.Second, 0)
+	if got, want := b.String(), "test: still running after 1m10s: x/e2e (1 tests done; running TestB); 0 packages done, 0 waiting\n"; got != want {
+		t.Fatalf("heartbeat %q, want %q", got, want)
+	}
+}
