@@ -18,7 +18,7 @@ list=${1:?usage: fuzz.sh FILE}
 # fuzz coordinator can report its own deadline as a failure under CPU
 # contention (go.dev/issue/75804, fixed in 1.27). Minimization is capped by
 # count too; the default 60s can eat a whole run on the registry's KB seeds.
-execs=${FUZZ_EXECS:-20000x}
+execs=${FUZZ_EXECS:-5000x}
 minimize=${FUZZ_MINIMIZE:-50x}
 parallel=${FUZZ_PARALLEL:-1}
 # One target keeps about one core busy (its worker, then the next target's

@@ -132,7 +132,7 @@ fi
 # e2e's long tail leaves a core mostly idle, which the fuzzing takes; where
 # both want the cores, the tests have them. Its own process group, so a
 # failed run stops all of it (cleanup).
-step "2/3 go test -race, every package of every module; 3/3 fuzzing $fuzz_count targets beside them (${FUZZ_EXECS:-20000x} each)"
+step "2/3 go test -race, every package of every module; 3/3 fuzzing $fuzz_count targets beside them (${FUZZ_EXECS:-5000x} each)"
 setsid nice -n 10 deploy/local/fuzz.sh "$fuzz_list" &
 fuzz_pid=$!
 # One `go test` per package (tools/testrun), so each package's ok/FAIL line

@@ -157,8 +157,10 @@ func TestBodyRate(t *testing.T) {
 	if got := sendSlowly(t, addr, 4096, 10, 200*time.Millisecond); got != http.StatusRequestTimeout {
 		t.Fatalf("a trickle = %d, want 408", got)
 	}
-	// Slow but steady: 2 KiB/s for 3s outlives any one window.
-	if got := sendSlowly(t, addr, 6<<10, 512, 250*time.Millisecond); got != http.StatusOK {
+	// Slow but steady: 16 KiB/s for 3s outlives any one window, and keeps
+	// 16 times the minimum, so that a busy machine's late wake-ups of the
+	// sender (a stall of most of a window) do not make it a trickle.
+	if got := sendSlowly(t, addr, 48<<10, 2<<10, 125*time.Millisecond); got != http.StatusOK {
 		t.Fatalf("a steady body = %d, want 200", got)
 	}
 }
