@@ -33,6 +33,7 @@ type Config struct {
 	MDRAddr          string
 	BrokerAddr       string
 	Validation       string
+	RegistryTimeout  time.Duration
 	MaxDocumentBytes int64
 	MaxDepth         int
 	MaxParseBytes    int64
@@ -58,6 +59,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MDRAddr, "mdr-addr", "", "gRPC address of the mdr service, for value validation (empty: validation off)")
 	fs.StringVar(&c.BrokerAddr, "broker-addr", "", "gRPC address of the broker, whose site registry a new credential's site must be in (empty: not checked)")
 	fs.StringVar(&c.Validation, "validation", "", "values checked against the registry: off, warn (stored, problems logged and counted) or reject (422); default warn with -mdr-addr, else off")
+	fs.DurationVar(&c.RegistryTimeout, "registry-timeout", 5*time.Second, "longest wait for the registry's value check of one upload; then warn stores the document unchecked and reject answers 503")
 	fs.Int64Var(&c.MaxDocumentBytes, "max-document-bytes", 10<<20, "largest patient document")
 	fs.IntVar(&c.MaxDepth, "max-depth", 32, "deepest element nesting of a patient document")
 	fs.Int64Var(&c.MaxParseBytes, "max-parse-bytes", 16<<20, "most bytes of patient documents parsed at once; more wait for their turn within the call's deadline (0: no bound; else at least -max-document-bytes)")
@@ -94,6 +96,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxDepth < 4 || c.MaxDepth > 1000 {
 		errs = append(errs, errors.New("-max-depth must be between 4 and 1000"))
+	}
+	if c.RegistryTimeout <= 0 {
+		errs = append(errs, errors.New("-registry-timeout must be positive"))
 	}
 	if c.SecretCacheTTL < 0 {
 		errs = append(errs, errors.New("-secret-cache-ttl must not be negative"))
@@ -158,6 +163,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			return fmt.Errorf("mdr: %w", err)
 		}
 		defer cc.Close()
+		// Resolve and connect now, not on the first upload: a slow DNS
+		// answer is then paid at start, not by a connector's request.
+		cc.Connect()
 		checker = service.Registry{Client: mdrv1.NewMdrServiceClient(cc)}
 	}
 	var sites service.Sites
@@ -196,7 +204,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}, func() float64 { return float64(hasher.Computations()) }))
 	svc := service.New(service.Config{
 		MaxDocumentBytes: cfg.MaxDocumentBytes, MaxDepth: cfg.MaxDepth, Validation: cfg.Validation, MaxParseBytes: cfg.MaxParseBytes,
-		Guard: limits.Guard("basic", cfg.LimitBasic, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling), Sites: sites,
+		RegistryTimeout: cfg.RegistryTimeout,
+		Guard:           limits.Guard("basic", cfg.LimitBasic, cfg.LimitAddr).WithCeiling(cfg.LimitCeiling), Sites: sites,
 	}, storage.New(db), hasher, checker, newCounters(reg), log)
 	// In the background: the broker may start after upload, and uploads
 	// need no registry.

@@ -5,6 +5,6 @@ package app
 // (server.Base.Settings): validation, document bounds and abuse limits.
 // Never a secret: audit.FlagSettings refuses any flag that may hold one.
 var settingNames = []string{
-	"validation", "max-document-bytes", "max-depth", "max-parse-bytes",
+	"validation", "registry-timeout", "max-document-bytes", "max-depth", "max-parse-bytes",
 	"limit-basic", "limit-account-ceiling", "limit-addr", "secret-cache-ttl",
 }

@@ -48,6 +48,11 @@ type Config struct {
 	// Sites, when set, is the site registry a new credential's site must
 	// be in; nil checks nothing.
 	Sites Sites
+	// RegistryTimeout bounds the value check of one upload, so that a
+	// registry that does not answer is noticed (stored unchecked in warn,
+	// 503 in reject) well before the gateway gives up on the request;
+	// 0: only the call's own deadline.
+	RegistryTimeout time.Duration
 }
 
 // Checker validates values against the registry.
@@ -303,7 +308,13 @@ func (s *Service) validate(ctx context.Context, t storage.Teiler, p *patient.Pat
 	if len(values) == 0 {
 		return nil, nil
 	}
-	problems, err := s.checker.Check(ctx, values)
+	cctx := ctx
+	if s.cfg.RegistryTimeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, s.cfg.RegistryTimeout)
+		defer cancel()
+	}
+	problems, err := s.checker.Check(cctx, values)
 	if err != nil {
 		if s.cfg.Validation == ValidateReject {
 			// Storing unchecked values would break the promise of the mode;

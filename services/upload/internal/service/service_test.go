@@ -27,14 +27,19 @@ import (
 	"fris.dev/services/upload/internal/storage"
 )
 
-// fakeRegistry refuses values equal to "bad" and fails when down.
+// fakeRegistry refuses values equal to "bad", fails when down and does
+// not answer (until the call's context ends) when hung.
 type fakeRegistry struct {
-	down  bool
-	calls int
+	down, hung bool
+	calls      int
 }
 
-func (f *fakeRegistry) Check(_ context.Context, vs []patient.Value) ([]Problem, error) {
+func (f *fakeRegistry) Check(ctx context.Context, vs []patient.Value) ([]Problem, error) {
 	f.calls++
+	if f.hung {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if f.down {
 		return nil, errors.New("registry down")
 	}
@@ -61,7 +66,7 @@ func newFixture(t *testing.T, mode string) *fixture {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	f := &fixture{reg: &fakeRegistry{}, now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
-	svc := New(Config{MaxDocumentBytes: 4096, MaxDepth: 16, Validation: mode}, storage.New(db),
+	svc := New(Config{MaxDocumentBytes: 4096, MaxDepth: 16, Validation: mode, RegistryTimeout: 50 * time.Millisecond}, storage.New(db),
 		password.New(password.Params{Time: 1, Memory: 1024, Threads: 1}, time.Minute), f.reg, nil, slog.New(slog.DiscardHandler))
 	svc.SetClock(func() time.Time { return f.now })
 	cc := grpctest.Serve(t, func(s *grpc.Server) {
@@ -218,6 +223,32 @@ func TestValidationModes(t *testing.T) {
 	res, err = w.pub.PutPatient(wctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "p", Document: doc("p", "bad")})
 	if err != nil || res.GetOutcome() != uploadv1.PutPatientResponse_REPLACED {
 		t.Fatalf("warn with the registry down = %v, %v", res, err)
+	}
+}
+
+// A registry that does not answer is given up on after RegistryTimeout,
+// well inside the call's own deadline: warn stores the document unchecked,
+// reject answers Unavailable (the gateway's 503), neither waits for the
+// caller's deadline (the gateway's 504).
+func TestValidationRegistryHangs(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want codes.Code
+	}{{ValidateWarn, codes.OK}, {ValidateReject, codes.Unavailable}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			f, ctx := seeded(t, tc.mode)
+			f.reg.hung = true
+			ctx, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
+			res, err := f.pub.PutPatient(ctx, &uploadv1.PutPatientRequest{Teiler: t1, PatientId: "p", Document: doc("p", "good")})
+			if status.Code(err) != tc.want || ctx.Err() != nil {
+				t.Fatalf("PutPatient = %v, %v (call context: %v)", res, err, ctx.Err())
+			}
+			_, err = f.admin.GetPatient(context.Background(), &uploadv1.GetPatientRequest{Teiler: t1, PatientId: "p"})
+			if stored := err == nil; stored != (tc.want == codes.OK) {
+				t.Fatalf("stored = %v after %v", stored, tc.want)
+			}
+		})
 	}
 }
 
