@@ -45,6 +45,14 @@ func Verify(ctx context.Context, raw string, key KeyFunc) ([]byte, error) {
 	if !WellFormed(raw) {
 		return nil, ErrMalformed
 	}
+	if payload, handled, err := verifyCanonical(ctx, raw, key); handled {
+		return payload, err
+	}
+	return verifyJWS(ctx, raw, key)
+}
+
+// verifyJWS is Verify by jws.Verify, for every form verifyCanonical leaves.
+func verifyJWS(ctx context.Context, raw string, key KeyFunc) ([]byte, error) {
 	// One parse serves both the key lookup and the verification.
 	var asked bool
 	var keyErr error

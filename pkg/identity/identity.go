@@ -102,30 +102,23 @@ func (i Identity) Pairs() []string {
 }
 
 // FromIncoming reads the identity a service was called with.
+// It reads only its keys: FromIncomingContext would copy every key of the
+// call's metadata, on every call of every service.
 func FromIncoming(ctx context.Context) Identity {
-	md, ok := metadata.FromIncomingContext(ctx)
-	if !ok {
-		return Identity{}
-	}
-	id := Identity{Subject: first(md, KeySubject), Client: first(md, KeyClient)}
+	id := Identity{Subject: Incoming(ctx, KeySubject), Client: Incoming(ctx, KeyClient)}
 	if id.Subject == "" {
 		return Identity{}
 	}
-	for _, s := range md.Get(KeyScope) {
+	for _, s := range metadata.ValueFromIncomingContext(ctx, KeyScope) {
 		id.Scopes = append(id.Scopes, strings.Fields(s)...)
 	}
 	return id
 }
 
-func first(md metadata.MD, k string) string {
-	if v := md.Get(k); len(v) > 0 {
+// Incoming returns the first value of an incoming metadata key.
+func Incoming(ctx context.Context, key string) string {
+	if v := metadata.ValueFromIncomingContext(ctx, key); len(v) > 0 {
 		return v[0]
 	}
 	return ""
-}
-
-// Incoming returns the first value of an incoming metadata key.
-func Incoming(ctx context.Context, key string) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	return first(md, key)
 }

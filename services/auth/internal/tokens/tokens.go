@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
-	"github.com/lestrrat-go/jwx/v2/jws"
 
 	"fris.dev/pkg/accesstoken"
 	"fris.dev/services/auth/internal/keys"
@@ -240,24 +239,16 @@ func (p Plan) Sign() (Set, error) {
 }
 
 // signer is a key with its protected header (kid, typ JWT).
-func signer(kid string, alg jwa.SignatureAlgorithm, key any) (jws.SignOption, error) {
-	hdr := jws.NewHeaders()
-	if err := hdr.Set(jws.KeyIDKey, kid); err != nil {
-		return nil, err
-	}
-	if err := hdr.Set(jws.TypeKey, "JWT"); err != nil {
-		return nil, err
-	}
-	return jws.WithKey(alg, key, jws.WithProtectedHeaders(hdr)), nil
+func signer(kid string, alg jwa.SignatureAlgorithm, key any) (accesstoken.Signer, error) {
+	return accesstoken.NewSigner(alg, kid, key)
 }
 
-func sign(c *Claims, key jws.SignOption) (string, error) {
+func sign(c *Claims, key accesstoken.Signer) (string, error) {
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return "", err
 	}
-	b, err := jws.Sign(payload, key)
-	return string(b), err
+	return key.Sign(payload)
 }
 
 // issuedAt is now, or revokedBefore when that is later: see
