@@ -61,11 +61,17 @@ cleanup() {
     echo "compose-test: left running (FRIS_COMPOSE_KEEP=1): DOCKER_HOST=$DOCKER_HOST $compose_bin -p $proj ..." >&2
     return
   fi
-  if [ $rc -ne 0 ]; then
-    echo "compose-test: the last lines of every container's log:" >&2
+  if [ $rc -ne 0 ] && [ -n "${dc:-}" ]; then
+    # Whole logs to a file; then each container's tail, and last the
+    # warnings and errors of all of them, which is what a CI's tail shows.
+    local all=${FRIS_COMPOSE_LOGS:-/tmp/fris-compose-test.log}
+    $dc logs --timestamps >"$all" 2>&1 || true
+    echo "compose-test: the last lines of every container's log (all of them in $all):" >&2
     $dc logs --tail 15 >&2 2>&1 || true
+    echo "compose-test: the last warnings and errors of every container:" >&2
+    grep -E '"level":"(WARN|ERROR)"' "$all" | grep -v '"log":"audit"' | tail -n 30 >&2 || true
   fi
-  $dc down -v --remove-orphans >/dev/null 2>&1 || true
+  [ -z "${dc:-}" ] || $dc down -v --remove-orphans >/dev/null 2>&1 || true
   kill "$svc_pid" 2>/dev/null || true
   rm -rf "$tmp"
 }
@@ -124,13 +130,16 @@ done
 
 # The previous release's compose file, with its images and this machine's
 # Redis image. It orders its start by healthchecks, which podman without
-# systemd never runs: a pump runs them (deploy/README.md, "podman").
+# systemd never runs: a pump runs them (deploy/README.md, "podman"). Its
+# services get this release's DNS options (docker-compose.yml, dns_opt):
+# without them a query aardvark-dns drops costs 5 s.
+dns='dns_opt: ["timeout:1", "attempts:5"]'
 cat >"$tmp/prev/override.yml" <<EOF
 services:
   redis: {image: "$FRIS_REDIS_IMAGE"}
-$(for s in mdr auth upload broker gateway; do echo "  $s: {image: \"fris-$s:$prevtag\"}"; done)
-$(for s in mdr-seed auth-seed auth-seed-client auth-seed-explorer upload-seed-site1 upload-seed-site2; do echo "  $s: {image: \"fris-${s%%-*}:$prevtag\"}"; done)
-  certs: {image: "fris-gateway:$prevtag"}
+$(for s in mdr auth upload broker gateway; do echo "  $s: {image: \"fris-$s:$prevtag\", $dns}"; done)
+$(for s in mdr-seed auth-seed auth-seed-client auth-seed-explorer upload-seed-site1 upload-seed-site2; do echo "  $s: {image: \"fris-${s%%-*}:$prevtag\", $dns}"; done)
+  certs: {image: "fris-gateway:$prevtag", $dns}
 EOF
 dc="$compose_bin -p $proj --project-directory $tmp/prev -f $tmp/prev/docker-compose.yml -f $tmp/prev/override.yml"
 $dc down -v --remove-orphans >/dev/null 2>&1 || true
