@@ -79,12 +79,15 @@ wait_seeds() {
 }
 
 # hardened PROJECT: every FRIS service container runs as the image's
-# non-root user with a read-only root filesystem.
+# non-root user with a read-only root filesystem, and with the compose
+# file's DNS options (a lost query costs 1 s, not 5).
 hardened() {
   local svc got
   for svc in mdr auth upload broker gateway; do
     got=$(podman inspect --format '{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}' "$1-$svc-1")
     expect "$svc runs as nonroot on a read-only root" "65532:65532 true" "$got"
+    got=$(podman inspect --format '{{.HostConfig.DnsOptions}}' "$1-$svc-1")
+    expect "$svc resolves with timeout:1 attempts:5" "[timeout:1 attempts:5]" "$got"
   done
 }
 
