@@ -114,7 +114,8 @@ func RandomString(n int) string {
 // tokens issued close together are spent close together (a client refreshes
 // when its access token expires), so their records share the store's pages:
 // a commit of several spends writes one or two leaves of bbolt's tree
-// instead of one per spend (docs/decisions.md, The refresh token's jti).
+// instead of one per spend (docs/decisions.md, "The refresh token's jti
+// starts with its issue time").
 func TimeOrderedID(now time.Time) string {
 	return fmt.Sprintf("%012x", uint64(now.UnixMilli())&(1<<48-1)) + RandomString(16)
 }
