@@ -91,6 +91,7 @@
 #   BENCH_PATHS              space-separated gateway paths of the mdr suite    (the two below)
 #   BENCH_BEARER_PATH        the bearer suite's read                           (the dataelement)
 #   BENCH_JSON               raw numbers of pass 1; pass 2 adds -uncached  (bench/results/latest.json)
+#   BENCH_LOCK               held for the whole run; a second run waits (/tmp/fris-bench.lock)
 #   BIN                      where make put the binaries                       (bin)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -135,6 +136,14 @@ for s in ${SUITES//,/ }; do
   esac
 done
 selected() { [[ ",$SUITES," == *",$1,"* ]]; }
+# Two benchmarks at once measure each other: one runs at a time, the next
+# waits (make hydra-compare takes the same lock).
+lock=${BENCH_LOCK:-${TMPDIR:-/tmp}/fris-bench.lock}
+exec 9>"$lock"
+if ! flock -n 9; then
+  echo "bench: another benchmark holds $lock; waiting for it to end" >&2
+  flock 9
+fi
 # pass_suites CANDIDATES...: the selected ones, comma-separated.
 pass_suites() {
   local out=() s

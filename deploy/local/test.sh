@@ -25,6 +25,8 @@ redis_pid=""
 redis_dir=""
 fuzz_pid=""
 cluster_dir=""
+fuzz_list=""
+summary_file=""
 # The trap keeps the tests' exit status: nothing in it may end non-zero.
 cleanup() {
   local rc=$?
@@ -37,6 +39,7 @@ cleanup() {
     wait "$redis_pid" 2>/dev/null || true
   fi
   if [[ -n "$redis_dir" ]]; then rm -rf "$redis_dir"; fi
+  rm -f "$fuzz_list" "$summary_file"
   if [[ -n "$cluster_dir" ]]; then deploy/local/redis-cluster.sh stop "$cluster_dir" || true; fi
   if ((rc != 0)); then
     echo "test: FAILED (exit $rc) after $((SECONDS - start))s (${timings[*]:-})" >&2
@@ -149,10 +152,12 @@ go run ./tools/testrun -- -race -count=1 -timeout=12m "${pkgs[@]}" | tee "$summa
 step_done tests
 counts=$(sed -n 's/.* \([0-9][0-9]*\) tests passed, \([0-9][0-9]*\) failed, \([0-9][0-9]*\) skipped.*/\1 passed, \2 failed, \3 skipped/p' "$summary_file" | tail -n 1)
 rm -f "$summary_file"
+summary_file=""
 step "3/3 the rest of the fuzzing"
 wait "$fuzz_pid"
 fuzz_pid=""
 rm -f "$fuzz_list"
+fuzz_list=""
 step_done fuzz
 total=$((SECONDS - start))
 echo "test: all passed in $((total / 60))m$((total % 60))s (${timings[*]})"

@@ -30,6 +30,7 @@
 #   COMPARE_TOKEN_CONNECTIONS connections of the refresh variants            (16)
 #   COMPARE_CONNECTIONS      connections of the token checks                 (16)
 #   COMPARE_JSON             raw numbers                 (bench/results/hydra-compare.json)
+#   BENCH_LOCK               held for the whole run, shared with make bench (/tmp/fris-bench.lock)
 #   BIN                      where make put FRIS's binaries (bin)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,6 +46,14 @@ WARMUP=${COMPARE_WARMUP:-2s}
 TOKEN_CONNECTIONS=${COMPARE_TOKEN_CONNECTIONS:-16}
 CONNECTIONS=${COMPARE_CONNECTIONS:-16}
 JSON=${COMPARE_JSON:-bench/results/hydra-compare.json}
+
+# The same lock as make bench: two benchmarks at once measure each other.
+lock=${BENCH_LOCK:-${TMPDIR:-/tmp}/fris-bench.lock}
+exec 9>"$lock"
+if ! flock -n 9; then
+  echo "hydra-compare: another benchmark holds $lock; waiting for it to end" >&2
+  flock 9
+fi
 
 for b in auth mdr gateway fris-certs; do
   [[ -x "$BIN/$b" ]] || { echo "hydra-compare: $BIN/$b missing: run make build" >&2; exit 1; }
