@@ -34,11 +34,16 @@ type fakeAuth struct {
 	failRefresh bool
 	cacheAnon   bool
 	anonReads   int
+	sigClients  map[string]int // signature flow's token requests per client_id
 }
+
+// fakeES256Client is the client the fake answers as one set to ES256: its
+// signature flow's tokens carry JWS headers as the auth service's do.
+const fakeES256Client = "cid-es"
 
 func newFakeAuth() *fakeAuth {
 	return &fakeAuth{logins: map[string]bool{}, signCodes: map[string]int32{}, keys: map[int32]*rsa.PublicKey{},
-		refresh: map[string]bool{}, access: map[string]bool{}}
+		refresh: map[string]bool{}, access: map[string]bool{}, sigClients: map[string]int{}}
 }
 
 func (f *fakeAuth) issue(w http.ResponseWriter) { f.issueWith(w, true) }
@@ -135,9 +140,19 @@ func (f *fakeAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			delete(f.signCodes, str("code"))
 			sig, _ := base64.StdEncoding.DecodeString(str("signature"))
 			sum := sha512.Sum512([]byte(str("code")))
-			if !ok || str("client_id") != "cid" || rsa.VerifyPKCS1v15(f.keys[id], crypto.SHA512, sum[:], sig) != nil {
+			cl := str("client_id")
+			if !ok || (cl != "cid" && cl != fakeES256Client) || rsa.VerifyPKCS1v15(f.keys[id], crypto.SHA512, sum[:], sig) != nil {
 				f.badSigs++
 				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			f.sigClients[cl]++
+			if cl == fakeES256Client {
+				// A spec-shaped answer to an ES256 client.
+				jws := func(alg string) string {
+					return base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"`+alg+`","kid":"k","typ":"JWT"}`)) + ".e30." + rnd()
+				}
+				_ = json.NewEncoder(w).Encode(tokenSet{Access: jws("ES256"), ID: jws("ES256"), Refresh: jws("RS256")})
 				return
 			}
 			f.issue(w)
@@ -324,5 +339,57 @@ func TestAuthSuiteRefreshOnly(t *testing.T) {
 	fa.mu.Unlock()
 	if rc, _, _ := runBench(t, authArgs(srv.URL, "-suites", "auth", "-token-flows", "nope")...); rc != 2 {
 		t.Errorf("rc %d with an unknown flow, want 2", rc)
+	}
+}
+
+// With an ES256 client, the signature flow runs for it too: its token
+// requests name that client, its responses' signatures are counted from
+// their headers, and it is compared with the RS256 client's, not judged by
+// the crypto limit.
+func TestAuthSuiteSignatureES256(t *testing.T) {
+	fa := newFakeAuth()
+	srv := httptest.NewServer(fa)
+	defer srv.Close()
+	js := filepath.Join(t.TempDir(), "out.json")
+	rc, out, errs := runBench(t, authArgs(srv.URL, "-suites", "auth", "-token-flows", "signature", "-es256-client-id", fakeES256Client, "-token-rounds", "1", "-json", js, "-watch", "me="+itoa(int32(os.Getpid())))...)
+	if rc != 0 {
+		t.Fatalf("rc %d\n%s\n%s", rc, out, errs)
+	}
+	for _, want := range []string{"Signature flow per client algorithm", "| signature-es256 | access ES256, id ES256, refresh RS256 |",
+		"| signature-es256 | 1 | **", "not judged: see its ratio against signature below"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var rep Report
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Token == nil || len(rep.Token.Signature) != 2 || rep.Token.Signature[0].Name != "signature" || rep.Token.Signature[0].RateRatio != 1 ||
+		rep.Token.Signature[1].Name != "signature-es256" || rep.Token.Signature[1].RateRatio <= 0 || rep.Token.Signature[1].ServerCPURatio <= 0 {
+		t.Fatalf("signature comparison: %s", b)
+	}
+	for _, f := range rep.Token.Flows {
+		if f.Name == "signature-es256" && (f.ServerSignatures != 1 || f.Carried != "access ES256, id ES256, refresh RS256" || f.M.Units == 0) {
+			t.Errorf("signature-es256 round %d: %d RSA signatures, carried %q, %d responses", f.Round, f.ServerSignatures, f.Carried, f.M.Units)
+		}
+	}
+	for _, s := range rep.Token.Summary {
+		if s.Name == "signature-es256" && s.Judged {
+			t.Errorf("signature-es256 judged by the crypto limit: %+v", s)
+		}
+	}
+	fa.mu.Lock()
+	defer fa.mu.Unlock()
+	if fa.sigClients["cid"] == 0 || fa.sigClients[fakeES256Client] == 0 || fa.badSigs != 0 {
+		t.Errorf("signature token requests per client %v, bad signatures %d", fa.sigClients, fa.badSigs)
+	}
+	// Named without its client, the flow is refused.
+	if rc, _, _ := runBench(t, authArgs(srv.URL, "-suites", "auth", "-token-flows", "signature-es256")...); rc != 2 {
+		t.Errorf("rc %d for signature-es256 without -es256-client-id, want 2", rc)
 	}
 }

@@ -198,7 +198,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.bearerRounds, "bearer-rounds", 2, "bearer suite: alternating rounds of without/with token")
 	fs.Float64Var(&c.maxBearerSlowdown, "max-bearer-slowdown", 0.10, "bearer suite target: reads with a token at most this much slower")
 	fs.StringVar(&c.creds.clientID, "client-id", "", "auth, bearer: the seeded client")
-	fs.StringVar(&c.es256Client, "es256-client-id", "", "auth: a client set to ES256 (-alg), with -client-id's secret: adds the "+flowRefreshES256+" flow")
+	fs.StringVar(&c.es256Client, "es256-client-id", "", "auth: a client set to ES256 (-alg), with -client-id's secret: adds the "+flowRefreshES256+" flow, and "+flowSignatureES256+" when "+flowSignature+" runs")
 	fs.StringVar(&c.nullClient, "null-client-id", "", "auth: the client an auth service built with -tags fris_bench_null answers with signing stubbed out (-bench-null-signer), with -client-id's secret: adds the "+flowRefreshNull+" flow")
 	fs.StringVar(&c.creds.clientSecret, "client-secret", "", "auth, bearer: its secret (default $"+envClientSecret+")")
 	fs.StringVar(&c.creds.email, "user-email", "", "auth, bearer: the seeded user, who signs in with a password")
@@ -280,7 +280,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	for _, f := range strings.Split(*tokenFlows, ",") {
 		switch f = strings.TrimSpace(f); f {
-		case flowRefresh, flowRefreshOAuth, flowSignature, flowRefreshES256, flowRefreshNull:
+		case flowRefresh, flowRefreshOAuth, flowSignature, flowRefreshES256, flowRefreshNull, flowSignatureES256:
 			if !slices.Contains(c.tokenFlows, f) {
 				c.tokenFlows = append(c.tokenFlows, f)
 			}
@@ -298,6 +298,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		case f[1] == "" && has:
 			return c, fmt.Errorf("-token-flows: %s needs its client (-es256-client-id, -null-client-id)", f[0])
 		}
+	}
+	// The ES256 client's signature flow comes with the signature flow.
+	switch has := slices.Contains(c.tokenFlows, flowSignatureES256); {
+	case c.es256Client != "" && slices.Contains(c.tokenFlows, flowSignature) && !has:
+		c.tokenFlows = append(c.tokenFlows, flowSignatureES256)
+	case c.es256Client == "" && has:
+		return c, fmt.Errorf("-token-flows: %s needs its client (-es256-client-id)", flowSignatureES256)
 	}
 	if len(c.tokenFlows) == 0 {
 		return c, errors.New("-token-flows: name at least one flow")

@@ -210,7 +210,10 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 		}
 		v := verdict(f.Met)
 		if !f.Judged {
-			v = "not judged: see its ratio against refresh below"
+			v = "not judged: see its ratio against " + flowRefresh + " below"
+			if f.Name == flowSignatureES256 {
+				v = "not judged: see its ratio against " + flowSignature + " below"
+			}
 		}
 		if f.Share == 0 && f.MaxShare == 0 {
 			// No RSA signature in its responses: no crypto limit.
@@ -248,6 +251,7 @@ func writeTokens(w io.Writer, t *TokenReport, cpu *cpuWatch, procs int) {
 
 	writeAlgs(w, t.Algs, procs)
 	writeRefresh(w, t.Refresh)
+	writeSignature(w, t.Signature)
 	writeProtocolCost(w, t.Refresh)
 
 	ms := make([]*Measurement, 0, len(t.Flows))

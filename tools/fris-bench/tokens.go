@@ -68,6 +68,9 @@ type TokenReport struct {
 	// Refresh compares the refresh flows with the refresh of the spec's
 	// shape, the response every refresh got before the refresh key.
 	Refresh []RefreshComparison `json:"refresh,omitempty"`
+	// Signature compares the ES256 client's signature flow with the RS256
+	// client's.
+	Signature []RefreshComparison `json:"signature,omitempty"`
 }
 
 // FlowSummary is one flow over all rounds: the mean of the rounds' rates
@@ -167,6 +170,7 @@ type signSession struct {
 	clientID string
 	code     string        // set between the two requests
 	first    time.Duration // latency of the sign request of the current round
+	last     tokenSet      // the last answer's tokens (flowSignatures)
 }
 
 func (s *signSession) next() (vegeta.Target, error) {
@@ -207,9 +211,11 @@ func (s *signSession) done(r *vegeta.Result) (outcome, bool) {
 	if bad := check(r, Expect{Status: http.StatusOK}); bad != "" {
 		return outcome{bad: bad, kind: kind}, true
 	}
-	if _, err := parseTokenSet(r.Body); err != nil {
+	ts, err := parseTokenSet(r.Body)
+	if err != nil {
 		return outcome{bad: err.Error(), kind: kind}, true
 	}
+	s.last = ts
 	return outcome{kind: kind, unit: true, unitLatency: s.first + r.Latency}, true
 }
 
@@ -307,7 +313,7 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 
 	// Keys are registered only for the signature flow; one more key is for
 	// the raw rate either way.
-	withSigs := slices.Contains(cfg.tokenFlows, flowSignature)
+	withSigs := slices.Contains(cfg.tokenFlows, flowSignature) || slices.Contains(cfg.tokenFlows, flowSignatureES256)
 	nKeys := 0
 	if withSigs {
 		nKeys = n
@@ -335,9 +341,9 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 		return nil, err
 	}
 	run := time.Now().UnixNano()
-	var signers []session
+	var signers, signersES256 []session
 	if withSigs {
-		signers = make([]session, rep.Sessions)
+		signers, signersES256 = make([]session, rep.Sessions), make([]session, rep.Sessions)
 		keyIDs := make([]int32, n)
 		for i := range n {
 			if keyIDs[i], err = ac.register(ctx, fmt.Sprintf("bench-%d-%d@fris-bench.example", run, i), &keys[i].PublicKey); err != nil {
@@ -346,6 +352,7 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 		}
 		for i := range signers {
 			signers[i] = &signSession{key: keys[i%n], keyID: keyIDs[i%n], clientID: cfg.creds.clientID}
+			signersES256[i] = &signSession{key: keys[i%n], keyID: keyIDs[i%n], clientID: cfg.flowClient(flowSignatureES256).clientID}
 		}
 	}
 	rawKey := keys[nKeys]
@@ -371,7 +378,8 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 	}
 	var flows []flow
 	for _, f := range []flow{{flowRefresh, chainSets[flowRefresh], 1, 0}, {flowRefreshOAuth, chainSets[flowRefreshOAuth], 1, 0},
-		{flowRefreshES256, chainSets[flowRefreshES256], 1, 0}, {flowRefreshNull, chainSets[flowRefreshNull], 1, 0}, {flowSignature, signers, 2, 1}} {
+		{flowRefreshES256, chainSets[flowRefreshES256], 1, 0}, {flowRefreshNull, chainSets[flowRefreshNull], 1, 0}, {flowSignature, signers, 2, 1},
+		{flowSignatureES256, signersES256, 2, 1}} {
 		if slices.Contains(cfg.tokenFlows, f.name) {
 			flows = append(flows, f)
 		}
@@ -420,6 +428,7 @@ func runTokens(ctx context.Context, cfg config, cpu *cpuWatch, stderr io.Writer)
 	rep.Algs = append(rep.Algs, algRates(ctx, procs, cfg.rsaDuration, cpu, stderr)...)
 	rep.Summary = summarize(rep.Flows, cfg.minCryptoShare)
 	rep.Refresh = compareRefresh(rep.Flows)
+	rep.Signature = compareSignature(rep.Flows)
 	return rep, ctx.Err()
 }
 

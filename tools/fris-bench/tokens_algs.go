@@ -80,13 +80,19 @@ func algRates(ctx context.Context, goroutines int, d time.Duration, cpu *cpuWatc
 // serverSignatures.
 func flowSignatures(sessions []session) (int, string) {
 	for _, s := range sessions {
-		c, ok := s.(*refreshChain)
-		if !ok || c.last.Access == "" {
+		var last tokenSet
+		switch c := s.(type) {
+		case *refreshChain:
+			last = c.last
+		case *signSession:
+			last = c.last
+		}
+		if last.Access == "" {
 			continue
 		}
 		n := 0
 		var carried []string
-		for _, t := range []struct{ name, tok string }{{"access", c.last.Access}, {"id", c.last.ID}, {"refresh", c.last.Refresh}} {
+		for _, t := range []struct{ name, tok string }{{"access", last.Access}, {"id", last.ID}, {"refresh", last.Refresh}} {
 			if t.tok == "" {
 				carried = append(carried, "no "+t.name)
 				continue
@@ -145,11 +151,23 @@ type RefreshComparison struct {
 // compareRefresh folds the refresh flows' rounds and compares each with
 // the refresh flow; nothing when either is missing.
 func compareRefresh(flows []*FlowResult) []RefreshComparison {
+	return compareFlows(flows, flowRefresh, func(name string) bool { return name == flowRefresh || oauthFlow(name) })
+}
+
+// compareSignature compares the ES256 client's signature flow with the
+// RS256 client's.
+func compareSignature(flows []*FlowResult) []RefreshComparison {
+	return compareFlows(flows, flowSignature, func(name string) bool { return name == flowSignature || name == flowSignatureES256 })
+}
+
+// compareFlows folds the rounds of the flows in and compares each with
+// base; nothing when base or every other is missing.
+func compareFlows(flows []*FlowResult, base string, in func(name string) bool) []RefreshComparison {
 	var out []RefreshComparison
 	idx := map[string]int{}
 	rounds := map[string]float64{}
 	for _, f := range flows {
-		if f.Name != flowRefresh && !oauthFlow(f.Name) {
+		if !in(f.Name) {
 			continue
 		}
 		i, ok := idx[f.Name]
@@ -173,7 +191,7 @@ func compareRefresh(flows []*FlowResult) []RefreshComparison {
 		}
 		rounds[f.Name]++
 	}
-	base, ok := idx[flowRefresh]
+	bi, ok := idx[base]
 	if !ok || len(out) < 2 {
 		return nil
 	}
@@ -181,7 +199,7 @@ func compareRefresh(flows []*FlowResult) []RefreshComparison {
 		n := rounds[out[i].Name]
 		out[i].UnitsPerSec, out[i].AuthCPU, out[i].ServerCPU = out[i].UnitsPerSec/n, out[i].AuthCPU/n, out[i].ServerCPU/n
 	}
-	b := out[base]
+	b := out[bi]
 	for i := range out {
 		c := &out[i]
 		c.RateRatio = ratio(c.UnitsPerSec, b.UnitsPerSec)
@@ -232,6 +250,20 @@ func writeRefresh(w io.Writer, cs []RefreshComparison) {
 		return
 	}
 	fmt.Fprintf(w, "\nRefresh against the baseline of the same run: %s, the spec-shaped refresh, whose response is what every refresh got before the refresh key (three RS256 signatures). Means over the rounds; CPU per token response in µs, server = every watched process but the load generator; ratios above 1 are better.\n\n", flowRefresh)
+	writeComparison(w, cs)
+}
+
+// writeSignature is the table of the signature flows: the ES256 client's
+// against the RS256 client's.
+func writeSignature(w io.Writer, cs []RefreshComparison) {
+	if len(cs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nSignature flow per client algorithm, against the baseline of the same run: %s, the RS256 client's. A response is a sign request and a token request; the client's own RSA signature is the load generator's. Means over the rounds; CPU per token response in µs, server = every watched process but the load generator; ratios above 1 are better.\n\n", flowSignature)
+	writeComparison(w, cs)
+}
+
+func writeComparison(w io.Writer, cs []RefreshComparison) {
 	fmt.Fprintln(w, "| flow | a response carries | token responses/s | × baseline | auth CPU/response | × less | server CPU/response | × less |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, c := range cs {

@@ -25,5 +25,10 @@ func TestFlowSignatures(t *testing.T) {
 		if n != tc.n || carried != tc.carried {
 			t.Errorf("%+v: %d %q, want %d %q", tc.last, n, carried, tc.n, tc.carried)
 		}
+		// The signature flow's sessions are read the same way.
+		n, carried = flowSignatures([]session{&signSession{}, &signSession{last: tc.last}})
+		if n != tc.n || carried != tc.carried {
+			t.Errorf("signature flow, %+v: %d %q, want %d %q", tc.last, n, carried, tc.n, tc.carried)
+		}
 	}
 }

@@ -14,6 +14,11 @@ import (
 const (
 	flowRefreshES256 = "refresh-es256"
 	flowRefreshNull  = "refresh-null"
+	// flowSignatureES256 is the signature flow for the ES256 client: a
+	// request of the spec's shape, so its access and id tokens are ES256
+	// and its refresh token RS256 (docs/decisions.md, "What a token
+	// response carries").
+	flowSignatureES256 = "signature-es256"
 )
 
 // curveFlows are the flows that need a client of their own.
@@ -27,14 +32,15 @@ func oauthFlow(flow string) bool {
 // judged reports whether the crypto-limit target applies to flow: not to
 // the OAuth-shaped refreshes, which make one RSA signature or none and are
 // judged by their CPU per response against the spec-shaped refresh
-// (RefreshComparison) instead.
-func judged(flow string) bool { return !oauthFlow(flow) }
+// (RefreshComparison) instead, nor to the ES256 client's signature flow
+// (one RSA signature), compared with the RS256 client's.
+func judged(flow string) bool { return !oauthFlow(flow) && flow != flowSignatureES256 }
 
 // flowClient is the client flow's sessions sign in with.
 func (c config) flowClient(flow string) credentials {
 	cr := c.creds
 	switch flow {
-	case flowRefreshES256:
+	case flowRefreshES256, flowSignatureES256:
 		cr.clientID = c.es256Client
 	case flowRefreshNull:
 		cr.clientID = c.nullClient
