@@ -278,36 +278,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return c, fmt.Errorf("-suites: unknown suite %q (have %s)", s, strings.Join(allSuites, ", "))
 		}
 	}
-	for _, f := range strings.Split(*tokenFlows, ",") {
-		switch f = strings.TrimSpace(f); f {
-		case flowRefresh, flowRefreshOAuth, flowSignature, flowRefreshES256, flowRefreshNull, flowSignatureES256:
-			if !slices.Contains(c.tokenFlows, f) {
-				c.tokenFlows = append(c.tokenFlows, f)
-			}
-		case "":
-		default:
-			return c, fmt.Errorf("-token-flows: unknown flow %q (have %s)", f, strings.Join(allFlows, ", "))
-		}
-	}
-	// A client given adds its flow; a flow named without its client is
-	// refused.
-	for _, f := range [][2]string{{flowRefreshES256, c.es256Client}, {flowRefreshNull, c.nullClient}} {
-		switch has := slices.Contains(c.tokenFlows, f[0]); {
-		case f[1] != "" && !has:
-			c.tokenFlows = append(c.tokenFlows, f[0])
-		case f[1] == "" && has:
-			return c, fmt.Errorf("-token-flows: %s needs its client (-es256-client-id, -null-client-id)", f[0])
-		}
-	}
-	// The ES256 client's signature flow comes with the signature flow.
-	switch has := slices.Contains(c.tokenFlows, flowSignatureES256); {
-	case c.es256Client != "" && slices.Contains(c.tokenFlows, flowSignature) && !has:
-		c.tokenFlows = append(c.tokenFlows, flowSignatureES256)
-	case c.es256Client == "" && has:
-		return c, fmt.Errorf("-token-flows: %s needs its client (-es256-client-id)", flowSignatureES256)
-	}
-	if len(c.tokenFlows) == 0 {
-		return c, errors.New("-token-flows: name at least one flow")
+	if err := c.parseTokenFlows(*tokenFlows); err != nil {
+		return c, err
 	}
 	// Fixed order, each once.
 	c.suites = slices.DeleteFunc(slices.Clone(allSuites), func(s string) bool { return !slices.Contains(c.suites, s) })

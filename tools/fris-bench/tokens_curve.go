@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // The auth suite's flows of clients an operator set to another algorithm
@@ -69,4 +72,40 @@ func writeProtocolCost(w io.Writer, cs []RefreshComparison) {
 		verdict = "missed"
 	}
 	fmt.Fprintf(w, "\nES256 against the pure protocol cost (%s: the same response with the access token's signature stubbed out): auth CPU per response %.2f×, server CPU per response %.2f× the stub's; target within 2× (server): %s.\n", flowRefreshNull, a, s, verdict)
+}
+
+// parseTokenFlows sets c.tokenFlows from -token-flows and the clients
+// given: a client given adds its flow; a flow named without its client is
+// refused.
+func (c *config) parseTokenFlows(spec string) error {
+	for _, f := range strings.Split(spec, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case flowRefresh, flowRefreshOAuth, flowSignature, flowRefreshES256, flowRefreshNull, flowSignatureES256:
+			if !slices.Contains(c.tokenFlows, f) {
+				c.tokenFlows = append(c.tokenFlows, f)
+			}
+		case "":
+		default:
+			return fmt.Errorf("-token-flows: unknown flow %q (have %s)", f, strings.Join(allFlows, ", "))
+		}
+	}
+	for _, f := range [][2]string{{flowRefreshES256, c.es256Client}, {flowRefreshNull, c.nullClient}} {
+		switch has := slices.Contains(c.tokenFlows, f[0]); {
+		case f[1] != "" && !has:
+			c.tokenFlows = append(c.tokenFlows, f[0])
+		case f[1] == "" && has:
+			return fmt.Errorf("-token-flows: %s needs its client (-es256-client-id, -null-client-id)", f[0])
+		}
+	}
+	// The ES256 client's signature flow comes with the signature flow.
+	switch has := slices.Contains(c.tokenFlows, flowSignatureES256); {
+	case c.es256Client != "" && slices.Contains(c.tokenFlows, flowSignature) && !has:
+		c.tokenFlows = append(c.tokenFlows, flowSignatureES256)
+	case c.es256Client == "" && has:
+		return fmt.Errorf("-token-flows: %s needs its client (-es256-client-id)", flowSignatureES256)
+	}
+	if len(c.tokenFlows) == 0 {
+		return errors.New("-token-flows: name at least one flow")
+	}
+	return nil
 }
