@@ -157,10 +157,13 @@ func TestBodyRate(t *testing.T) {
 	if got := sendSlowly(t, addr, 4096, 10, 200*time.Millisecond); got != http.StatusRequestTimeout {
 		t.Fatalf("a trickle = %d, want 408", got)
 	}
-	// Slow but steady: 16 KiB/s for 3s outlives any one window, and keeps
-	// 16 times the minimum, so that a busy machine's late wake-ups of the
-	// sender (a stall of most of a window) do not make it a trickle.
-	if got := sendSlowly(t, addr, 48<<10, 2<<10, 125*time.Millisecond); got != http.StatusOK {
+	// Slow but steady: 16 KiB/s for 6s outlives two 3s windows, and keeps
+	// 16 times the minimum. The wider window is for a busy machine: a read
+	// after its deadline fails even when the bytes are there, so a sender
+	// or reader not scheduled for most of a window (seen with -race and
+	// the fuzzing beside) would make any body a trickle.
+	steady := serveRate(t, BodyRate{MinRate: 1024, Window: 3 * time.Second, Whole: time.Minute}, readAllHandler(&read))
+	if got := sendSlowly(t, steady, 96<<10, 2<<10, 125*time.Millisecond); got != http.StatusOK {
 		t.Fatalf("a steady body = %d, want 200", got)
 	}
 }
