@@ -285,6 +285,15 @@ func TestAttackBodyBudget(t *testing.T) {
 	if _, err := io.WriteString(c, first[:third]); err != nil {
 		t.Fatal(err)
 	}
+	// The second is sent only once the gateway has reserved the first
+	// body (after its credentials are checked): sent earlier, on a busy
+	// machine its own check could finish first and take the budget.
+	within(t, 20*time.Second, "the first body reserved", func() string {
+		if held := gatewayGauge(t, s, "fris_gateway_body_memory_bytes"); held < float64(len(first)) {
+			return fmt.Sprintf("%.0f bytes held, want at least %d", held, len(first))
+		}
+		return ""
+	})
 	second := doc("BUDGET-2")
 	put := func() (int, http.Header) {
 		code, h, err := rawPut2(s, src(4, 2), charite.spec()+"/pats/BUDGET-2", second, charite.xml()...)

@@ -176,6 +176,14 @@ func (h *Hasher) Verify(ctx context.Context, encoded, secret string, gate Gate) 
 	}
 	ran := false
 	ch := h.flight.DoChan(string(key[:]), func() (any, error) {
+		// A caller that missed the cache just before a shared run of the
+		// same check remembered it, and came after that run ended, finds
+		// it here instead of computing it again.
+		if h.cache != nil {
+			if _, ok := h.cache.Get(key); ok {
+				return nil, nil
+			}
+		}
 		ran = true
 		return nil, h.verify(ctx, key, encoded, secret, gate)
 	})

@@ -253,6 +253,14 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 			httpx.Under(p, cfg.BrokerPrefix) && !httpx.Under(p, routes.ResearcherPath(cfg.BrokerPrefix))
 	}
 	bodies := httpx.NewBodyMemory(cfg.BodyMemory, 2*time.Second, httpx.FreeMemory)
+	if reg != nil {
+		g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fris_gateway_body_memory_bytes",
+			Help: "Bytes of request bodies held or reserved by the gateway (bounded by -body-memory)."},
+			func() float64 { return float64(bodies.Held()) })
+		if err := reg.Register(g); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return nil, err
+		}
+	}
 	h = bodies.Limit(h)
 	h = httpx.LimitSegments(cfg.MaxPathSegment, textErrors, h)
 	h = httpx.CleanTarget(textErrors, h)
