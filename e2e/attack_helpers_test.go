@@ -148,6 +148,11 @@ func raiseNoFile(t *testing.T, n uint64) {
 
 // rawPut2 is rawPut with the body given.
 func rawPut2(s *Stack, ip net.IP, path, body string, headers ...string) (int, http.Header, error) {
+	return rawPutWithin(s, ip, 30*time.Second, path, body, headers...)
+}
+
+// rawPutWithin is rawPut2 with a client timeout of d.
+func rawPutWithin(s *Stack, ip net.IP, d time.Duration, path, body string, headers ...string) (int, http.Header, error) {
 	req, err := http.NewRequest(http.MethodPut, s.URL+path, strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
@@ -155,7 +160,7 @@ func rawPut2(s *Stack, ip net.IP, path, body string, headers ...string) (int, ht
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := clientFrom(ip, 30*time.Second).Do(req)
+	res, err := clientFrom(ip, d).Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

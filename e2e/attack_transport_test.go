@@ -337,9 +337,11 @@ func TestAttackBodyBudget(t *testing.T) {
 // (-max-parse-bytes) instead of all of them.
 func TestAttackCredentialedBodiesMemoryReturns(t *testing.T) {
 	// Not parallel: upload parses the 96 MiB a bounded share at a time,
-	// within the gateway's 30 s -upstream-timeout, which tests beside it
-	// on a loaded machine stretched past (a 504 or a client timeout).
-	s := NewStack(t, Options{UploadArgs: []string{"-validation", "off"}})
+	// so the last document waits for the others. The test is about memory,
+	// not time: the gateway's -upstream-timeout and the client's are 2 min,
+	// since on a loaded machine (-race, other packages, the fuzzing) the
+	// last answer came after the default 30 s.
+	s := NewStack(t, Options{GatewayArgs: []string{"-upstream-timeout", "2m"}, UploadArgs: []string{"-validation", "off"}})
 	seedSites(t, s)
 	legitUpload(t, s, src(5, 100), "WARM-1")
 	baseGW := rssMiB(t, s.Gateway)
@@ -348,7 +350,7 @@ func TestAttackCredentialedBodiesMemoryReturns(t *testing.T) {
 	for i := range 12 {
 		wg.Go(func() {
 			id := fmt.Sprintf("BIG-%d", i)
-			code, h, err := rawPut2(s, src(5, byte(1+i%6)), charite.spec()+"/pats/"+id, patientDoc(id, "Patient", pad), charite.xml()...)
+			code, h, err := rawPutWithin(s, src(5, byte(1+i%6)), 2*time.Minute, charite.spec()+"/pats/"+id, patientDoc(id, "Patient", pad), charite.xml()...)
 			switch {
 			case err != nil:
 				t.Errorf("%s: %v", id, err)
