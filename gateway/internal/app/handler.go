@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -27,6 +28,7 @@ import (
 	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/login"
 	"fris.dev/gateway/internal/respcache"
+	"fris.dev/gateway/internal/protobody"
 	"fris.dev/gateway/internal/routes"
 	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
@@ -372,3 +374,12 @@ func incomingHeaders(string) (string, bool) { return "", false }
 type jsonMarshaler struct{ *runtime.JSONPb }
 
 func (jsonMarshaler) ContentType(any) string { return "application/json; charset=utf-8" }
+
+// NewDecoder reads a request message the routes built already (an OAuth
+// form) as it is, and JSON otherwise.
+func (m jsonMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	if b := protobody.Decoder(r); b != nil {
+		return b
+	}
+	return m.JSONPb.NewDecoder(r)
+}

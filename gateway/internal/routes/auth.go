@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/authn"
+	"fris.dev/gateway/internal/protobody"
 	"fris.dev/pkg/authheader"
 	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
@@ -183,57 +185,81 @@ func noStore(next http.Handler) http.Handler {
 }
 
 // rewrite is how a POST body of kind reaches the service: nil (JSON as
-// sent) for JSON only; for the OAuth endpoints a form becomes the
-// equivalent JSON, and client_secret_basic credentials move into it.
+// sent) for JSON only; for the OAuth endpoints a form becomes the request
+// message, and client_secret_basic credentials move into it. A message goes
+// to grpc-gateway as it is (protobody), not as JSON to be parsed again; a
+// JSON body without Basic credentials goes as sent.
 func (k bodyKind) rewrite() bodyRewrite {
 	if k == jsonOnly {
 		return nil
 	}
-	return func(w http.ResponseWriter, r *http.Request, b []byte, form bool) ([]byte, bool) {
-		var err error
-		if form && len(bytes.TrimSpace(b)) > 0 {
-			if b, err = formToJSON(string(b), k.message()); err != nil {
+	return func(w http.ResponseWriter, r *http.Request, b []byte, form bool) (io.ReadCloser, bool) {
+		msg := k.message()
+		parsed := form && len(bytes.TrimSpace(b)) > 0
+		if parsed {
+			if err := formToMessage(string(b), msg); err != nil {
 				apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
 				return nil, false
 			}
 		}
-		if b, err = basicClient(r.Header.Get("Authorization"), b, k.message()); err != nil {
-			var ce clientAuthError
-			if errors.As(err, &ce) {
-				apierr.WriteOAuth(w, http.StatusUnauthorized, "invalid_client", err.Error())
-			} else {
-				apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
+		id, secret, basic, err := basicCredentials(r.Header.Get("Authorization"))
+		switch {
+		case err != nil:
+			apierr.WriteOAuth(w, http.StatusUnauthorized, "invalid_client", err.Error())
+			return nil, false
+		case !basic && !parsed && (form || len(bytes.TrimSpace(b)) == 0):
+			return io.NopCloser(bytes.NewReader(b)), true
+		case !basic && !parsed:
+			// JSON read once here rather than twice by grpc-gateway's
+			// decoder (a json.Decoder's pass, then protojson's). What
+			// protojson reads whole, grpc-gateway reads the same; what it
+			// refuses goes on as sent, for grpc-gateway to answer as
+			// before.
+			if jsonpb.Unmarshal(b, msg) != nil {
+				return io.NopCloser(bytes.NewReader(b)), true
 			}
+			return protobody.New(msg), true
+		case !basic:
+			return protobody.New(msg), true
+		}
+		if !form && len(bytes.TrimSpace(b)) > 0 {
+			if err := jsonpb.Unmarshal(b, msg); err != nil {
+				apierr.WriteJSON(w, http.StatusBadRequest, "the body is not a "+string(msg.ProtoReflect().Descriptor().Name()))
+				return nil, false
+			}
+		}
+		if err := basicClient(id, secret, msg); err != nil {
+			apierr.WriteJSON(w, http.StatusBadRequest, err.Error())
 			return nil, false
 		}
-		return b, true
+		return protobody.New(msg), true
 	}
 }
+
+// jsonpb reads request bodies as the gateway's grpc-gateway marshaler does.
+var jsonpb = protojson.UnmarshalOptions{DiscardUnknown: true}
 
 // clientAuthError is a malformed Basic header: 401 invalid_client.
 type clientAuthError string
 
 func (e clientAuthError) Error() string { return string(e) }
 
-// basicClient moves client_secret_basic credentials (RFC 6749 2.3.1) into
-// the JSON body b of a request like msg (a token, revocation or
-// introspection request, each with client_id and client_secret fields),
-// where the service reads client_id and
-// client_secret whichever way they came. The user and password of the
-// Basic header are each form-urlencoded, as RFC 6749 2.3.1 asks (most
-// libraries encode; a secret with '%' or '+' sent raw is not ours to
-// guess). A request without a Basic header is left untouched, so the
-// spec's JSON clients pay nothing for it. Credentials in both places are
-// refused unless they agree: a client uses one method (RFC 6749 2.3).
-func basicClient(authz string, b []byte, msg proto.Message) ([]byte, error) {
+// basicCredentials reads client_secret_basic credentials (RFC 6749
+// 2.3.1): the client ID and secret, and whether the header is Basic at all
+// (a request without one is left as it came, so the spec's JSON clients pay
+// nothing for it). The user and password of the Basic header are each
+// form-urlencoded, as RFC 6749 2.3.1 asks (most libraries encode; a secret
+// with '%' or '+' sent raw is not ours to guess). A malformed Basic header
+// is a clientAuthError: 401 invalid_client.
+func basicCredentials(authz string) (id, secret string, basic bool, err error) {
 	user, pass, err := authheader.Basic(authz)
 	switch {
 	case errors.Is(err, authheader.ErrNotBasic):
-		return b, nil
+		return "", "", false, nil
 	case errors.Is(err, authheader.ErrNotBase64):
-		return nil, clientAuthError("the Basic credentials are not base64")
+		return "", "", true, clientAuthError("the Basic credentials are not base64")
 	case err != nil:
-		return nil, clientAuthError("the Basic credentials have no ':' between client ID and secret")
+		return "", "", true, clientAuthError("the Basic credentials have no ':' between client ID and secret")
 	}
 	id, err1 := url.QueryUnescape(user)
 	secret, err2 := url.QueryUnescape(pass)
@@ -241,32 +267,37 @@ func basicClient(authz string, b []byte, msg proto.Message) ([]byte, error) {
 	// registers has an ID or secret that is not, so such credentials are
 	// refused as malformed (before, protojson's error was a 400).
 	if err1 != nil || err2 != nil || id == "" || !utf8.ValidString(id) || !utf8.ValidString(secret) {
-		return nil, clientAuthError("the Basic credentials are not a form-urlencoded client ID and secret")
+		return "", "", true, clientAuthError("the Basic credentials are not a form-urlencoded client ID and secret")
 	}
-	if len(bytes.TrimSpace(b)) > 0 {
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, msg); err != nil {
-			return nil, errors.New("the body is not a " + string(msg.ProtoReflect().Descriptor().Name()))
-		}
-	}
+	return id, secret, true, nil
+}
+
+// basicClient moves client_secret_basic credentials into msg (a token,
+// revocation or introspection request, each with client_id and
+// client_secret fields), where the service reads client_id and
+// client_secret whichever way they came. Credentials in both places are
+// refused unless they agree: a client uses one method (RFC 6749 2.3).
+func basicClient(id, secret string, msg proto.Message) error {
 	m := msg.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	idField, secretField := fields.ByName("client_id"), fields.ByName("client_secret")
 	if (m.Get(idField).String() != "" && m.Get(idField).String() != id) || (m.Get(secretField).String() != "" && m.Get(secretField).String() != secret) {
-		return nil, errors.New("client credentials both in the Authorization header and in the body, and they differ")
+		return errors.New("client credentials both in the Authorization header and in the body, and they differ")
 	}
 	m.Set(idField, protoreflect.ValueOfString(id))
 	m.Set(secretField, protoreflect.ValueOfString(secret))
-	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(msg)
+	return nil
 }
 
-// formToJSON fills msg's string fields from an urlencoded form, by each
+// formToMessage fills msg's string fields from an urlencoded form, by each
 // field's wire name (the proto name, e.g. client_id) or its JSON name
-// (clientId), and renders msg as JSON. Unknown form fields are ignored, as
-// unknown JSON fields are; a field sent twice is an error (RFC 6749 3.2).
-func formToJSON(body string, msg proto.Message) ([]byte, error) {
+// (clientId). Unknown form fields are ignored, as unknown JSON fields are;
+// a field sent twice is an error (RFC 6749 3.2), and so is a value that is
+// not UTF-8, which a proto string cannot hold.
+func formToMessage(body string, msg proto.Message) error {
 	vals, err := url.ParseQuery(body)
 	if err != nil {
-		return nil, errors.New("malformed form body")
+		return errors.New("malformed form body")
 	}
 	m := msg.ProtoReflect()
 	fields := m.Descriptor().Fields()
@@ -281,11 +312,14 @@ func formToJSON(body string, msg proto.Message) ([]byte, error) {
 				continue
 			}
 			if len(vs) > 1 {
-				return nil, errors.New("form field " + name + " sent more than once")
+				return errors.New("form field " + name + " sent more than once")
+			}
+			if !utf8.ValidString(vs[0]) {
+				return errors.New("form field " + name + " is not UTF-8")
 			}
 			m.Set(fd, protoreflect.ValueOfString(vs[0]))
 			break
 		}
 	}
-	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(msg)
+	return nil
 }

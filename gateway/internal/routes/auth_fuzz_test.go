@@ -9,51 +9,68 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	authv1 "fris.dev/proto/auth/v1"
 )
 
-func TestFormToJSON(t *testing.T) {
-	b, err := formToJSON("code=c%20d&client_id=x&clientSecret=s&unknown=1", &authv1.TokenRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestFormToMessage(t *testing.T) {
 	var got authv1.TokenRequest
-	if err := protojson.Unmarshal(b, &got); err != nil {
+	if err := formToMessage("code=c%20d&client_id=x&clientSecret=s&unknown=1", &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.GetCode() != "c d" || got.GetClientId() != "x" || got.GetClientSecret() != "s" {
 		t.Fatalf("got %v", &got)
 	}
-	for _, bad := range []string{"code=a&code=b", "code=%zz"} {
-		if _, err := formToJSON(bad, &authv1.TokenRequest{}); err == nil {
+	for _, bad := range []string{"code=a&code=b", "code=%zz", "client_id=%ff", "code=a&clientId=%C3"} {
+		if err := formToMessage(bad, &authv1.TokenRequest{}); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 }
 
-// FuzzFormToJSON: any form body either is refused or becomes JSON that the
-// token request message reads back with the same field values.
-func FuzzFormToJSON(f *testing.F) {
-	for _, s := range []string{"", "code=abc&client_id=x&client_secret=y", "refresh_token=a.b.c", "code=%00%ff", "a=1&a=2", "client_id=%"} {
+// FuzzFormToMessage: any form body is either refused or fills the token
+// request with exactly the form's values, each valid UTF-8 (a proto
+// string the gRPC client can send), and the message reads back from its
+// JSON unchanged.
+func FuzzFormToMessage(f *testing.F) {
+	for _, s := range []string{"", "code=abc&client_id=x&client_secret=y", "refresh_token=a.b.c", "code=%00%ff", "a=1&a=2", "client_id=%", "clientId=%C3%A9"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		b, err := formToJSON(body, &authv1.TokenRequest{})
-		if err != nil {
+		var got authv1.TokenRequest
+		if err := formToMessage(body, &got); err != nil {
 			return
 		}
-		var got authv1.TokenRequest
-		if err := protojson.Unmarshal(b, &got); err != nil {
-			vals, _ := url.ParseQuery(body)
-			for _, vs := range vals {
-				for _, v := range vs {
-					if !utf8.ValidString(v) {
-						return // protojson refuses invalid UTF-8; the gateway answers 400
-					}
-				}
+		vals, err := url.ParseQuery(body)
+		if err != nil {
+			t.Fatalf("form %q accepted, but it does not parse: %v", body, err)
+		}
+		pick := func(proto, json string) string {
+			if v, ok := vals[proto]; ok {
+				return v[0]
 			}
-			t.Fatalf("form %q became JSON %s that does not read back: %v", body, b, err)
+			if v, ok := vals[json]; ok {
+				return v[0]
+			}
+			return ""
+		}
+		for _, c := range []struct{ got, want string }{
+			{got.GetCode(), pick("code", "code")},
+			{got.GetClientId(), pick("client_id", "clientId")},
+			{got.GetRefreshToken(), pick("refresh_token", "refreshToken")},
+		} {
+			if c.got != c.want || !utf8.ValidString(c.got) {
+				t.Fatalf("form %q: field %q, want %q", body, c.got, c.want)
+			}
+		}
+		b, err := protojson.Marshal(&got)
+		if err != nil {
+			t.Fatalf("form %q became a message protojson cannot write: %v", body, err)
+		}
+		var back authv1.TokenRequest
+		if err := protojson.Unmarshal(b, &back); err != nil || !proto.Equal(&back, &got) {
+			t.Fatalf("form %q: %v does not read back (%v)", body, &got, err)
 		}
 	})
 }
@@ -63,37 +80,42 @@ func TestBasicClient(t *testing.T) {
 	for _, tc := range []struct {
 		name, authz, body string
 		id, secret        string
-		wantErr           bool
+		basic, wantErr    bool
 	}{
-		{"no header", "", `{"code":"c"}`, "", "", false},
-		{"bearer ignored", "Bearer x", `{"code":"c"}`, "", "", false},
-		{"plain", enc("cid:sec"), `{"code":"c"}`, "cid", "sec", false},
-		{"scheme case", "basic " + base64.StdEncoding.EncodeToString([]byte("cid:sec")), ``, "cid", "sec", false},
+		{"no header", "", `{"code":"c"}`, "", "", false, false},
+		{"bearer ignored", "Bearer x", `{"code":"c"}`, "", "", false, false},
+		{"plain", enc("cid:sec"), `{"code":"c"}`, "cid", "sec", true, false},
+		{"scheme case", "basic " + base64.StdEncoding.EncodeToString([]byte("cid:sec")), ``, "cid", "sec", true, false},
 		// RFC 6749 2.3.1: both parts are form-urlencoded; the secret may hold ':'.
-		{"encoded", enc("c+id%3A1:s%2B%2F%3D:x"), ``, "c id:1", "s+/=:x", false},
-		{"same in body", enc("cid:sec"), `{"client_id":"cid","client_secret":"sec"}`, "cid", "sec", false},
-		{"other id in body", enc("cid:sec"), `{"client_id":"x"}`, "", "", true},
-		{"not base64", "Basic !!", ``, "", "", true},
-		{"no colon", enc("cid"), ``, "", "", true},
-		{"bad escape", enc("cid:%zz"), ``, "", "", true},
-		{"body not a token request", enc("cid:sec"), `[1]`, "", "", true},
+		{"encoded", enc("c+id%3A1:s%2B%2F%3D:x"), ``, "c id:1", "s+/=:x", true, false},
+		{"same in body", enc("cid:sec"), `{"client_id":"cid","client_secret":"sec"}`, "cid", "sec", true, false},
+		{"other id in body", enc("cid:sec"), `{"client_id":"x"}`, "", "", true, true},
+		{"not base64", "Basic !!", ``, "", "", true, true},
+		{"no colon", enc("cid"), ``, "", "", true, true},
+		{"bad escape", enc("cid:%zz"), ``, "", "", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := basicClient(tc.authz, []byte(tc.body), &authv1.TokenRequest{})
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v", err)
-			}
-			if err != nil {
-				return
-			}
-			var got authv1.TokenRequest
-			if len(b) > 0 {
-				if err := protojson.Unmarshal(b, &got); err != nil {
+			var msg authv1.TokenRequest
+			if tc.body != "" {
+				if err := protojson.Unmarshal([]byte(tc.body), &msg); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if got.GetClientId() != tc.id || got.GetClientSecret() != tc.secret {
-				t.Fatalf("got %v", &got)
+			id, secret, basic, err := basicCredentials(tc.authz)
+			if basic != tc.basic {
+				t.Fatalf("basic = %v", basic)
+			}
+			if err == nil && basic {
+				err = basicClient(id, secret, &msg)
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if err != nil || !basic {
+				return
+			}
+			if msg.GetClientId() != tc.id || msg.GetClientSecret() != tc.secret {
+				t.Fatalf("got %v", &msg)
 			}
 		})
 	}
@@ -104,7 +126,7 @@ func TestBasicClient(t *testing.T) {
 // credentials (401 invalid_client), not a 400 with protojson's words.
 func TestBasicClientNotUTF8(t *testing.T) {
 	for _, cred := range []string{"c\xff:s", "c:\xfe", "%FF:s", "c:%FE"} {
-		_, err := basicClient("Basic "+base64.StdEncoding.EncodeToString([]byte(cred)), nil, &authv1.TokenRequest{})
+		_, _, _, err := basicCredentials("Basic " + base64.StdEncoding.EncodeToString([]byte(cred)))
 		var ce clientAuthError
 		if !errors.As(err, &ce) {
 			t.Errorf("%q: err = %v, want a clientAuthError", cred, err)
@@ -112,27 +134,40 @@ func TestBasicClientNotUTF8(t *testing.T) {
 	}
 }
 
-// FuzzBasicClient: any Authorization header and body is refused or yields a
-// token request carrying exactly the header's credentials.
+// FuzzBasicClient: any Authorization header is refused, not Basic, or
+// yields, with any JSON body that is a token request, a token request
+// carrying exactly the header's credentials (valid UTF-8), or a refusal
+// because the body names others.
 func FuzzBasicClient(f *testing.F) {
 	f.Add("Basic Y2lkOnNlYw==", `{"code":"c"}`)
 	f.Add("Basic %%%", ``)
 	f.Add("basic OnNlYw==", `{"client_id":"a"}`)
 	f.Fuzz(func(t *testing.T, authz, body string) {
-		b, err := basicClient(authz, []byte(body), &authv1.TokenRequest{})
-		if err != nil {
+		id, secret, basic, err := basicCredentials(authz)
+		scheme, _, ok := strings.Cut(strings.TrimSpace(authz), " ")
+		isBasic := ok && strings.EqualFold(scheme, "Basic")
+		if basic != isBasic {
+			t.Fatalf("%q: basic = %v", authz, basic)
+		}
+		if err != nil || !basic {
 			return
 		}
-		scheme, _, ok := strings.Cut(strings.TrimSpace(authz), " ")
-		if !ok || !strings.EqualFold(scheme, "Basic") {
-			if string(b) != body {
-				t.Fatal("a request without Basic credentials was changed")
+		var msg authv1.TokenRequest
+		if protojson.Unmarshal([]byte(body), &msg) != nil {
+			msg.Reset()
+		}
+		before := proto.Clone(&msg).(*authv1.TokenRequest)
+		if err := basicClient(id, secret, &msg); err != nil {
+			if (before.GetClientId() == "" || before.GetClientId() == id) && (before.GetClientSecret() == "" || before.GetClientSecret() == secret) {
+				t.Fatalf("Basic %q with %v refused: %v", authz, before, err)
 			}
 			return
 		}
-		var got authv1.TokenRequest
-		if err := protojson.Unmarshal(b, &got); err != nil || got.GetClientId() == "" {
-			t.Fatalf("Basic %q with %q became %s (%v)", authz, body, b, err)
+		if msg.GetClientId() == "" || msg.GetClientId() != id || msg.GetClientSecret() != secret || !utf8.ValidString(id+secret) {
+			t.Fatalf("Basic %q became %v", authz, &msg)
+		}
+		if _, err := protojson.Marshal(&msg); err != nil {
+			t.Fatalf("Basic %q became a message protojson cannot write: %v", authz, err)
 		}
 	})
 }

@@ -15,11 +15,19 @@ import (
 func TestFormBodiesOfRevokeAndIntrospect(t *testing.T) {
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("cid:sec"))
 	for _, kind := range []bodyKind{revokeBody, introspectBody} {
-		b, err := formToJSON("token=t.o.k&token_type_hint=refresh_token", kind.message())
+		msg := kind.message()
+		if err := formToMessage("token=t.o.k&token_type_hint=refresh_token", msg); err != nil {
+			t.Fatal(err)
+		}
+		id, secret, _, err := basicCredentials(basic)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b, err = basicClient(basic, b, kind.message()); err != nil {
+		if err := basicClient(id, secret, msg); err != nil {
+			t.Fatal(err)
+		}
+		b, err := protojson.Marshal(msg)
+		if err != nil {
 			t.Fatal(err)
 		}
 		var got authv1.RevokeRequest // the same fields as IntrospectRequest

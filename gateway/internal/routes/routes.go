@@ -31,6 +31,7 @@ import (
 
 	"fris.dev/gateway/internal/apierr"
 	"fris.dev/gateway/internal/httpx"
+	"fris.dev/gateway/internal/protobody"
 )
 
 // Mux is what registering a group's paths needs of an http.ServeMux. The
@@ -177,8 +178,9 @@ func limitBody(max int64, next http.Handler) http.Handler {
 }
 
 // bodyRewrite turns an admitted body (form: it came as an HTML form) into
-// the JSON the service reads; on failure it has answered and ok is false.
-type bodyRewrite func(w http.ResponseWriter, r *http.Request, b []byte, form bool) (json []byte, ok bool)
+// what grpc-gateway reads: JSON, or the request message itself
+// (protobody); on failure it has answered and ok is false.
+type bodyRewrite func(w http.ResponseWriter, r *http.Request, b []byte, form bool) (body io.ReadCloser, ok bool)
 
 // jsonBody admits JSON bodies (application/json in any charset, or no
 // Content-Type at all) for grpc-gateway and, when rewrite is not nil, HTML
@@ -211,15 +213,19 @@ func jsonBody(rewrite bodyRewrite, next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
+		body, size := io.ReadCloser(io.NopCloser(bytes.NewReader(b))), int64(len(b))
 		if rewrite != nil {
-			if b, ok = rewrite(w, r, b, form); !ok {
+			if body, ok = rewrite(w, r, b, form); !ok {
 				return
+			}
+			if protobody.Decoder(body) != nil {
+				size = -1 // a message, not bytes
 			}
 		}
 		r2 := r.Clone(r.Context())
 		r2.Header.Set("Content-Type", "application/json")
-		r2.Body = io.NopCloser(bytes.NewReader(b))
-		r2.ContentLength = int64(len(b))
+		r2.Body = body
+		r2.ContentLength = size
 		next.ServeHTTP(w, r2)
 	})
 }

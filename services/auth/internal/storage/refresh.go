@@ -38,7 +38,7 @@ func (s *KV) SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) 
 		reused = false
 		// Checked inside the transaction: the marker below must outlive
 		// the token, and one spent at its last moment would get none.
-		ttl = time.Unix(r.Expires, 0).Sub(s.now())
+		ttl = markerTTL(r.Expires, s.now())
 		if ttl <= 0 {
 			return ErrNotFound
 		}
@@ -63,6 +63,26 @@ func (s *KV) SpendRefresh(ctx context.Context, r Refresh, chainUntil time.Time) 
 		return err
 	}
 	return ErrReused
+}
+
+// markerTTL is how long a spend marker lives: until the token expires
+// (unix seconds), rounded up to a whole second, 0 once it has. Whole
+// seconds make the markers a group commit writes expire at the same
+// instant (the batch's clock plus N seconds) rather than at instants
+// apart by the microseconds between their spends; bbolt's expiry index
+// is ordered by that instant, then by key (a time-ordered jti), so the
+// batch's index entries then share a leaf at the index's end instead of
+// each dirtying a leaf of its own (docs/decisions.md, auth-refresh-jti).
+// The marker outlives its token by less than a second, never the reverse.
+func markerTTL(expires int64, now time.Time) time.Duration {
+	left := time.Unix(expires, 0).Sub(now)
+	if left <= 0 {
+		return 0
+	}
+	if r := left % time.Second; r != 0 {
+		left += time.Second - r
+	}
+	return left
 }
 
 func (s *KV) Spent(ctx context.Context, jti string) (bool, error) {
