@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +33,7 @@ func TestJSON(t *testing.T) {
 			{"ScanOrderPrefixAndPaging", testJSONScan},
 			{"ScanFailsOnACorruptRecord", testJSONScanCorrupt},
 			{"InsideATransaction", testJSONInTx},
+			{"CacheDecodesOnlyNewBytes", testJSONCache},
 		} {
 			t.Run(c.name, func(t *testing.T) { c.run(t, open(t)) })
 		}
@@ -179,5 +181,64 @@ func testJSONInTx(t *testing.T, s kv.Store) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// counted counts how often it is decoded.
+type counted struct{ record }
+
+var decodeCount int
+
+func (c *counted) UnmarshalJSON(b []byte) error {
+	decodeCount++
+	return json.Unmarshal(b, &c.record)
+}
+
+func testJSONCache(t *testing.T, s kv.Store) {
+	ctx := context.Background()
+	clone := func(c counted) counted { c.Tags = slices.Clone(c.Tags); return c }
+	cache := kv.NewJSONCache[counted](2, clone)
+	putJSON(t, s, "c/1", record{Name: "one", Tags: []string{"a"}})
+	decodeCount = 0
+	get := func(key string) counted {
+		t.Helper()
+		v, err := cache.Get(ctx, s, key)
+		if err != nil {
+			t.Fatalf("Get %s: %v", key, err)
+		}
+		return v
+	}
+	first := get("c/1")
+	first.Tags[0] = "changed by a caller"
+	if again := get("c/1"); again.Name != "one" || again.Tags[0] != "a" || decodeCount != 1 {
+		t.Fatalf("unchanged record read again: %+v after %d decodes, want one decode and the stored value", again.record, decodeCount)
+	}
+	// Any write, whoever made it, changes the bytes: decoded anew.
+	putJSON(t, s, "c/1", record{Name: "two"})
+	if v := get("c/1"); v.Name != "two" || v.Tags != nil || decodeCount != 2 {
+		t.Fatalf("after a write: %+v after %d decodes", v.record, decodeCount)
+	}
+	// More records than it holds: each still reads right.
+	putJSON(t, s, "c/2", record{Name: "2"})
+	putJSON(t, s, "c/3", record{Name: "3"})
+	for round := 0; round < 2; round++ {
+		for _, k := range []string{"c/1", "c/2", "c/3"} {
+			if v := get(k); v.Name != map[string]string{"c/1": "two", "c/2": "2", "c/3": "3"}[k] {
+				t.Fatalf("%s read %+v", k, v.record)
+			}
+		}
+	}
+	if _, err := cache.Get(ctx, s, "c/none"); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("missing: %v", err)
+	}
+	putRaw(t, s, "c/bad", "{")
+	if _, err := cache.Get(ctx, s, "c/bad"); err == nil || !strings.Contains(err.Error(), "c/bad") {
+		t.Fatalf("corrupt: %v", err)
+	}
+	if err := s.Update(ctx, func(tx kv.Tx) error { return tx.Delete("c/2") }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cache.Get(ctx, s, "c/2"); !errors.Is(err, kv.ErrNotFound) {
+		t.Fatalf("deleted record still read: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func (s *KV) GetClient(ctx context.Context, id string) (Client, error) {
 	if id == "" {
 		return Client{}, ErrNotFound
 	}
-	return kv.GetJSON[Client](ctx, s.db, pClient+id)
+	return s.clients.Get(ctx, s.db, pClient+id)
 }
 
 func (s *KV) UpdateClient(ctx context.Context, id string, fn func(*Client) error) error {

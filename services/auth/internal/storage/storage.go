@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -184,7 +185,15 @@ type KV struct {
 	codes  kv.Store
 	sealer Sealer
 	now    func() time.Time
+	// users and clients decode each record's stored bytes once: every
+	// refresh reads its user and client (kv.JSONCache, never stale).
+	users   *kv.JSONCache[User]
+	clients *kv.JSONCache[Client]
 }
+
+// decodedRecords is how many users and how many clients the store keeps
+// decoded: the active ones of a busy deployment, a few MB at most.
+const decodedRecords = 2048
 
 // New returns the auth store on db, grants included, with signing keys
 // sealed by sealer.
@@ -195,7 +204,13 @@ func New(db kv.Store, sealer Sealer) *KV { return NewSplit(db, db, sealer) }
 // so a store that does not flush them to disk saves two disk flushes per
 // signature-flow token response.
 func NewSplit(db, codes kv.Store, sealer Sealer) *KV {
-	return &KV{db: db, codes: codes, sealer: sealer, now: time.Now, LogRetention: defaultLogRetention}
+	return &KV{db: db, codes: codes, sealer: sealer, now: time.Now, LogRetention: defaultLogRetention,
+		users: kv.NewJSONCache(decodedRecords, func(u User) User { u.Scopes = slices.Clone(u.Scopes); return u }),
+		clients: kv.NewJSONCache(decodedRecords, func(c Client) Client {
+			c.RedirectURLs = slices.Clone(c.RedirectURLs)
+			return c
+		}),
+	}
 }
 
 func (s *KV) Ping(ctx context.Context) error {

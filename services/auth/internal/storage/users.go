@@ -114,7 +114,7 @@ func (s *KV) CreateUser(ctx context.Context, u User, key *UserKey) (User, *UserK
 }
 
 func (s *KV) GetUser(ctx context.Context, id int32) (User, error) {
-	return kv.GetJSON[User](ctx, s.db, pUser+id32(id))
+	return s.users.Get(ctx, s.db, pUser+id32(id))
 }
 
 func (s *KV) GetUserByEmail(ctx context.Context, email string) (User, error) {
@@ -122,7 +122,7 @@ func (s *KV) GetUserByEmail(ctx context.Context, email string) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	return kv.GetJSON[User](ctx, s.db, pUser+string(b))
+	return s.users.Get(ctx, s.db, pUser+string(b))
 }
 
 func (s *KV) UpdateUser(ctx context.Context, id int32, fn func(*User) error) error {
