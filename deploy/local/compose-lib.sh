@@ -33,12 +33,29 @@ val() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p"; }
 # service on the container's own loopback (its certificate names 127.0.0.1;
 # no name lookup on the compose network's DNS involved).
 admin() {
-  local svc=$1 sub=$2 S port
+  local svc=$1 sub=$2 S port out err rc try
   shift 2
   S=$(echo "$svc" | tr a-z A-Z)
   case $svc in auth) port=9101 ;; mdr) port=9102 ;; upload) port=9103 ;; broker) port=9104 ;; esac
-  $dc exec -T -e "FRIS_${S}_TLS_CERT=/tls/admin.pem" -e "FRIS_${S}_TLS_KEY=/tls/admin-key.pem" -e "FRIS_${S}_TLS_CA=/tls/ca.pem" \
-    "$svc" "$svc" "$sub" -addr "127.0.0.1:$port" "$@"
+  out=$(mktemp)
+  err=$(mktemp)
+  # A store the service cannot reach for a moment (podman's aardvark-dns
+  # has not answered a lookup of redis for 5 s on a loaded machine) is
+  # "temporarily unavailable": an operator tries again, and so does this.
+  for try in 1 2 3; do
+    rc=0
+    $dc exec -T -e "FRIS_${S}_TLS_CERT=/tls/admin.pem" -e "FRIS_${S}_TLS_KEY=/tls/admin-key.pem" -e "FRIS_${S}_TLS_CA=/tls/ca.pem" \
+      "$svc" "$svc" "$sub" -addr "127.0.0.1:$port" "$@" >"$out" 2>"$err" || rc=$?
+    if ((rc == 0)) || ((try == 3)) || ! grep -q "temporarily unavailable" "$err"; then
+      break
+    fi
+    echo "compose-test: admin $svc $sub: $(head -c 200 "$err"); again in 3 s" >&2
+    sleep 3
+  done
+  cat "$out"
+  cat "$err" >&2
+  rm -f "$out" "$err"
+  return "$rc"
 }
 
 # wait_up SECONDS: until /health/groups answers 200 (every group up).
