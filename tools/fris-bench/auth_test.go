@@ -35,6 +35,7 @@ type fakeAuth struct {
 	cacheAnon   bool
 	anonReads   int
 	sigClients  map[string]int // signature flow's token requests per client_id
+	jsonGrants  int            // refreshes with grant_type sent as JSON, not as a form
 }
 
 // fakeES256Client is the client the fake answers as one set to ES256: its
@@ -83,6 +84,13 @@ func (f *fakeAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	str := func(k string) string { s, _ := in[k].(string); return s }
+	if r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/x-www-form-urlencoded" {
+		if err := r.ParseForm(); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		str = r.PostForm.Get
+	}
 	switch r.Method + " " + r.URL.Path {
 	case "GET /oauth2/authorize":
 		http.SetCookie(w, &http.Cookie{Name: "fris_csrf", Value: fakeCSRF, Path: "/oauth2"})
@@ -134,6 +142,9 @@ func (f *fakeAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			f.refresh[str("refresh_token")] = true
+			if str("grant_type") != "" && r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+				f.jsonGrants++
+			}
 			f.issueWith(w, str("grant_type") == "")
 		case str("signature") != "":
 			id, ok := f.signCodes[str("code")]
@@ -218,8 +229,8 @@ func TestAuthAndBearerSuites(t *testing.T) {
 		}
 	}
 	fa.mu.Lock()
-	if fa.reuses != 0 || fa.fragments != 0 || fa.badSigs != 0 {
-		t.Errorf("reuses %d, fragments sent %d, bad signatures %d", fa.reuses, fa.fragments, fa.badSigs)
+	if fa.reuses != 0 || fa.fragments != 0 || fa.badSigs != 0 || fa.jsonGrants != 0 {
+		t.Errorf("reuses %d, fragments sent %d, bad signatures %d, OAuth refreshes sent as JSON %d", fa.reuses, fa.fragments, fa.badSigs, fa.jsonGrants)
 	}
 	fa.mu.Unlock()
 	var rep Report

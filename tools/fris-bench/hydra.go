@@ -67,8 +67,6 @@ type PeerSummary struct {
 	StoreCPU float64 `json:"store_cpu_us"`
 }
 
-var formHeader = http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
-
 // hydraChain is one refresh chain at Hydra: an OAuth 2.0 library's
 // refresh (form body, the public client's id).
 type hydraChain struct {

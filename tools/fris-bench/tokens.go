@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime"
 	"slices"
 	"sync"
@@ -126,7 +127,10 @@ type FlowResult struct {
 	M           *Measurement `json:"measurement"`
 }
 
-var jsonHeader = http.Header{"Content-Type": {"application/json"}}
+var (
+	jsonHeader = http.Header{"Content-Type": {"application/json"}}
+	formHeader = http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+)
 
 // refreshChain is flow 3's client: it holds the one live refresh token of
 // its chain and spends it on each request. oauth sends the request as an
@@ -140,11 +144,13 @@ type refreshChain struct {
 }
 
 func (c *refreshChain) next() (vegeta.Target, error) {
-	req := map[string]string{"refresh_token": c.token}
 	if c.oauth {
-		req["grant_type"] = "refresh_token"
+		// A form, as OAuth 2.0 libraries send it (RFC 6749, 6), and as
+		// the Hydra side of hydra-compare is sent.
+		body := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {c.token}}.Encode()
+		return vegeta.Target{Method: http.MethodPost, URL: authPrefix + "/token", Body: []byte(body), Header: formHeader}, nil
 	}
-	body, err := json.Marshal(req)
+	body, err := json.Marshal(map[string]string{"refresh_token": c.token})
 	return vegeta.Target{Method: http.MethodPost, URL: authPrefix + "/token", Body: body, Header: jsonHeader}, err
 }
 
