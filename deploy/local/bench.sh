@@ -884,11 +884,14 @@ if selected streams; then
 fi
 echo "bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
 
-# Anything a service logged at warn or above during the run is worth seeing.
+# Anything a service logged at warn or above during the run is worth seeing;
+# the audit events share stderr (no -audit-log here) and are not.
 for log in "$tmp/mdr.log" "$tmp/auth.log" "$tmp/gateway.log" "$tmp/upload.log"; do
-  if [[ -s "$log" ]]; then
+  [[ -s "$log" ]] || continue
+  lines=$(grep -v '"log":"audit"' "$log" | tail -n 20 || true)
+  if [[ -n "$lines" ]]; then
     echo "--- $(basename "$log") (warn and above):" >&2
-    tail -n 20 "$log" >&2
+    printf '%s\n' "$lines" >&2
   fi
 done
 ((rc == 0)) || failed=1
