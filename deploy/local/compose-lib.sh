@@ -40,13 +40,14 @@ admin() {
   out=$(mktemp)
   err=$(mktemp)
   # A store the service cannot reach for a moment (podman's aardvark-dns
-  # has not answered a lookup of redis for 5 s on a loaded machine) is
-  # "temporarily unavailable": an operator tries again, and so does this.
-  for try in 1 2 3; do
+  # has not answered a lookup of redis for 5 s on a loaded machine, and
+  # twice running on a fresh one) is "temporarily unavailable": an
+  # operator tries again, and so does this, for up to about half a minute.
+  for try in 1 2 3 4 5; do
     rc=0
     $dc exec -T -e "FRIS_${S}_TLS_CERT=/tls/admin.pem" -e "FRIS_${S}_TLS_KEY=/tls/admin-key.pem" -e "FRIS_${S}_TLS_CA=/tls/ca.pem" \
       "$svc" "$svc" "$sub" -addr "127.0.0.1:$port" "$@" >"$out" 2>"$err" || rc=$?
-    if ((rc == 0)) || ((try == 3)) || ! grep -q "temporarily unavailable" "$err"; then
+    if ((rc == 0)) || ((try == 5)) || ! grep -q "temporarily unavailable" "$err"; then
       break
     fi
     echo "compose-test: admin $svc $sub: $(head -c 200 "$err"); again in 3 s" >&2
