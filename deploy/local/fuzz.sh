@@ -6,7 +6,7 @@
 #
 #   deploy/local/fuzz.sh FILE
 #
-# make test runs it in the background under nice while the tests run (its
+# make test runs it in the background under SCHED_IDLE while the tests run (its
 # targets find idle cycles there, not the tests' cores), with one fuzz
 # worker per target (-parallel=1); FUZZ_EXECS, FUZZ_MINIMIZE, FUZZ_PARALLEL
 # and FUZZ_JOBS change the budget.
