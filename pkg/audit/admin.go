@@ -15,7 +15,9 @@ import (
 
 // AdminService returns a copy of an admin API's service description whose
 // state-changing methods record an audit event each (actor "admin-api", or
-// the operator the gateway called for),
+// the operator the gateway called for; class admin: only the operator's
+// certificate, or the gateway for a token with an administrator's role,
+// reaches an admin API),
 // so every admin call of every service is audited in one place: register
 // the result with grpc.Server.RegisterService instead of the generated
 // Register<X>Server. Reads (methods named List*, Get*, Count*) are not
@@ -39,7 +41,7 @@ func AdminService(desc *grpc.ServiceDesc, l *Logger) *grpc.ServiceDesc {
 				} else {
 					res, err = handler(ctx, req)
 				}
-				l.Record(ctx, Event{Action: action, Actor: adminActor(ctx), Err: err, Attrs: requestAttrs(req, res, err)})
+				l.Record(ctx, Event{Action: action, Actor: adminActor(ctx), Err: err, Attrs: requestAttrs(req, res, err), Class: ClassAdmin})
 				return res, err
 			}
 			return h(srv, ctx, dec, record)

@@ -21,6 +21,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -81,6 +82,9 @@ func Open(c Config, service string, stderr io.Writer) (*Logger, func() error, er
 // tools that build a service without one need not.
 type Logger struct {
 	log *slog.Logger
+	// folded counts the anonymous refusals folded into counts (fold.go):
+	// fris_audit_anonymous_folded_total{service,action}.
+	folded *prometheus.CounterVec
 	// allowRefusal, when set, is asked before an event of a refusal
 	// (ResourceExhausted: an abuse limit's 429) is written: refusals cost
 	// the sender nothing, so their events are capped (LimitRefusals).
@@ -101,7 +105,19 @@ func (l *Logger) LimitRefusals(allow func() bool) {
 
 // New writes events to w as JSON lines.
 func New(w io.Writer, service string) *Logger {
-	return &Logger{log: slog.New(slog.NewJSONHandler(w, nil)).With("log", "audit", "service", service)}
+	return &Logger{log: slog.New(slog.NewJSONHandler(w, nil)).With("log", "audit", "service", service),
+		folded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "fris_audit_anonymous_folded_total",
+			Help:        "Anonymous refused or failed attempts stored as counts (one record per action, outcome, client address and minute) instead of one by one; the audit log has each.",
+			ConstLabels: prometheus.Labels{"service": service},
+		}, []string{"action"})}
+}
+
+// RegisterMetrics adds l's metrics to reg (the service's /metrics).
+func (l *Logger) RegisterMetrics(reg prometheus.Registerer) {
+	if l != nil && reg != nil {
+		reg.MustRegister(l.folded)
+	}
 }
 
 // Discard records nothing.
@@ -122,6 +138,15 @@ type Event struct {
 	Err error
 	// Attrs are further facts, never secrets.
 	Attrs []slog.Attr
+	// Class is the event's class (ClassAdmin, ClassSignedIn,
+	// ClassAnonymous), which decides where it is stored. Empty: signed-in
+	// when the call carries a verified identity (only the gateway sends
+	// one, for a valid token or session), else anonymous; an Actor the
+	// call merely names (an email, a client id) counts for nothing.
+	// AdminService sets admin; a service sets signed-in on the success of
+	// a call whose caller proved who it is in the call itself (a sign-in,
+	// a token grant, a mailed link).
+	Class string
 }
 
 // Record writes e with the caller's address: the client address the
@@ -168,8 +193,27 @@ func (l *Logger) Record(ctx context.Context, e Event) {
 	attrs = append(attrs, e.Attrs...)
 	l.log.LogAttrs(ctx, level, "audit", attrs...)
 	if l.keep != nil {
-		l.keep.add(stored(attrs, outcome(e.Err)))
+		s := stored(attrs, outcome(e.Err))
+		s.Class = classify(e.Class, id)
+		if s.Class == ClassAnonymous && s.Outcome != OutcomeOK {
+			l.folded.WithLabelValues(e.Action).Inc()
+			l.keep.fold(s)
+			return
+		}
+		l.keep.add(s)
 	}
+}
+
+// classify is an event's class: the one its recorder chose, else
+// signed-in for a verified caller, else anonymous.
+func classify(class string, id identity.Identity) string {
+	switch {
+	case ValidClass(class):
+		return class
+	case !id.Anonymous():
+		return ClassSignedIn
+	}
+	return ClassAnonymous
 }
 
 // stored is the event the attributes Record logged describe.

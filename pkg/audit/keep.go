@@ -17,6 +17,10 @@ import (
 // when the store fails, its success. One goroutine writes what has
 // gathered in one transaction; a full queue or a failed write loses
 // events from the store only, never from the audit log, with a warning.
+// Anonymous refusals do not queue: they are folded into counts (fold.go)
+// that the same goroutine adds to the store every foldFlush; anonymous
+// successes queue only while the queue is less than anonQueue full, so a
+// stranger's flood never takes the place of an operator's event.
 
 // queueLen is how many events wait for the writer at most.
 const queueLen = 4096
@@ -24,10 +28,17 @@ const queueLen = 4096
 // batchLen is the most events one transaction writes.
 const batchLen = 256
 
+// anonQueue is how full the queue may be for an anonymous event to join.
+const anonQueue = queueLen * 3 / 4
+
 type keeper struct {
 	store *Store
 	log   *slog.Logger
 	queue chan Stored
+	// folds gathers anonymous refusals; kick tells the writer a new
+	// gathering began.
+	folds folder
+	kick  chan struct{}
 	stop  chan struct{}
 	done  chan struct{}
 	// dropped counts events the full queue refused since the last warning.
@@ -48,7 +59,7 @@ func (l *Logger) Keep(store *Store, log *slog.Logger) (stop func()) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	k := &keeper{store: store, log: log, queue: make(chan Stored, queueLen), stop: make(chan struct{}), done: make(chan struct{})}
+	k := &keeper{store: store, log: log, queue: make(chan Stored, queueLen), kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if store.ret.Keep <= 0 {
 		// Nothing to keep: only delete what an earlier start kept.
 		go func() { defer close(k.done); k.prune() }()
@@ -64,6 +75,10 @@ func (l *Logger) Keep(store *Store, log *slog.Logger) (stop func()) {
 
 // add queues e, never waiting.
 func (k *keeper) add(e Stored) {
+	if e.Class == ClassAnonymous && len(k.queue) >= anonQueue {
+		k.dropped.Add(1)
+		return
+	}
 	select {
 	case k.queue <- e:
 	default:
@@ -71,25 +86,59 @@ func (k *keeper) add(e Stored) {
 	}
 }
 
+// fold counts an anonymous refusal, never waiting.
+func (k *keeper) fold(e Stored) {
+	if k.folds.add(e) {
+		select {
+		case k.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
 func (k *keeper) run() {
 	defer close(k.done)
 	// Enforce the retention as configured now (a lowered bound) at start.
 	k.prune()
+	var flush <-chan time.Time
 	for {
 		select {
 		case e := <-k.queue:
 			k.write(k.gather(e))
+		case <-k.kick:
+			if flush == nil {
+				flush = time.After(foldFlush)
+			}
+		case <-flush:
+			flush = nil
+			k.flushFolds()
 		case <-k.stop:
 			for {
 				select {
 				case e := <-k.queue:
 					k.write(k.gather(e))
 				default:
+					k.flushFolds()
 					return
 				}
 			}
 		}
 	}
+}
+
+// flushFolds adds the counts gathered to the store.
+func (k *keeper) flushFolds() {
+	folds := k.folds.take()
+	if len(folds) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := k.store.AddFolds(ctx, folds)
+	if err != nil {
+		k.log.Warn("audit: counts of anonymous refusals not stored (the audit log has the events)", "folds", len(folds), "err", err)
+	}
+	k.kept(n)
 }
 
 // gather is first and whatever else is queued, up to batchLen.
@@ -115,7 +164,12 @@ func (k *keeper) write(batch []Stored) {
 	if n := k.dropped.Swap(0); n > 0 {
 		k.log.Warn("audit: events not stored, the queue was full (the audit log has them)", "events", n)
 	}
-	k.sinceKept += len(batch)
+	k.kept(len(batch))
+}
+
+// kept counts n records written and prunes every tenth of Keep.
+func (k *keeper) kept(n int) {
+	k.sinceKept += n
 	if k.sinceKept >= max(1, k.store.ret.Keep/10) {
 		k.prune()
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,15 +18,41 @@ import (
 
 // The service's own copy of its audit events, for operators to browse
 // (AuditAdmin.ListEvents, the Explorer's audit view): kept in the service's
-// store beside its data, bounded by count and age (Retention). The JSON
-// lines of the audit log stay the complete trail; the store is a window on
-// its newest part.
+// store beside its data, bounded by count and age (Retention) per class
+// (Classes), so that no amount of one class's events removes another's.
+// The JSON lines of the audit log stay the complete trail; the store is a
+// window on its newest part.
 //
-// Keys are "audit/<16 hex digits: MaxInt64 - UnixNano>-<16 random hex>",
-// so a scan in key order, the only order kv offers, lists the newest
-// first, and a time bound is a key bound. All are in each service's base
-// partition (no service's Partitioner names the kind).
+// Keys are "audit/<class>/<16 hex digits: MaxInt64 - UnixNano>-<16 hex>",
+// so a scan of a class in key order, the only order kv offers, lists its
+// newest first, a time bound is a key bound, and ids (the part after the
+// class) order the classes' events into one listing. An event's last 16
+// digits are random; a fold's (anonymous refusals counted, Fold) are a
+// hash of what it counts, so every replica adds to the same record. All
+// are in each service's base partition (no service's Partitioner names
+// the kind). Events stored before the classes ("audit/<id>") are moved
+// into theirs by the first Prune (migrate).
 const keyPrefix = "audit/"
+
+// The classes of events, each kept apart with a retention of its own.
+const (
+	// ClassAdmin: operators' and administrators' actions through the
+	// services' admin APIs (the CLIs, the Explorer's console).
+	ClassAdmin = "admin"
+	// ClassSignedIn: actions of a caller with a valid token or session,
+	// or one that proved who it is in the call itself (a sign-in).
+	ClassSignedIn = "signed-in"
+	// ClassAnonymous: everything else. Its refusals are folded (Fold).
+	ClassAnonymous = "anonymous"
+)
+
+// Classes are the classes, in the order the listing prefers at equal ids.
+var Classes = []string{ClassAdmin, ClassSignedIn, ClassAnonymous}
+
+// ValidClass reports whether c is one of Classes.
+func ValidClass(c string) bool { return slices.Contains(Classes, c) }
+
+func classPrefix(class string) string { return keyPrefix + class + "/" }
 
 // Outcomes as stored and listed.
 const (
@@ -48,6 +75,14 @@ type Stored struct {
 	ClientAddr string    `json:"client_addr,omitempty"`
 	RequestID  string    `json:"request_id,omitempty"`
 	Attrs      []KV      `json:"attrs,omitempty"`
+	// Class is the event's class, set when read (the key holds it) and
+	// chosen by Append (empty: anonymous).
+	Class string `json:"-"`
+	// Count is how many events a fold of anonymous refusals stands for;
+	// 0 (an event on its own) reads as 1.
+	Count int `json:"count,omitempty"`
+	// Last is a fold's newest event; Time is its minute's start.
+	Last time.Time `json:"last,omitzero"`
 }
 
 // KV is one further fact of a stored event.
@@ -64,9 +99,9 @@ const (
 	maxAttrs = 32
 )
 
-// Retention bounds the stored events.
+// Retention bounds the stored events of each class.
 type Retention struct {
-	// Keep is the most events kept (the newest); 0 stores none.
+	// Keep is the most events kept per class (the newest); 0 stores none.
 	Keep int
 	// For is the longest an event is kept; 0: no age bound.
 	For time.Duration
@@ -111,9 +146,9 @@ func inverted(t time.Time) uint64 {
 	return uint64(math.MaxInt64 - t.UnixNano())
 }
 
-// timeKey sorts before every key of an event at t and after every key of
-// a newer one.
-func timeKey(t time.Time) string { return keyPrefix + fmt.Sprintf("%016x", inverted(t)) }
+// timeID sorts before every id of an event at t and after every id of a
+// newer one.
+func timeID(t time.Time) string { return fmt.Sprintf("%016x", inverted(t)) }
 
 // validID reports whether id has the form idFor makes; page tokens come
 // from outside.
@@ -135,20 +170,30 @@ func idTime(id string) uint64 {
 	return n
 }
 
-// Append stores events in one transaction, each with the age bound as its
-// TTL (a lowered bound applies to older events at the next Prune).
+// Append stores events in one transaction, each in its class (none:
+// anonymous) with the age bound as its TTL (a lowered bound applies to
+// older events at the next Prune).
 func (s *Store) Append(ctx context.Context, events []Stored) error {
 	if s.ret.Keep <= 0 || len(events) == 0 {
 		return nil
 	}
 	return s.db.Update(ctx, func(tx kv.Tx) error {
 		for _, e := range events {
-			if err := kv.PutJSON(tx, keyPrefix+idFor(e.Time), bounded(e), s.ret.For); err != nil {
+			if err := kv.PutJSON(tx, classPrefix(classOf(e))+idFor(e.Time), bounded(e), s.ret.For); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// classOf is e's class as stored: an unknown one is anonymous, the class
+// that claims least.
+func classOf(e Stored) string {
+	if ValidClass(e.Class) {
+		return e.Class
+	}
+	return ClassAnonymous
 }
 
 // bounded cuts e's fields to the stored bounds.
@@ -174,6 +219,8 @@ func bounded(e Stored) Stored {
 
 // Filter selects events.
 type Filter struct {
+	// Class, when set, is the only class listed.
+	Class        string
 	Actor        string
 	ActionPrefix string
 	Outcome      string
@@ -188,17 +235,51 @@ type Filter struct {
 // MaxPageSize bounds a page.
 const MaxPageSize = 100
 
-// ErrBadFilter is a page size out of range or a malformed page token.
+// ErrBadFilter is a page size out of range, an unknown class or a
+// malformed page token.
 var ErrBadFilter = errors.New("audit: bad filter")
 
 // scanChunk is how many events a listing reads at a time.
 const scanChunk = 256
 
-// List returns the events f selects, newest first, and the id to continue
-// after when there may be more. A page with a continuation is full, so
-// pages of several services can be merged by time (ListEventsResponse).
-// A filter that matches few events reads on until the store's end or its
-// Since bound: the store is bounded (Retention), and only operators list.
+// classScan reads one class's keys in order, a chunk at a time.
+type classScan struct {
+	class, prefix, after string
+	buf                  []kv.Entry
+	done                 bool
+}
+
+// head is the class's next event's key and id, or false at its end.
+func (c *classScan) head(ctx context.Context, db kv.Store) (kv.Entry, string, bool, error) {
+	for {
+		if len(c.buf) == 0 {
+			if c.done {
+				return kv.Entry{}, "", false, nil
+			}
+			es, err := db.Scan(ctx, c.prefix, c.after, scanChunk)
+			if err != nil {
+				return kv.Entry{}, "", false, err
+			}
+			c.buf, c.done = es, len(es) < scanChunk
+			if len(es) > 0 {
+				c.after = es[len(es)-1].Key
+			}
+			continue
+		}
+		e := c.buf[0]
+		if id := strings.TrimPrefix(e.Key, c.prefix); validID(id) {
+			return e, id, true, nil
+		}
+		c.buf = c.buf[1:] // not an event's key: nothing of ours
+	}
+}
+
+// List returns the events f selects, newest first (the classes' events
+// merged by id), and the id to continue after when there may be more. A
+// page with a continuation is full, so pages of several services can be
+// merged by time (ListEventsResponse). A filter that matches few events
+// reads on until the store's end or its Since bound: the store is bounded
+// (Retention), and only operators list.
 func (s *Store) List(ctx context.Context, f Filter) ([]Stored, string, error) {
 	if f.PageSize == 0 {
 		f.PageSize = 50
@@ -206,55 +287,72 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Stored, string, error) {
 	if f.PageSize < 0 || f.PageSize > MaxPageSize {
 		return nil, "", fmt.Errorf("%w: page size must be between 1 and %d", ErrBadFilter, MaxPageSize)
 	}
+	classes := Classes
+	if f.Class != "" {
+		if !ValidClass(f.Class) {
+			return nil, "", fmt.Errorf("%w: class must be one of %s", ErrBadFilter, strings.Join(Classes, ", "))
+		}
+		classes = []string{f.Class}
+	}
 	after := ""
 	switch {
 	case f.After != "":
 		if !validID(f.After) {
 			return nil, "", fmt.Errorf("%w: malformed page token", ErrBadFilter)
 		}
-		after = keyPrefix + f.After
+		after = f.After
 		if !f.Until.IsZero() {
-			after = max(after, timeKey(f.Until))
+			after = max(after, timeID(f.Until))
 		}
 	case !f.Until.IsZero():
-		after = timeKey(f.Until)
+		after = timeID(f.Until)
 	}
 	var stop uint64 = math.MaxUint64
 	if !f.Since.IsZero() {
 		stop = inverted(f.Since)
 	}
+	scans := make([]*classScan, len(classes))
+	for i, c := range classes {
+		scans[i] = &classScan{class: c, prefix: classPrefix(c)}
+		if after != "" {
+			scans[i].after = scans[i].prefix + after
+		}
+	}
 	var out []Stored
 	for {
-		es, err := s.db.Scan(ctx, keyPrefix, after, scanChunk)
-		if err != nil {
-			return nil, "", err
+		// The newest head of all classes (the smallest id).
+		var (
+			next   *classScan
+			nextE  kv.Entry
+			nextID string
+		)
+		for _, c := range scans {
+			e, id, ok, err := c.head(ctx, s.db)
+			if err != nil {
+				return nil, "", err
+			}
+			if ok && (next == nil || id < nextID) {
+				next, nextE, nextID = c, e, id
+			}
 		}
-		for _, e := range es {
-			id := strings.TrimPrefix(e.Key, keyPrefix)
-			if !validID(id) {
-				continue // not an event's key: nothing of ours
-			}
-			if idTime(id) > stop {
-				return out, "", nil
-			}
-			var ev Stored
-			if err := json.Unmarshal(e.Value, &ev); err != nil {
-				return nil, "", fmt.Errorf("decode %s: %w", e.Key, err)
-			}
-			if !f.matches(ev) {
-				continue
-			}
-			if len(out) == f.PageSize {
-				// There is one more: the page continues after its last.
-				return out, out[len(out)-1].ID, nil
-			}
-			ev.ID = id
-			out = append(out, ev)
-		}
-		if len(es) < scanChunk {
+		if next == nil || idTime(nextID) > stop {
 			return out, "", nil
 		}
-		after = es[len(es)-1].Key
+		next.buf = next.buf[1:]
+		var ev Stored
+		if err := json.Unmarshal(nextE.Value, &ev); err != nil {
+			return nil, "", fmt.Errorf("decode %s: %w", nextE.Key, err)
+		}
+		ev.Class = next.class
+		if !f.matches(ev) {
+			continue
+		}
+		if len(out) == f.PageSize {
+			// There is one more: the page continues after its last.
+			return out, out[len(out)-1].ID, nil
+		}
+		ev.ID = nextID
+		out = append(out, ev)
 	}
 }
 
@@ -264,23 +362,40 @@ func (f Filter) matches(e Stored) bool {
 		(f.Outcome == "" || e.Outcome == f.Outcome)
 }
 
-// Prune deletes what the retention no longer keeps: events older than For,
-// and all but the newest Keep. It reads every kept event's key (the count
-// needs them), so the writer runs it once per tenth of Keep written, not
-// per event.
+// Prune deletes what the retention no longer keeps, in each class apart:
+// events older than For, and all but the newest Keep. It reads every kept
+// event's key (the count needs them), so the writer runs it once per tenth
+// of Keep written, not per event. Events stored before the classes are
+// moved into theirs first.
 func (s *Store) Prune(ctx context.Context) (int, error) {
+	if err := s.migrate(ctx); err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, c := range Classes {
+		n, err := s.prune(ctx, classPrefix(c))
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// prune applies the retention to the keys under prefix, one class's.
+func (s *Store) prune(ctx context.Context, prefix string) (int, error) {
 	// Every event key after cut goes: the Keep-th newest's, or the
 	// bound of those older than For, whichever is first.
 	cut := ""
 	if s.ret.For > 0 {
-		cut = timeKey(s.now().Add(-s.ret.For))
+		cut = prefix + timeID(s.now().Add(-s.ret.For))
 	}
 	if s.ret.Keep <= 0 {
-		cut = keyPrefix
+		cut = prefix
 	}
 	seen, after := 0, ""
 	for s.ret.Keep > 0 && (cut == "" || after < cut) {
-		es, err := s.db.Scan(ctx, keyPrefix, after, scanChunk)
+		es, err := s.db.Scan(ctx, prefix, after, scanChunk)
 		if err != nil {
 			return 0, err
 		}
@@ -299,14 +414,15 @@ func (s *Store) Prune(ctx context.Context) (int, error) {
 	if cut == "" {
 		return 0, nil
 	}
-	return s.deleteAfter(ctx, cut)
+	return s.deleteAfter(ctx, prefix, cut)
 }
 
-// deleteAfter deletes every event key after cut, a batch per transaction.
-func (s *Store) deleteAfter(ctx context.Context, cut string) (int, error) {
+// deleteAfter deletes every key under prefix after cut, a batch per
+// transaction.
+func (s *Store) deleteAfter(ctx context.Context, prefix, cut string) (int, error) {
 	n := 0
 	for {
-		es, err := s.db.Scan(ctx, keyPrefix, cut, 500)
+		es, err := s.db.Scan(ctx, prefix, cut, 500)
 		if err != nil {
 			return n, err
 		}
@@ -326,4 +442,57 @@ func (s *Store) deleteAfter(ctx context.Context, cut string) (int, error) {
 		n += len(es)
 		cut = es[len(es)-1].Key
 	}
+}
+
+// migrate moves events stored before the classes ("audit/<id>") into the
+// class their fields tell: an admin API's action is admin, an anonymous
+// actor's anonymous, any other actor's signed-in. Their keys sort before
+// every class's (ids begin with a digit, classes with a letter), so a scan
+// from the kind's start finds them first, and finds none once moved.
+func (s *Store) migrate(ctx context.Context) error {
+	for {
+		es, err := s.db.Scan(ctx, keyPrefix, "", scanChunk)
+		if err != nil {
+			return err
+		}
+		var old []kv.Entry
+		for _, e := range es {
+			if !validID(strings.TrimPrefix(e.Key, keyPrefix)) {
+				break
+			}
+			old = append(old, e)
+		}
+		if len(old) == 0 {
+			return nil
+		}
+		if err := s.db.Update(ctx, func(tx kv.Tx) error {
+			for _, e := range old {
+				var ev Stored
+				class := ClassAnonymous
+				if json.Unmarshal(e.Value, &ev) == nil {
+					class = legacyClass(ev)
+				}
+				if err := tx.Put(classPrefix(class)+strings.TrimPrefix(e.Key, keyPrefix), e.Value, s.ret.For); err != nil {
+					return err
+				}
+				if err := tx.Delete(e.Key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+}
+
+// legacyClass is the class of an event stored before the classes.
+func legacyClass(e Stored) string {
+	switch {
+	case e.Actor == ActorAdmin || strings.Contains(e.Action, ".admin."):
+		return ClassAdmin
+	case e.Actor == "" || e.Actor == "anonymous":
+		return ClassAnonymous
+	}
+	return ClassSignedIn
 }

@@ -56,7 +56,7 @@ func (s *server) Snapshot(_ *backupv1.SnapshotRequest, stream grpc.ServerStreami
 		s.log.InfoContext(ctx, "backup: snapshot sent", "file", sum.GetFileName(), "bytes", sum.GetSizeBytes(),
 			"transaction", sum.GetTransaction(), "seconds", time.Since(start).Seconds())
 	}
-	s.audit.Record(ctx, audit.Event{Action: s.name + ".admin.Backup", Actor: audit.ActorAdmin, Err: err, Attrs: attrs})
+	s.audit.Record(ctx, audit.Event{Action: s.name + ".admin.Backup", Actor: audit.ActorAdmin, Err: err, Attrs: attrs, Class: audit.ClassAdmin})
 	return err
 }
 

@@ -36,6 +36,19 @@ func Seed(t *testing.T, s *audit.Store, at time.Time, n int) {
 	}
 }
 
+// SeedClass is Seed for events of class.
+func SeedClass(t *testing.T, s *audit.Store, class string, at time.Time, n int, target string) {
+	t.Helper()
+	var evs []audit.Stored
+	for i := range n {
+		evs = append(evs, audit.Stored{Time: at.Add(time.Duration(i) * time.Minute), Action: "svc." + class, Actor: "a",
+			Target: fmt.Sprintf("%s%d", target, i), Outcome: audit.OutcomeOK, Class: class})
+	}
+	if err := s.Append(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Targets are the events' targets in the order listed.
 func Targets(evs []audit.Stored) string {
 	var out []string
@@ -208,6 +221,180 @@ func Run(t *testing.T, open func(t *testing.T) kv.Store) {
 		evs, _ := list(t, s, audit.Filter{})
 		if len(evs) != 1 || len(evs[0].Target) > 520 || len(evs[0].Attrs) != 32 || !strings.HasSuffix(evs[0].Target, "…") {
 			t.Fatalf("not bounded: target %d bytes, %d attrs", len(evs[0].Target), len(evs[0].Attrs))
+		}
+	})
+	t.Run("Classes", func(t *testing.T) {
+		s := audit.NewStore(open(t), audit.DefaultRetention)
+		// Interleaved in time: admin at :00 :03, signed-in at :01 :04,
+		// anonymous at :02 :05.
+		SeedClass(t, s, audit.ClassAdmin, base, 1, "ad")
+		SeedClass(t, s, audit.ClassSignedIn, base.Add(time.Minute), 1, "si")
+		SeedClass(t, s, audit.ClassAnonymous, base.Add(2*time.Minute), 1, "an")
+		SeedClass(t, s, audit.ClassAdmin, base.Add(3*time.Minute), 1, "ad1-")
+		SeedClass(t, s, audit.ClassSignedIn, base.Add(4*time.Minute), 1, "si1-")
+		SeedClass(t, s, "", base.Add(5*time.Minute), 1, "none")
+		evs, _ := list(t, s, audit.Filter{})
+		if got := Targets(evs); got != "none0 si1-0 ad1-0 an0 si0 ad0" {
+			t.Fatalf("merged: %q", got)
+		}
+		var classes []string
+		for _, e := range evs {
+			classes = append(classes, e.Class)
+		}
+		if got := strings.Join(classes, " "); got != "anonymous signed-in admin anonymous signed-in admin" {
+			t.Fatalf("classes read back %q", got)
+		}
+		for class, want := range map[string]string{audit.ClassAdmin: "ad1-0 ad0", audit.ClassSignedIn: "si1-0 si0", audit.ClassAnonymous: "none0 an0"} {
+			if evs, _ := list(t, s, audit.Filter{Class: class}); Targets(evs) != want {
+				t.Errorf("class %s: %q, want %q", class, Targets(evs), want)
+			}
+		}
+		// Pages continue across the classes.
+		var pages []string
+		after := ""
+		for {
+			evs, next := list(t, s, audit.Filter{PageSize: 4, After: after})
+			pages = append(pages, Targets(evs))
+			if next == "" {
+				break
+			}
+			after = next
+		}
+		if got := strings.Join(pages, " | "); got != "none0 si1-0 ad1-0 an0 | si0 ad0" {
+			t.Fatalf("pages %q", got)
+		}
+		if evs, _ := list(t, s, audit.Filter{Since: base.Add(2 * time.Minute), Until: base.Add(4 * time.Minute)}); Targets(evs) != "si1-0 ad1-0 an0" {
+			t.Fatalf("since/until over classes: %q", Targets(evs))
+		}
+		if _, _, err := s.List(ctx, audit.Filter{Class: "root"}); !errors.Is(err, audit.ErrBadFilter) {
+			t.Fatalf("unknown class: %v", err)
+		}
+	})
+	t.Run("KeepPerClass", func(t *testing.T) {
+		// No number of newer anonymous events removes an older admin or
+		// signed-in one: the count bound is each class's.
+		s := audit.NewStore(open(t), audit.Retention{Keep: 3})
+		SeedClass(t, s, audit.ClassAdmin, base, 2, "ad")
+		SeedClass(t, s, audit.ClassSignedIn, base.Add(time.Minute), 5, "si")
+		SeedClass(t, s, audit.ClassAnonymous, base.Add(time.Hour), 300, "an")
+		if n, err := s.Prune(ctx); err != nil || n != 2+297 {
+			t.Fatalf("Prune: %d, %v; want 299 deleted", n, err)
+		}
+		for class, want := range map[string]string{audit.ClassAdmin: "ad1 ad0", audit.ClassSignedIn: "si4 si3 si2", audit.ClassAnonymous: "an299 an298 an297"} {
+			if evs, _ := list(t, s, audit.Filter{Class: class}); Targets(evs) != want {
+				t.Errorf("class %s kept %q, want %q", class, Targets(evs), want)
+			}
+		}
+	})
+	t.Run("Folds", func(t *testing.T) {
+		db := open(t)
+		s := audit.NewStore(db, audit.DefaultRetention)
+		minute := base.Add(10 * time.Minute)
+		fold := audit.Fold{Action: "auth.token.none", Outcome: audit.OutcomeFailed, ClientAddr: "2001:db8:1:2::/64", Minute: minute,
+			Reason: "InvalidArgument: no payload", Count: 3, Last: minute.Add(10 * time.Second)}
+		other := fold
+		other.ClientAddr, other.Count = "192.0.2.7", 1
+		SeedClass(t, s, audit.ClassAdmin, minute.Add(-time.Minute), 1, "ad")
+		if n, err := s.AddFolds(ctx, []audit.Fold{fold, other}); err != nil || n != 2 {
+			t.Fatalf("AddFolds: %d created, %v", n, err)
+		}
+		// More of the same minute, as another replica adds them: one
+		// record, counts added; the newest time kept.
+		more := fold
+		more.Count, more.Last, more.Reason = 4, minute.Add(5*time.Second), "other reason"
+		if n, err := audit.NewStore(db, audit.DefaultRetention).AddFolds(ctx, []audit.Fold{more}); err != nil || n != 0 {
+			t.Fatalf("AddFolds again: %d created, %v", n, err)
+		}
+		next := fold
+		next.Minute = minute.Add(time.Minute)
+		if _, err := s.AddFolds(ctx, []audit.Fold{next}); err != nil {
+			t.Fatal(err)
+		}
+		evs, _ := list(t, s, audit.Filter{Class: audit.ClassAnonymous})
+		if len(evs) != 3 {
+			t.Fatalf("%d records, want 3", len(evs))
+		}
+		var got *audit.Stored
+		for i, e := range evs {
+			if e.ClientAddr == fold.ClientAddr && e.Time.Equal(minute) {
+				got = &evs[i]
+			}
+		}
+		if got == nil || got.Count != 7 || got.Action != fold.Action || got.Outcome != audit.OutcomeFailed || got.Actor != "anonymous" ||
+			got.Reason != fold.Reason || !got.Last.Equal(fold.Last) || got.Class != audit.ClassAnonymous {
+			t.Fatalf("folded record %+v", got)
+		}
+		if !evs[0].Time.Equal(next.Minute) || evs[0].Count != 3 {
+			t.Fatalf("the next minute's record %+v", evs[0])
+		}
+		// The folds are listed with the other classes' events by time.
+		if all, _ := list(t, s, audit.Filter{}); len(all) != 4 || all[3].Class != audit.ClassAdmin {
+			t.Fatalf("all: %+v", all)
+		}
+	})
+	t.Run("FoldsConcurrent", func(t *testing.T) {
+		// Writers on several replicas add to one record: none of their
+		// counts is lost.
+		db := open(t)
+		fold := audit.Fold{Action: "auth.login", Outcome: audit.OutcomeDenied, ClientAddr: "192.0.2.1", Minute: base, Count: 1, Last: base}
+		const writers, each = 4, 10
+		errs := make(chan error, writers)
+		for range writers {
+			go func() {
+				s := audit.NewStore(db, audit.DefaultRetention)
+				for range each {
+					if _, err := s.AddFolds(ctx, []audit.Fold{fold}); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range writers {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		evs, _ := list(t, audit.NewStore(db, audit.DefaultRetention), audit.Filter{})
+		if len(evs) != 1 || evs[0].Count != writers*each {
+			t.Fatalf("records %+v, want one of count %d", evs, writers*each)
+		}
+	})
+	t.Run("Migrate", func(t *testing.T) {
+		// Events stored before the classes move into theirs at the
+		// first Prune.
+		db := open(t)
+		old := map[string]audit.Stored{
+			"7000000000000003-0000000000000001": {Time: base, Action: "auth.admin.CreateUser", Actor: audit.ActorAdmin, Target: "old-admin"},
+			"7000000000000002-0000000000000002": {Time: base, Action: "auth.login", Actor: "7", Target: "old-signed-in"},
+			"7000000000000001-0000000000000003": {Time: base, Action: "auth.token.none", Actor: "anonymous", Target: "old-anonymous"},
+		}
+		if err := db.Update(ctx, func(tx kv.Tx) error {
+			for id, e := range old {
+				if err := kv.PutJSON(tx, "audit/"+id, e, 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		s := audit.NewStore(db, audit.Retention{Keep: 100}) // no age bound: the ids are of 2006
+		if _, err := s.Prune(ctx); err != nil {
+			t.Fatal(err)
+		}
+		evs, _ := list(t, s, audit.Filter{})
+		if Targets(evs) != "old-anonymous old-signed-in old-admin" {
+			t.Fatalf("after the move: %q", Targets(evs))
+		}
+		for _, e := range evs {
+			if want := strings.TrimPrefix(e.Target, "old-"); e.Class != want {
+				t.Errorf("%s moved to %s", e.Target, e.Class)
+			}
+		}
+		if left, err := db.Scan(ctx, "audit/7", "", 0); err != nil || len(left) != 0 {
+			t.Fatalf("old keys left: %v, %v", left, err)
 		}
 	})
 }
