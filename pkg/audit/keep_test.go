@@ -180,6 +180,21 @@ func TestServer(t *testing.T) {
 			t.Errorf("%v: %v", r, err)
 		}
 	}
+	// The class filter, and a fold's class, count and last time.
+	if _, err := s.AddFolds(ctx, []Fold{{Action: "auth.token.none", Outcome: OutcomeFailed, ClientAddr: "192.0.2.1", Minute: base.Add(time.Hour), Count: 9, Last: base.Add(time.Hour + time.Second)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, []Stored{{Time: base, Action: "auth.admin.CreateUser", Class: ClassAdmin}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = srv.ListEvents(ctx, &auditv1.ListEventsRequest{Class: auditv1.Class_CLASS_ADMIN})
+	if err != nil || len(res.GetEvents()) != 1 || res.GetEvents()[0].GetClass() != auditv1.Class_CLASS_ADMIN || res.GetEvents()[0].GetCount() != 1 {
+		t.Fatalf("admin class: %v, %v", res, err)
+	}
+	res, err = srv.ListEvents(ctx, &auditv1.ListEventsRequest{PageSize: 1})
+	if f := res.GetEvents()[0]; err != nil || f.GetClass() != auditv1.Class_CLASS_ANONYMOUS || f.GetCount() != 9 || !f.GetLast().AsTime().Equal(base.Add(time.Hour+time.Second)) {
+		t.Fatalf("fold: %v, %v", res, err)
+	}
 	none := &server{name: "mdr", log: slog.New(slog.DiscardHandler)}
 	if res, err := none.ListEvents(ctx, &auditv1.ListEventsRequest{}); err != nil || len(res.GetEvents()) != 0 {
 		t.Errorf("no store: %v, %v", res, err)

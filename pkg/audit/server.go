@@ -53,6 +53,7 @@ func (s *server) ListEvents(ctx context.Context, r *auditv1.ListEventsRequest) (
 	case auditv1.Outcome_OUTCOME_FAILED:
 		f.Outcome = OutcomeFailed
 	}
+	f.Class = classNames[r.GetClass()]
 	if r.GetSince() != nil {
 		f.Since = r.GetSince().AsTime()
 	}
@@ -77,10 +78,23 @@ func (s *server) ListEvents(ctx context.Context, r *auditv1.ListEventsRequest) (
 	return res, nil
 }
 
+// classNames are the classes as the API names them.
+var classNames = map[auditv1.Class]string{
+	auditv1.Class_CLASS_ADMIN: ClassAdmin, auditv1.Class_CLASS_SIGNED_IN: ClassSignedIn, auditv1.Class_CLASS_ANONYMOUS: ClassAnonymous,
+}
+
 func (s *server) proto(e Stored) *auditv1.AuditEvent {
 	p := &auditv1.AuditEvent{
 		Id: e.ID, Time: timestamppb.New(e.Time), Service: s.name, Action: e.Action, Actor: e.Actor, Client: e.Client,
-		Target: e.Target, Reason: e.Reason, ClientAddr: e.ClientAddr, RequestId: e.RequestID,
+		Target: e.Target, Reason: e.Reason, ClientAddr: e.ClientAddr, RequestId: e.RequestID, Count: int64(max(e.Count, 1)),
+	}
+	for c, name := range classNames {
+		if name == e.Class && name != "" {
+			p.Class = c
+		}
+	}
+	if !e.Last.IsZero() {
+		p.Last = timestamppb.New(e.Last)
 	}
 	switch e.Outcome {
 	case OutcomeOK:

@@ -87,6 +87,68 @@ func (Outcome) EnumDescriptor() ([]byte, []int) {
 	return file_audit_v1_audit_proto_rawDescGZIP(), []int{0}
 }
 
+// Class is who acted, which decides how an event is kept: each class has
+// its own retention (-audit-keep, -audit-keep-for), so no number of one
+// class's events removes another's (docs/security.md, "Audit classes").
+type Class int32
+
+const (
+	Class_CLASS_UNSPECIFIED Class = 0
+	// CLASS_ADMIN: an operator's or administrator's action through an admin
+	// API (the CLIs, the Explorer's console).
+	Class_CLASS_ADMIN Class = 1
+	// CLASS_SIGNED_IN: an action of a caller with a valid token or session,
+	// or of one that proved who it is in the call (a sign-in).
+	Class_CLASS_SIGNED_IN Class = 2
+	// CLASS_ANONYMOUS: everything else. Its refusals are stored as counts:
+	// one event per action, outcome, client address (IPv6: its /64) and
+	// minute.
+	Class_CLASS_ANONYMOUS Class = 3
+)
+
+// Enum value maps for Class.
+var (
+	Class_name = map[int32]string{
+		0: "CLASS_UNSPECIFIED",
+		1: "CLASS_ADMIN",
+		2: "CLASS_SIGNED_IN",
+		3: "CLASS_ANONYMOUS",
+	}
+	Class_value = map[string]int32{
+		"CLASS_UNSPECIFIED": 0,
+		"CLASS_ADMIN":       1,
+		"CLASS_SIGNED_IN":   2,
+		"CLASS_ANONYMOUS":   3,
+	}
+)
+
+func (x Class) Enum() *Class {
+	p := new(Class)
+	*p = x
+	return p
+}
+
+func (x Class) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Class) Descriptor() protoreflect.EnumDescriptor {
+	return file_audit_v1_audit_proto_enumTypes[1].Descriptor()
+}
+
+func (Class) Type() protoreflect.EnumType {
+	return &file_audit_v1_audit_proto_enumTypes[1]
+}
+
+func (x Class) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Class.Descriptor instead.
+func (Class) EnumDescriptor() ([]byte, []int) {
+	return file_audit_v1_audit_proto_rawDescGZIP(), []int{1}
+}
+
 // Attr is one further fact of an event: an identifier or a setting the
 // action made, never a secret.
 type Attr struct {
@@ -162,9 +224,16 @@ type AuditEvent struct {
 	// reason is a failure's gRPC code and message.
 	Reason string `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
 	// client_addr is the client's address the gateway forwarded.
-	ClientAddr    string  `protobuf:"bytes,10,opt,name=client_addr,json=clientAddr,proto3" json:"client_addr,omitempty"`
-	RequestId     string  `protobuf:"bytes,11,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Attrs         []*Attr `protobuf:"bytes,12,rep,name=attrs,proto3" json:"attrs,omitempty"`
+	ClientAddr string  `protobuf:"bytes,10,opt,name=client_addr,json=clientAddr,proto3" json:"client_addr,omitempty"`
+	RequestId  string  `protobuf:"bytes,11,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Attrs      []*Attr `protobuf:"bytes,12,rep,name=attrs,proto3" json:"attrs,omitempty"`
+	Class      Class   `protobuf:"varint,13,opt,name=class,proto3,enum=fris.audit.v1.Class" json:"class,omitempty"`
+	// count is how many events this one stands for: 1, or for anonymous
+	// refusals folded into one (class CLASS_ANONYMOUS), how many came in
+	// its minute from its client address; time is then the minute's start.
+	Count int64 `protobuf:"varint,14,opt,name=count,proto3" json:"count,omitempty"`
+	// last, for a fold of several, is the newest one's time.
+	Last          *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=last,proto3" json:"last,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -283,6 +352,27 @@ func (x *AuditEvent) GetAttrs() []*Attr {
 	return nil
 }
 
+func (x *AuditEvent) GetClass() Class {
+	if x != nil {
+		return x.Class
+	}
+	return Class_CLASS_UNSPECIFIED
+}
+
+func (x *AuditEvent) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *AuditEvent) GetLast() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Last
+	}
+	return nil
+}
+
 type ListEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// actor, when set, is the exact actor.
@@ -298,7 +388,9 @@ type ListEventsRequest struct {
 	PageSize int32 `protobuf:"varint,6,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// page_token continues a listing: an event's id, or a response's
 	// next_page_token; the listing continues with older events.
-	PageToken     string `protobuf:"bytes,7,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,7,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// class, when set, is the only class listed.
+	Class         Class `protobuf:"varint,8,opt,name=class,proto3,enum=fris.audit.v1.Class" json:"class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -380,6 +472,13 @@ func (x *ListEventsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListEventsRequest) GetClass() Class {
+	if x != nil {
+		return x.Class
+	}
+	return Class_CLASS_UNSPECIFIED
 }
 
 type ListEventsResponse struct {
@@ -598,7 +697,7 @@ const file_audit_v1_audit_proto_rawDesc = "" +
 	"\x14audit/v1/audit.proto\x12\rfris.audit.v1\x1a\x1fgoogle/protobuf/timestamp.proto\".\n" +
 	"\x04Attr\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"\xf9\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xeb\x03\n" +
 	"\n" +
 	"AuditEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
@@ -615,7 +714,10 @@ const file_audit_v1_audit_proto_rawDesc = "" +
 	"clientAddr\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\v \x01(\tR\trequestId\x12)\n" +
-	"\x05attrs\x18\f \x03(\v2\x13.fris.audit.v1.AttrR\x05attrs\"\xa0\x02\n" +
+	"\x05attrs\x18\f \x03(\v2\x13.fris.audit.v1.AttrR\x05attrs\x12*\n" +
+	"\x05class\x18\r \x01(\x0e2\x14.fris.audit.v1.ClassR\x05class\x12\x14\n" +
+	"\x05count\x18\x0e \x01(\x03R\x05count\x12.\n" +
+	"\x04last\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\x04last\"\xcc\x02\n" +
 	"\x11ListEventsRequest\x12\x14\n" +
 	"\x05actor\x18\x01 \x01(\tR\x05actor\x12#\n" +
 	"\raction_prefix\x18\x02 \x01(\tR\factionPrefix\x120\n" +
@@ -624,7 +726,8 @@ const file_audit_v1_audit_proto_rawDesc = "" +
 	"\x05until\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12\x1b\n" +
 	"\tpage_size\x18\x06 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\a \x01(\tR\tpageToken\"o\n" +
+	"page_token\x18\a \x01(\tR\tpageToken\x12*\n" +
+	"\x05class\x18\b \x01(\x0e2\x14.fris.audit.v1.ClassR\x05class\"o\n" +
 	"\x12ListEventsResponse\x121\n" +
 	"\x06events\x18\x01 \x03(\v2\x19.fris.audit.v1.AuditEventR\x06events\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x14\n" +
@@ -641,7 +744,12 @@ const file_audit_v1_audit_proto_rawDesc = "" +
 	"\n" +
 	"OUTCOME_OK\x10\x01\x12\x12\n" +
 	"\x0eOUTCOME_DENIED\x10\x02\x12\x12\n" +
-	"\x0eOUTCOME_FAILED\x10\x032\xb5\x01\n" +
+	"\x0eOUTCOME_FAILED\x10\x03*Y\n" +
+	"\x05Class\x12\x15\n" +
+	"\x11CLASS_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vCLASS_ADMIN\x10\x01\x12\x13\n" +
+	"\x0fCLASS_SIGNED_IN\x10\x02\x12\x13\n" +
+	"\x0fCLASS_ANONYMOUS\x10\x032\xb5\x01\n" +
 	"\n" +
 	"AuditAdmin\x12Q\n" +
 	"\n" +
@@ -660,37 +768,41 @@ func file_audit_v1_audit_proto_rawDescGZIP() []byte {
 	return file_audit_v1_audit_proto_rawDescData
 }
 
-var file_audit_v1_audit_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_audit_v1_audit_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_audit_v1_audit_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_audit_v1_audit_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: fris.audit.v1.Outcome
-	(*Attr)(nil),                  // 1: fris.audit.v1.Attr
-	(*AuditEvent)(nil),            // 2: fris.audit.v1.AuditEvent
-	(*ListEventsRequest)(nil),     // 3: fris.audit.v1.ListEventsRequest
-	(*ListEventsResponse)(nil),    // 4: fris.audit.v1.ListEventsResponse
-	(*GetSettingsRequest)(nil),    // 5: fris.audit.v1.GetSettingsRequest
-	(*Setting)(nil),               // 6: fris.audit.v1.Setting
-	(*GetSettingsResponse)(nil),   // 7: fris.audit.v1.GetSettingsResponse
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(Class)(0),                    // 1: fris.audit.v1.Class
+	(*Attr)(nil),                  // 2: fris.audit.v1.Attr
+	(*AuditEvent)(nil),            // 3: fris.audit.v1.AuditEvent
+	(*ListEventsRequest)(nil),     // 4: fris.audit.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),    // 5: fris.audit.v1.ListEventsResponse
+	(*GetSettingsRequest)(nil),    // 6: fris.audit.v1.GetSettingsRequest
+	(*Setting)(nil),               // 7: fris.audit.v1.Setting
+	(*GetSettingsResponse)(nil),   // 8: fris.audit.v1.GetSettingsResponse
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_audit_v1_audit_proto_depIdxs = []int32{
-	8,  // 0: fris.audit.v1.AuditEvent.time:type_name -> google.protobuf.Timestamp
+	9,  // 0: fris.audit.v1.AuditEvent.time:type_name -> google.protobuf.Timestamp
 	0,  // 1: fris.audit.v1.AuditEvent.outcome:type_name -> fris.audit.v1.Outcome
-	1,  // 2: fris.audit.v1.AuditEvent.attrs:type_name -> fris.audit.v1.Attr
-	0,  // 3: fris.audit.v1.ListEventsRequest.outcome:type_name -> fris.audit.v1.Outcome
-	8,  // 4: fris.audit.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
-	8,  // 5: fris.audit.v1.ListEventsRequest.until:type_name -> google.protobuf.Timestamp
-	2,  // 6: fris.audit.v1.ListEventsResponse.events:type_name -> fris.audit.v1.AuditEvent
-	6,  // 7: fris.audit.v1.GetSettingsResponse.settings:type_name -> fris.audit.v1.Setting
-	3,  // 8: fris.audit.v1.AuditAdmin.ListEvents:input_type -> fris.audit.v1.ListEventsRequest
-	5,  // 9: fris.audit.v1.AuditAdmin.GetSettings:input_type -> fris.audit.v1.GetSettingsRequest
-	4,  // 10: fris.audit.v1.AuditAdmin.ListEvents:output_type -> fris.audit.v1.ListEventsResponse
-	7,  // 11: fris.audit.v1.AuditAdmin.GetSettings:output_type -> fris.audit.v1.GetSettingsResponse
-	10, // [10:12] is the sub-list for method output_type
-	8,  // [8:10] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	2,  // 2: fris.audit.v1.AuditEvent.attrs:type_name -> fris.audit.v1.Attr
+	1,  // 3: fris.audit.v1.AuditEvent.class:type_name -> fris.audit.v1.Class
+	9,  // 4: fris.audit.v1.AuditEvent.last:type_name -> google.protobuf.Timestamp
+	0,  // 5: fris.audit.v1.ListEventsRequest.outcome:type_name -> fris.audit.v1.Outcome
+	9,  // 6: fris.audit.v1.ListEventsRequest.since:type_name -> google.protobuf.Timestamp
+	9,  // 7: fris.audit.v1.ListEventsRequest.until:type_name -> google.protobuf.Timestamp
+	1,  // 8: fris.audit.v1.ListEventsRequest.class:type_name -> fris.audit.v1.Class
+	3,  // 9: fris.audit.v1.ListEventsResponse.events:type_name -> fris.audit.v1.AuditEvent
+	7,  // 10: fris.audit.v1.GetSettingsResponse.settings:type_name -> fris.audit.v1.Setting
+	4,  // 11: fris.audit.v1.AuditAdmin.ListEvents:input_type -> fris.audit.v1.ListEventsRequest
+	6,  // 12: fris.audit.v1.AuditAdmin.GetSettings:input_type -> fris.audit.v1.GetSettingsRequest
+	5,  // 13: fris.audit.v1.AuditAdmin.ListEvents:output_type -> fris.audit.v1.ListEventsResponse
+	8,  // 14: fris.audit.v1.AuditAdmin.GetSettings:output_type -> fris.audit.v1.GetSettingsResponse
+	13, // [13:15] is the sub-list for method output_type
+	11, // [11:13] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_audit_v1_audit_proto_init() }
@@ -703,7 +815,7 @@ func file_audit_v1_audit_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_audit_v1_audit_proto_rawDesc), len(file_audit_v1_audit_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,

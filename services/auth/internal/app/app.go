@@ -105,6 +105,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Warn("BENCHMARK BUILD: the client's tokens are signed by a stub and verify nowhere", "client", cfg.BenchNullSigner)
 	}
 	reg := prometheus.NewRegistry()
+	auditLog.RegisterMetrics(reg)
 	limits := ratelimit.New(db, reg, log)
 	auditLog.LimitRefusals(limits.AllowLog)
 	params := password.Default

@@ -222,7 +222,8 @@ func (p Public) ResetPassword(ctx context.Context, r *authv1.ResetPasswordReques
 			ev.Target = strconv.Itoa(int(u.ID))
 		}
 		if err == nil {
-			ev.Actor = ev.Target
+			// The mailed link proved the address: its holder signed in.
+			ev.Actor, ev.Class = ev.Target, audit.ClassSignedIn
 		}
 		p.cfg.Audit.Record(ctx, ev)
 	}()

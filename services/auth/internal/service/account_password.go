@@ -20,7 +20,7 @@ import (
 func (p Public) ChangePassword(ctx context.Context, r *authv1.ChangePasswordRequest) (_ *authv1.ChangePasswordResponse, err error) {
 	var actor string
 	defer func() {
-		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.password_change", Actor: actor, Target: actor, Err: err})
+		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.password_change", Actor: actor, Target: actor, Err: err, Class: signedIn(actor != "")})
 	}()
 	u, t, err := p.bearer(ctx)
 	if err != nil {

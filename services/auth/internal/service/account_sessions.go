@@ -77,7 +77,7 @@ func (p Public) ListSessions(ctx context.Context, _ *authv1.ListSessionsRequest)
 func (p Public) SignOutEverywhere(ctx context.Context, _ *authv1.SignOutEverywhereRequest) (_ *authv1.SignOutEverywhereResponse, err error) {
 	var actor string
 	defer func() {
-		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.sign_out_everywhere", Actor: actor, Target: actor, Err: err})
+		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.sign_out_everywhere", Actor: actor, Target: actor, Err: err, Class: signedIn(actor != "")})
 	}()
 	u, t, err := p.bearer(ctx)
 	if err != nil {

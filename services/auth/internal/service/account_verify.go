@@ -49,7 +49,8 @@ func (p Public) VerifyEmail(ctx context.Context, r *authv1.VerifyEmailRequest) (
 			ev.Target = strconv.Itoa(int(u.ID))
 		}
 		if err == nil {
-			ev.Actor = ev.Target
+			// The mailed link proved the address: its holder signed in.
+			ev.Actor, ev.Class = ev.Target, audit.ClassSignedIn
 		}
 		p.cfg.Audit.Record(ctx, ev)
 	}()

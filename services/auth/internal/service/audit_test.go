@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"fris.dev/pkg/audit"
+	"fris.dev/pkg/kv"
 	authv1 "fris.dev/proto/auth/v1"
 )
 
@@ -48,7 +52,15 @@ func (s *syncBuffer) events(t *testing.T) []map[string]any {
 
 func TestAuditEvents(t *testing.T) {
 	buf := &syncBuffer{}
-	e := newEnv(t, func(c *Config) { c.Audit = audit.New(buf, "auth") })
+	l := audit.New(buf, "auth")
+	db, err := kv.OpenBolt(filepath.Join(t.TempDir(), "audit.db"), kv.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	kept := audit.NewStore(db, audit.DefaultRetention)
+	stop := l.Keep(kept, nil)
+	e := newEnv(t, func(c *Config) { c.Audit = l })
 	ctx := context.Background()
 	clientID, secret := e.seed(t)
 
@@ -87,6 +99,26 @@ func TestAuditEvents(t *testing.T) {
 		if g["log"] != "audit" || g["action"] != w.action || g["actor"] != w.actor || g["outcome"] != w.outcome || (w.target != "" && g["target"] != w.target) {
 			t.Errorf("event %d = %v, want %+v", i, g, w)
 		}
+	}
+	// Stored by class: who proved who it is in the call is signed-in, a
+	// stranger's refusals are folded into counts, a registration is
+	// anonymous but stored on its own.
+	stop()
+	classes := map[string][]string{}
+	evs, _, err := kept.List(ctx, audit.Filter{PageSize: audit.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		classes[evs[i].Class] = append(classes[evs[i].Class], fmt.Sprintf("%s/%s/%d", evs[i].Action, evs[i].Outcome, max(evs[i].Count, 1)))
+	}
+	if got, want := strings.Join(classes[audit.ClassSignedIn], " "), "auth.login/ok/1 auth.token.authorization_code/ok/1 auth.token.signature/ok/1 auth.token.refresh_token/ok/1 auth.refresh.reuse/failed/1"; got != want {
+		t.Errorf("signed-in: %s, want %s", got, want)
+	}
+	anon := classes[audit.ClassAnonymous]
+	sort.Strings(anon)
+	if got, want := strings.Join(anon, " "), "auth.login/denied/1 auth.register/ok/1 auth.token.client_credentials/denied/1 auth.token.refresh_token/denied/1"; got != want {
+		t.Errorf("anonymous: %s, want %s", got, want)
 	}
 	// Never a secret, a password, a code or a token.
 	for _, secretish := range []string{secret, "wrong password", "correct horse", code, res.GetRefreshToken(), res.GetAccessToken(), "wrong-wrong-wrong"} {

@@ -73,7 +73,7 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		ev := audit.Event{Action: "auth.login", Target: auditEmail(r.GetEmail()), Err: err,
 			Attrs: []slog.Attr{slog.String("client_id", r.GetRequest().GetClientId())}}
 		if err == nil {
-			ev.Actor = strconv.Itoa(int(user))
+			ev.Actor, ev.Class = strconv.Itoa(int(user)), audit.ClassSignedIn
 		}
 		p.cfg.Audit.Record(ctx, ev)
 	}()

@@ -70,7 +70,7 @@ func (p Public) FinishPasskeyRegistration(ctx context.Context, r *authv1.FinishP
 		if actor == "" {
 			return // no signed-in user: nothing of an account happened
 		}
-		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.passkey_add", Actor: actor, Target: actor, Err: err,
+		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.passkey_add", Actor: actor, Target: actor, Err: err, Class: audit.ClassSignedIn,
 			Attrs: []slog.Attr{slog.String("passkey", added)}})
 	}()
 	u, rp, err := p.passkeyHolder(ctx)
@@ -146,7 +146,7 @@ func (p Public) RemovePasskey(ctx context.Context, r *authv1.RemovePasskeyReques
 	var actor string
 	defer func() {
 		if actor != "" {
-			p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.passkey_remove", Actor: actor, Target: actor, Err: err,
+			p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.passkey_remove", Actor: actor, Target: actor, Err: err, Class: audit.ClassSignedIn,
 				Attrs: []slog.Attr{slog.String("passkey", auditEmail(r.GetId()))}}) // bounded as an email
 		}
 	}()

@@ -64,6 +64,7 @@ func (p Public) FinishPasskeyLogin(ctx context.Context, r *authv1.FinishPasskeyL
 		if user != 0 {
 			ev.Actor, ev.Target = strconv.Itoa(int(user)), strconv.Itoa(int(user))
 		}
+		ev.Class = signedIn(err == nil)
 		p.cfg.Audit.Record(ctx, ev)
 	}()
 	if p.rp == nil {

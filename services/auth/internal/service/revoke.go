@@ -33,7 +33,8 @@ func (p Public) Revoke(ctx context.Context, r *authv1.RevokeRequest) (res *authv
 		}
 		ev := audit.Event{Action: "auth.revoke", Err: err, Attrs: []slog.Attr{slog.String("client_id", client)}}
 		if t != nil {
-			ev.Actor, ev.Attrs = t.Subject, append(ev.Attrs, slog.String("token_type", string(t.Type)))
+			// The token presented was valid: its holder is signed in.
+			ev.Actor, ev.Attrs, ev.Class = t.Subject, append(ev.Attrs, slog.String("token_type", string(t.Type))), audit.ClassSignedIn
 		}
 		p.cfg.Audit.Record(ctx, ev)
 	}()

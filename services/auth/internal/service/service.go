@@ -184,6 +184,18 @@ func parseRSA(der []byte, minBits int) (*rsa.PublicKey, error) {
 	return pub, nil
 }
 
+// signedIn is the audit class of an event whose caller proved who it is in
+// the call itself (a password, a code, a refresh token, a bearer token the
+// service checked, a mailed link), as the gateway's identity would tell:
+// signed-in when it did, else what the call's identity says (anonymous
+// without one), so a stranger's refusals are folded (pkg/audit).
+func signedIn(proved bool) string {
+	if proved {
+		return audit.ClassSignedIn
+	}
+	return ""
+}
+
 // auditEmail is an email address as a caller typed it, for the audit log:
 // trimmed and bounded, since a failed sign-in's "address" may be anything.
 func auditEmail(e string) string {

@@ -76,7 +76,7 @@ func (p Public) Token(ctx context.Context, r *authv1.TokenRequest) (*authv1.Toke
 		err = p.err(ctx, err)
 	}
 	// Who signed in, by which flow; never the code, secret or token.
-	ev := audit.Event{Action: "auth.token." + flow, Actor: set.Subject, Err: err}
+	ev := audit.Event{Action: "auth.token." + flow, Actor: set.Subject, Err: err, Class: signedIn(err == nil)}
 	if id := r.GetClientId(); id != "" {
 		ev.Attrs = append(ev.Attrs, slog.String("client_id", id))
 	}
@@ -460,7 +460,10 @@ func (p Public) spend(ctx context.Context, r storage.Refresh, chainUntil time.Ti
 	case errors.Is(err, storage.ErrReused):
 		p.log.WarnContext(ctx, "refresh token reused: chain revoked", "user", r.UserID, "client", r.ClientID)
 		err := denied("the refresh token was already used; its chain is revoked")
-		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.refresh.reuse", Actor: strconv.Itoa(int(r.UserID)), Err: err,
+		// Signed-in, not folded: the presenter holds a refresh token this
+		// service issued to the user, and a chain is revoked, so reported,
+		// once.
+		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.refresh.reuse", Actor: strconv.Itoa(int(r.UserID)), Err: err, Class: audit.ClassSignedIn,
 			Attrs: []slog.Attr{slog.String("client_id", r.ClientID), slog.Bool("chain_revoked", true)}})
 		return err
 	case errors.Is(err, storage.ErrRevoked):

@@ -42,6 +42,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Warn("activation-code registration without -smtp-addr: codes are written to this log for the operator")
 	}
 	reg := prometheus.NewRegistry()
+	auditLog.RegisterMetrics(reg)
 	limits := ratelimit.New(db, reg, log)
 	auditLog.LimitRefusals(limits.AllowLog)
 	svc := service.New(service.Config{

@@ -60,8 +60,9 @@ func (p Public) DeleteBank(ctx context.Context, r *brokerv1.DeleteBankRequest) (
 	if err != nil {
 		ev.Err = p.err(ctx, err)
 	} else {
-		// Only the bank's own token deletes it.
-		ev.Actor = "bank:" + strings.ToLower(strings.TrimSpace(r.GetEmail()))
+		// Only the bank's own token deletes it: the bank proved who it
+		// is, signed in.
+		ev.Actor, ev.Class = "bank:"+strings.ToLower(strings.TrimSpace(r.GetEmail())), audit.ClassSignedIn
 	}
 	p.cfg.Audit.Record(ctx, ev)
 	if ev.Err != nil {

@@ -56,6 +56,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	reg := prometheus.NewRegistry()
+	auditLog.RegisterMetrics(reg)
 	return server.Run(ctx, cfg.Server, server.Service{
 		Name: "fris.mdr.v1.MdrService",
 		Log:  log,
@@ -66,7 +68,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			audit.Register(s, "mdr", deps.Events, cfg.Settings(settingNames...), log)
 		},
 		Ready:   svc.Ready,
-		Metrics: prometheus.NewRegistry(),
+		Metrics: reg,
 		// The upload checks patients' values against the registry, the
 		// Explorer a query's. A method's own entry replaces its service's
 		// (the longest prefix decides), so the gateway is named again.

@@ -195,6 +195,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			Help: "Write transactions the embedded store committed (each one durable flush, two fdatasyncs), since the file was created.",
 		}, func() float64 { return float64(b.Commits()) }))
 	}
+	auditLog.RegisterMetrics(reg)
 	limits := ratelimit.New(db, reg, log)
 	auditLog.LimitRefusals(limits.AllowLog)
 	hasher := password.New(params, cfg.SecretCacheTTL)
