@@ -44,7 +44,7 @@ func (a *App) auditRoutes() []route {
 
 // auditFilter is what the view's form asks.
 type auditFilter struct {
-	Service, Actor, Action, Outcome string
+	Service, Actor, Action, Outcome, Class string
 	// From and To are the form's values (UTC, minutes).
 	From, To string
 	since    time.Time
@@ -63,6 +63,7 @@ func (f auditFilter) request(actor, token string) *auditv1.ListEventsRequest {
 	case "failed":
 		r.Outcome = auditv1.Outcome_OUTCOME_FAILED
 	}
+	r.Class = auditClasses[f.Class]
 	if !f.since.IsZero() {
 		r.Since = timestamppb.New(f.since)
 	}
@@ -72,6 +73,25 @@ func (f auditFilter) request(actor, token string) *auditv1.ListEventsRequest {
 	return r
 }
 
+// auditClasses are the classes the view filters by (pkg/audit): who
+// acted decides how long an event is kept; a stranger's refusals are
+// counts.
+var auditClasses = map[string]auditv1.Class{
+	"admin": auditv1.Class_CLASS_ADMIN, "signed-in": auditv1.Class_CLASS_SIGNED_IN, "anonymous": auditv1.Class_CLASS_ANONYMOUS,
+}
+
+// auditClassOrder is the classes in the form's order.
+var auditClassOrder = []string{"admin", "signed-in", "anonymous"}
+
+func className(c auditv1.Class) string {
+	for name, v := range auditClasses {
+		if v == c {
+			return name
+		}
+	}
+	return ""
+}
+
 // dateForm is the datetime-local inputs' format.
 const dateForm = "2006-01-02T15:04"
 
@@ -79,7 +99,7 @@ const dateForm = "2006-01-02T15:04"
 // malformed.
 func (a *App) readAuditFilter(q url.Values) (auditFilter, bool) {
 	f := auditFilter{Service: q.Get("service"), Actor: strings.TrimSpace(q.Get("actor")), Action: strings.TrimSpace(q.Get("action")),
-		Outcome: q.Get("outcome"), From: q.Get("from"), To: q.Get("to")}
+		Outcome: q.Get("outcome"), Class: q.Get("class"), From: q.Get("from"), To: q.Get("to")}
 	if len(f.Actor) > 254 || len(f.Action) > 128 {
 		return f, false
 	}
@@ -89,6 +109,9 @@ func (a *App) readAuditFilter(q url.Values) (auditFilter, bool) {
 	switch f.Outcome {
 	case "", "ok", "denied", "failed":
 	default:
+		return f, false
+	}
+	if _, ok := auditClasses[f.Class]; f.Class != "" && !ok {
 		return f, false
 	}
 	var ok bool
@@ -235,13 +258,17 @@ func mergePages(pages []servicePage, c auditCursor, n int) (out []*auditv1.Audit
 // auditLine is an event as the view shows it.
 type auditLine struct {
 	Service, Action, Actor, ActorEmail, Client, Target string
-	Outcome, Reason, ClientAddr, RequestID             string
+	Outcome, Reason, ClientAddr, RequestID, Class      string
 	When                                               when
 	Attrs                                              []*auditv1.Attr
+	// Count is how many events the line stands for: anonymous refusals
+	// are folded per action, outcome, address and minute (pkg/audit).
+	Count int64
 }
 
 type auditData struct {
 	Filter       auditFilter
+	Classes      []string
 	Services     []string
 	ServicesText string
 	Outcomes     []string
@@ -256,7 +283,7 @@ type auditData struct {
 
 func (a *App) audit(q *req) error {
 	v := a.opView(q, "op.audit.title", "audit")
-	d := auditData{Outcomes: []string{"ok", "denied", "failed"}}
+	d := auditData{Outcomes: []string{"ok", "denied", "failed"}, Classes: auditClassOrder}
 	for _, s := range a.cfg.Audit {
 		d.Services = append(d.Services, s.Name)
 	}
@@ -304,11 +331,12 @@ func (a *App) audit(q *req) error {
 	for _, ev := range events {
 		d.Events = append(d.Events, auditLine{Service: ev.GetService(), Action: ev.GetAction(), Actor: ev.GetActor(), ActorEmail: emails[ev.GetActor()],
 			Client: ev.GetClient(), Target: ev.GetTarget(), Outcome: outcomeName(ev.GetOutcome()), Reason: ev.GetReason(),
-			ClientAddr: ev.GetClientAddr(), RequestID: ev.GetRequestId(), When: a.when(ev.GetTime()), Attrs: ev.GetAttrs()})
+			ClientAddr: ev.GetClientAddr(), RequestID: ev.GetRequestId(), When: a.when(ev.GetTime()), Attrs: ev.GetAttrs(),
+			Class: className(ev.GetClass()), Count: max(ev.GetCount(), 1)})
 	}
 	link := func(c string) string {
 		p := url.Values{}
-		for k, val := range map[string]string{"service": f.Service, "actor": f.Actor, "action": f.Action, "outcome": f.Outcome, "from": f.From, "to": f.To, "page": c} {
+		for k, val := range map[string]string{"service": f.Service, "actor": f.Actor, "action": f.Action, "outcome": f.Outcome, "class": f.Class, "from": f.From, "to": f.To, "page": c} {
 			if val != "" {
 				p.Set(k, val)
 			}

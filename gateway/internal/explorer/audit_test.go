@@ -56,6 +56,7 @@ func (f *fakeAudit) ListEvents(ctx context.Context, r *auditv1.ListEventsRequest
 		}
 		t := ev.GetTime().AsTime()
 		if (r.GetActor() != "" && ev.GetActor() != r.GetActor()) || !strings.HasPrefix(ev.GetAction(), r.GetActionPrefix()) ||
+			(r.GetClass() != 0 && ev.GetClass() != r.GetClass()) ||
 			(r.GetOutcome() != 0 && ev.GetOutcome() != r.GetOutcome()) ||
 			(r.GetSince() != nil && t.Before(r.GetSince().AsTime())) || (r.GetUntil() != nil && t.After(r.GetUntil().AsTime())) {
 			continue
@@ -248,8 +249,25 @@ func TestAuditFilters(t *testing.T) {
 		t.Errorf("from %s:20 to %s:20: %v", from, to, got)
 	}
 
+	// The class filter; a fold of anonymous refusals shows its count.
+	fa.events[3].Class, fa.events[3].Count, fa.events[3].Actor = auditv1.Class_CLASS_ANONYMOUS, 37, "anonymous"
+	fa.events[4].Class = auditv1.Class_CLASS_ADMIN
+	body = mustGet(t, b, AuditPath+"?"+url.Values{"service": {"auth"}, "class": {"anonymous"}}.Encode(), http.StatusOK)
+	if got := shownTargets(body); strings.Join(got, " ") != "auth-3" {
+		t.Errorf("anonymous: %v", got)
+	}
+	for _, w := range []string{`data-class="anonymous" data-count="37"`, "37 attempts from this address in this minute", `<option value="anonymous" selected>`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("the anonymous class's page lacks %q", w)
+		}
+	}
+	if body = mustGet(t, b, AuditPath+"?"+url.Values{"service": {"auth"}, "class": {"admin"}}.Encode(), http.StatusOK); strings.Join(shownTargets(body), " ") != "auth-4" ||
+		!strings.Contains(body, `data-class="admin" data-count="1"`) || strings.Contains(body, "attempts from this address") {
+		t.Errorf("admin: %v", shownTargets(body))
+	}
+
 	n = len(fa.calls) + len(fb.calls)
-	for _, q := range []string{"service=nosuch", "outcome=maybe", "from=yesterday", "to=2026-13-01T00:00", "actor=" + strings.Repeat("a", 255),
+	for _, q := range []string{"service=nosuch", "outcome=maybe", "class=root", "from=yesterday", "to=2026-13-01T00:00", "actor=" + strings.Repeat("a", 255),
 		"page=auth:x", "page=nosuch:-", "page=auth:-,auth:-", "page=" + strings.Repeat("a", 600)} {
 		if body := mustGet(t, b, AuditPath+"?"+q, http.StatusBadRequest); !strings.Contains(body, "The filter is malformed") {
 			t.Errorf("%s: no reason", q)
