@@ -53,8 +53,8 @@ type Config struct {
 // RegisterFlags adds -audit-log, -audit-keep and -audit-keep-for to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Path, "audit-log", "", `file the audit events are appended to as JSON lines (empty: stderr, marked "log":"audit")`)
-	fs.IntVar(&c.Retention.Keep, "audit-keep", DefaultRetention.Keep, "most audit events the service keeps in its store for the Explorer's audit view, the newest (0: none; the audit log has them all)")
-	fs.DurationVar(&c.Retention.For, "audit-keep-for", DefaultRetention.For, "longest the service keeps an audit event in its store (2160h: 90 days; 0: no age bound)")
+	fs.IntVar(&c.Retention.Keep, "audit-keep", DefaultRetention.Keep, "most audit events the service keeps in its store for the Explorer's audit view, the newest, per class: admin, signed-in, anonymous (whose refusals are stored as counts per address and minute); 0: none; the audit log has them all")
+	fs.DurationVar(&c.Retention.For, "audit-keep-for", DefaultRetention.For, "longest the service keeps an audit event in its store, in every class (2160h: 90 days; 0: no age bound)")
 }
 
 // Validate reports the retention's mistakes.
