@@ -141,13 +141,15 @@ func newVerifier(ctx context.Context, cfg Config, log *slog.Logger) (authn.Verif
 		log.Warn("no revocation list (-revocations-url): revoked access tokens are accepted until they expire")
 	}
 	return authn.NewJWT(ctx, authn.JWTConfig{
-		JWKSURL:            cfg.JWKSURL,
-		Issuer:             strings.TrimRight(cfg.Issuer, "/"), // auth writes iss without a trailing slash
-		Skew:               cfg.TokenSkew,
-		RefreshInterval:    cfg.JWKSRefresh,
-		MinRefreshInterval: cfg.JWKSMinRefresh,
-		RevocationsURL:     revocations,
-		RevocationPoll:     cfg.RevocationPoll,
-		Log:                log,
+		JWKSURL:              cfg.JWKSURL,
+		Issuer:               strings.TrimRight(cfg.Issuer, "/"), // auth writes iss without a trailing slash
+		Skew:                 cfg.TokenSkew,
+		RefreshInterval:      cfg.JWKSRefresh,
+		MinRefreshInterval:   cfg.JWKSMinRefresh,
+		RevocationsURL:       revocations,
+		RevocationPoll:       cfg.RevocationPoll,
+		RevocationFailClosed: cfg.RevocationFailClosed,
+		RevocationMaxStale:   cfg.RevocationMaxStale,
+		Log:                  log,
 	})
 }

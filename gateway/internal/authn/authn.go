@@ -48,16 +48,31 @@ func From(ctx context.Context) identity.Identity {
 }
 
 // Optional verifies a bearer token when one is sent and treats a missing or
-// invalid one as anonymous: the registry's rule, never an error.
+// invalid one as anonymous: the registry's rule, never an error but one
+// of the gateway's own: while the revocation list is out of date and the
+// verifier fails closed, a token is answered 503 (Unavailable), not
+// served as anonymous, which would hide why its holder sees less.
 func Optional(v Verifier, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tok := BearerToken(r); tok != "" {
-			if id, err := v.Verify(r.Context(), tok); err == nil {
+			id, err := v.Verify(r.Context(), tok)
+			switch {
+			case errors.Is(err, ErrRevocationStale):
+				Unavailable(w)
+				return
+			case err == nil:
 				r = r.WithContext(With(r.Context(), id))
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Unavailable answers a request whose token cannot be checked now
+// (ErrRevocationStale): 503 with a Retry-After.
+func Unavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", StaleRetryAfter)
+	apierr.WriteJSON(w, http.StatusServiceUnavailable, "access tokens cannot be checked now (the revocation list is out of date); try again later")
 }
 
 type forwardKey struct{}
@@ -102,6 +117,10 @@ func Require(v Verifier, c Challenge, next http.Handler) http.Handler {
 			return
 		}
 		id, err := v.Verify(r.Context(), tok)
+		if errors.Is(err, ErrRevocationStale) {
+			Unavailable(w)
+			return
+		}
 		if err != nil || id.Anonymous() {
 			w.Header().Set("WWW-Authenticate", invalid)
 			apierr.WriteJSON(w, c.Status, "the access token is not valid")

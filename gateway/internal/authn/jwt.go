@@ -69,6 +69,15 @@ type JWTConfig struct {
 	// RevocationPoll is how often the list is polled (default 1 s): the
 	// longest a revoked token is still accepted, plus one request.
 	RevocationPoll time.Duration
+	// RevocationFailClosed refuses every token (ErrRevocationStale) while
+	// the list has not been fetched for longer than RevocationMaxStale;
+	// false keeps the last list in force however old it is (fail open).
+	RevocationFailClosed bool
+	// RevocationMaxStale is how long the list may go unfetched before
+	// RevocationFailClosed refuses tokens (default 1 minute). The clock
+	// starts with the verifier, so a gateway that never reaches the auth
+	// service refuses tokens from then on.
+	RevocationMaxStale time.Duration
 }
 
 // JWT verifies access tokens signed by the auth service against the keys it
@@ -195,7 +204,12 @@ func NewJWT(ctx context.Context, cfg JWTConfig) (*JWT, error) {
 		if cfg.RevocationPoll <= 0 {
 			cfg.RevocationPoll = time.Second
 		}
-		v.rev = &revocations{url: cfg.RevocationsURL, every: cfg.RevocationPoll, http: cfg.HTTPClient, now: cfg.Now, log: cfg.Log}
+		if cfg.RevocationMaxStale <= 0 {
+			cfg.RevocationMaxStale = time.Minute
+		}
+		v.rev = &revocations{url: cfg.RevocationsURL, every: cfg.RevocationPoll, http: cfg.HTTPClient, now: cfg.Now, log: cfg.Log,
+			failClosed: cfg.RevocationFailClosed, maxStale: cfg.RevocationMaxStale}
+		v.rev.fetched.Store(cfg.Now().UnixNano())
 		go v.rev.run(ctx)
 	}
 	go func() {
@@ -371,6 +385,11 @@ func (v *JWT) lookup(ctx context.Context, kid string) (*pubKey, error) {
 func (v *JWT) Verify(ctx context.Context, token string) (identity.Identity, error) {
 	if !accesstoken.WellFormed(token) {
 		return identity.Identity{}, ErrMalformed
+	}
+	// Fail closed: no token is good while its revocation cannot be known,
+	// and none costs a signature check then.
+	if v.rev.stale() {
+		return identity.Identity{}, ErrRevocationStale
 	}
 	if e, ok := v.verified.Get(token); ok {
 		now := v.cfg.Now()

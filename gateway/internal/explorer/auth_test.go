@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"fris.dev/gateway/internal/authn"
 )
 
 func TestSignIn(t *testing.T) {
@@ -231,6 +233,33 @@ func TestRefresh(t *testing.T) {
 	e.clock.t = e.clock.t.Add(time.Hour)
 	if body := b2.do("GET", "/explorer/", nil).Body.String(); strings.Contains(body, "Ada Lovelace") {
 		t.Fatal("still signed in after a failed refresh")
+	}
+}
+
+// TestStaleSessionUnavailable: while the gateway cannot check tokens (an
+// out-of-date revocation list under -revocation-fail-closed), a signed-in
+// page answers 503 with Retry-After and the session is kept, not signed
+// out; once tokens are checked again it is signed in as before.
+func TestStaleSessionUnavailable(t *testing.T) {
+	e := newEnv(t, true)
+	b := e.browser()
+	b.signIn()
+	id := b.cookies[SessionCookie].Value
+	e.v.mu.Lock()
+	e.v.stale = true
+	e.v.mu.Unlock()
+	rec := b.do("GET", "/explorer/", nil)
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != authn.StaleRetryAfter || strings.Contains(rec.Body.String(), "Ada Lovelace") {
+		t.Fatalf("stale: %d, Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if s, err := e.store.Get(context.Background(), id); err != nil || s.User == nil {
+		t.Fatalf("the session was signed out: %v", err)
+	}
+	e.v.mu.Lock()
+	e.v.stale = false
+	e.v.mu.Unlock()
+	if body := b.do("GET", "/explorer/", nil).Body.String(); !strings.Contains(body, "Ada Lovelace") {
+		t.Fatal("not signed in once tokens are checked again")
 	}
 }
 
