@@ -41,6 +41,10 @@ type call struct {
 type recorder struct {
 	mu    sync.Mutex
 	calls []call
+	// entered, when not nil, is told of each call, which then waits for
+	// hold to close: calls kept in flight.
+	entered chan struct{}
+	hold    chan struct{}
 }
 
 func (r *recorder) record(ctx context.Context, method string, req proto.Message) {
@@ -48,6 +52,10 @@ func (r *recorder) record(ctx context.Context, method string, req proto.Message)
 	r.mu.Lock()
 	r.calls = append(r.calls, call{method, proto.Clone(req), md.Copy()})
 	r.mu.Unlock()
+	if r.entered != nil {
+		r.entered <- struct{}{}
+		<-r.hold
+	}
 }
 
 func (r *recorder) last(t *testing.T) call {

@@ -27,6 +27,26 @@ func (None) Verify(context.Context, string) (identity.Identity, error) {
 	return identity.Identity{}, ErrNoVerifier
 }
 
+// Subject is the subject of r's bearer token when the verifier can vouch
+// for it at once (JWT.Known: no key fetch, no service call); "" without
+// one, with an invalid one, or with a verifier that cannot tell.
+func Subject(r *http.Request, v Verifier) string {
+	k, ok := v.(interface {
+		Known(context.Context, string) (identity.Identity, bool)
+	})
+	if !ok {
+		return ""
+	}
+	tok := BearerToken(r)
+	if tok == "" {
+		return ""
+	}
+	if id, ok := k.Known(r.Context(), tok); ok {
+		return id.Subject
+	}
+	return ""
+}
+
 // BearerToken returns the token of the request's `Authorization: Bearer
 // <token>` header, or "" when there is none (authheader.Bearer says what
 // counts as one).

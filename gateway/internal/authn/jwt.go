@@ -356,13 +356,17 @@ func (v *JWT) refresh(ctx context.Context, seen uint64, have func(*keySet) bool)
 	return err
 }
 
-// lookup finds the key of kid, fetching the key set once when it is unknown.
+// lookup finds the key of kid, fetching the key set once when it is unknown
+// (not for Known: see noFetch).
 func (v *JWT) lookup(ctx context.Context, kid string) (*pubKey, error) {
 	seen := v.gen.Load()
 	if ks := v.keys.Load(); ks != nil {
 		if k, ok := ks.get(kid); ok {
 			return k, nil
 		}
+	}
+	if ctx.Value(noFetch{}) != nil {
+		return nil, ErrUnknownKey
 	}
 	err := v.refresh(ctx, seen, func(ks *keySet) bool {
 		_, ok := ks.get(kid)
@@ -379,6 +383,21 @@ func (v *JWT) lookup(ctx context.Context, kid string) (*pubKey, error) {
 		return k, nil
 	}
 	return nil, ErrUnknownKey
+}
+
+// noFetch marks Known's verifications: a token whose key is not loaded is
+// refused at once instead of waiting for a fetch of the key set.
+type noFetch struct{}
+
+// Known returns the identity of token when the gateway can tell without
+// waiting that it is valid: Verify's checks (revocation included), with a
+// remembered token a map lookup, a new one checked against the keys
+// already loaded (one signature check; never a fetch of the key set). For
+// the per-subject budgets (package addrlimit), which run before any
+// route; false for anything else.
+func (v *JWT) Known(ctx context.Context, token string) (identity.Identity, bool) {
+	id, err := v.Verify(context.WithValue(ctx, noFetch{}, true), token)
+	return id, err == nil && !id.Anonymous()
 }
 
 // Verify checks an access token and returns its identity.

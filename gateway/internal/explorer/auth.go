@@ -64,6 +64,23 @@ func (a *App) session(r *http.Request) (*Session, identity.Identity, bool) {
 	return s, id, false
 }
 
+// SignedIn is the subject of r's session, looked up in the session store
+// alone (in memory: no token check, no refresh, no service call), for the
+// gateway's per-subject budgets, which run before any route; "" without a
+// signed-in session. A session whose token was revoked counts until its
+// next page signs it out.
+func (a *App) SignedIn(r *http.Request) string {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || !wellFormedID(c.Value) {
+		return ""
+	}
+	s, err := a.cfg.Store.Get(r.Context(), c.Value)
+	if err != nil || s.User == nil || s.Token == nil {
+		return ""
+	}
+	return s.User.Subject
+}
+
 // refresh gets new tokens with the refresh token, once per session at a
 // time: a request that waited finds the tokens another one got.
 func (a *App) refresh(r *http.Request, s *Session) *Session {

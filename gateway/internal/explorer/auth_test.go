@@ -344,3 +344,34 @@ func TestSignInSpecShape(t *testing.T) {
 		t.Fatalf("%d refreshes near the token's exp, want 1", n)
 	}
 }
+
+// TestSignedIn: the gateway's per-subject budgets find a signed-in
+// session's subject from its cookie alone; no cookie, a made-up one or a
+// signed-out session give "".
+func TestSignedIn(t *testing.T) {
+	e := newEnv(t, true)
+	b := e.browser()
+	b.signIn()
+	id := b.cookies[SessionCookie].Value
+	s, err := e.store.Get(context.Background(), id)
+	if err != nil || s.User == nil || s.User.Subject == "" {
+		t.Fatalf("session %+v, %v", s, err)
+	}
+	req := func(cookie string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "http://gw.test/explorer/", nil)
+		if cookie != "" {
+			r.AddCookie(&http.Cookie{Name: SessionCookie, Value: cookie})
+		}
+		return r
+	}
+	if got := e.app.SignedIn(req(id)); got != s.User.Subject {
+		t.Errorf("signed in: %q, want %q", got, s.User.Subject)
+	}
+	if e.app.SignedIn(req("")) != "" || e.app.SignedIn(req(randomID())) != "" || e.app.SignedIn(req("not an id")) != "" {
+		t.Error("a subject without a session")
+	}
+	_ = e.store.Delete(context.Background(), id)
+	if got := e.app.SignedIn(req(id)); got != "" {
+		t.Errorf("signed out: %q", got)
+	}
+}
