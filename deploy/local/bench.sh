@@ -189,9 +189,10 @@ tls() { # tls NAME: the flags of NAME's certificate, into TLS
   TLS=(-tls-cert "$tmp/tls/$1.pem" -tls-key "$tmp/tls/$1-key.pem" -tls-ca "$tmp/tls/ca.pem")
 }
 tls gateway; TLS_GATEWAY=("${TLS[@]}")
-# The load generator is one address standing for many clients: the
-# gateway's per-address caps (docs/security.md, "Limits") would refuse it.
-GW_LOAD=(-max-conns-per-addr 0 -max-inflight-per-addr 0)
+# The load generator is one address standing for many clients, and its
+# one user for many users: the gateway's per-address and per-subject caps
+# (docs/security.md, "Limits") would refuse it.
+GW_LOAD=(-max-conns-per-addr 0 -max-inflight-per-addr 0 -max-conns-per-subject 0 -max-inflight-per-subject 0)
 tls admin; TLS_ADMIN=("${TLS[@]}")
 tls auth; TLS_AUTH=("${TLS[@]}")
 tls mdr; TLS_MDR=("${TLS[@]}")
@@ -852,7 +853,9 @@ run_streams() {
   local label=$1 name=$2 json=$3 bench_pid tokens="" site email tok
   shift 3
   DEMO_BROKER_ARGS=(-registration approval)
-  DEMO_GATEWAY_ARGS=("$@")
+  # The streams are one user's standing for many researchers': the
+  # per-subject caps would refuse all but 32 of them.
+  DEMO_GATEWAY_ARGS=(-max-conns-per-subject 0 -max-inflight-per-subject 0 "$@")
   start_demo_stack "$name"
   DEMO_BROKER_ARGS=() DEMO_GATEWAY_ARGS=()
   for site in charite dresden; do

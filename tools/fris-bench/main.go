@@ -242,7 +242,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.attackMaxRatio, "attack-max-ratio", 2, "attack target: each p99 under attack at most this many times the quiet one")
 	fs.IntVar(&c.streams, "streams", 200, "streams: Explorer results streams open on one inquiry")
 	fs.StringVar(&c.streamsInquiry, "streams-inquiry", "", "streams: id of a released inquiry of the user (-user-email) to which the banks of $"+envBankTokens+" reply")
-	fs.IntVar(&c.streamsSources, "streams-sources", 4, "streams: loopback addresses the streams come from (the gateway's -max-inflight-per-addr bounds each)")
+	fs.IntVar(&c.streamsSources, "streams-sources", 4, "streams: loopback addresses the streams come from (signed in, they count against the user's -max-inflight-per-subject, which the bench lifts, not the address's)")
 	fs.IntVar(&c.streamsReplies, "streams-replies", 30, "streams: replies sent, each after every stream received the last")
 	fs.DurationVar(&c.streamsIdle, "streams-idle", time.Minute, "streams: wait after the streams closed before the memory is read again")
 	fs.Float64Var(&c.streamsIdleTarget, "streams-idle-target-mib", 120, "streams target: the watched processes' VmRSS before, in all, under this")

@@ -215,7 +215,7 @@ FRIS_BENCH_USER_PASSWORD=$(rnd)
       -name "Bench User" -email-verified
 } >"$tmp/seed.log" 2>&1 || { echo "hydra-compare: seeding FRIS failed" >&2; cat "$tmp/seed.log" >&2; exit 1; }
 tls gateway
-"$BIN/gateway" "${TLS[@]}" -max-conns-per-addr 0 -max-inflight-per-addr 0 -addr "127.0.0.1:$gw" -ops-addr "" \
+"$BIN/gateway" "${TLS[@]}" -max-conns-per-addr 0 -max-inflight-per-addr 0 -max-conns-per-subject 0 -max-inflight-per-subject 0 -addr "127.0.0.1:$gw" -ops-addr "" \
   -mdr-addr "127.0.0.1:$mdr_grpc" -auth-addr "127.0.0.1:$auth_grpc" -jwks-url "http://127.0.0.1:$auth_ops/jwks" \
   -issuer "$issuer" -log-level warn 2>>"$tmp/gateway.log" &
 gw_pid=$!

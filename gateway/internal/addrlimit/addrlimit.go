@@ -4,9 +4,16 @@
 // them (Key): an IPv4 address alone, an IPv6 address by its /64, the
 // smallest network a site is given, so that an attacker with one IPv6
 // network cannot pose as 2^64 clients.
+//
+// The address budgets are for strangers. Many signed-in users may share
+// one address (a hospital's NAT), so a connection whose request proved a
+// signed-in subject moves from its address's budget to its subject's
+// (MoveToSubject): an address's budget then counts only the connections
+// that have not (yet) proven one.
 package addrlimit
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"sync"
@@ -105,6 +112,10 @@ type ListenConfig struct {
 	Exempt func(netip.Addr) bool
 	// Refused, when not nil, is told of each connection closed at once.
 	Refused func()
+	// MaxPerSubject is the most connections one signed-in subject may
+	// hold once moved off their address (MoveToSubject); <= 0: no cap
+	// but the global one.
+	MaxPerSubject int
 }
 
 // Listen wraps lis so that a connection from an address that already
@@ -116,13 +127,15 @@ func Listen(lis net.Listener, c ListenConfig) net.Listener {
 	if c.Max <= 0 {
 		return lis
 	}
-	return &listener{Listener: lis, cfg: c, held: NewCounter(c.Max)}
+	return &listener{Listener: lis, cfg: c, held: NewCounter(c.Max), subjects: NewCounter(c.MaxPerSubject)}
 }
 
 type listener struct {
 	net.Listener
-	cfg  ListenConfig
-	held *Counter
+	cfg ListenConfig
+	// held counts connections by address, subjects those moved to their
+	// subject.
+	held, subjects *Counter
 }
 
 func (l *listener) Accept() (net.Conn, error) {
@@ -143,7 +156,7 @@ func (l *listener) Accept() (net.Conn, error) {
 			}
 			continue
 		}
-		return &conn{Conn: c, release: sync.OnceFunc(func() { l.held.Release(key) })}, nil
+		return &conn{Conn: c, l: l, key: key}, nil
 	}
 }
 
@@ -154,15 +167,73 @@ func peer(c net.Conn) (netip.Addr, bool) {
 	return parse(c.RemoteAddr().String())
 }
 
-// conn gives its address's unit back when it closes (once: net/http may
-// close a connection more than once).
+// conn gives its unit back when it closes (once: net/http may close a
+// connection more than once): its address's, or its subject's once moved.
 type conn struct {
 	net.Conn
-	release func()
+	l  *listener
+	mu sync.Mutex
+	// key is the address's key, or the subject once onSubject.
+	key               string
+	onSubject, closed bool
 }
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
-	c.release()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.counter().Release(c.key)
+	}
 	return err
+}
+
+func (c *conn) counter() *Counter {
+	if c.onSubject {
+		return c.l.subjects
+	}
+	return c.l.held
+}
+
+// moveTo moves c from its address's budget to subject's, when subject has
+// room; a connection moves once, and never back: later requests on it are
+// its subject's to answer for.
+func (c *conn) moveTo(subject string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.onSubject {
+		return c.onSubject
+	}
+	if !c.l.subjects.Acquire(subject) {
+		return false
+	}
+	c.l.held.Release(c.key)
+	c.key, c.onSubject = subject, true
+	return true
+}
+
+type connKey struct{}
+
+// ConnContext is http.Server's ConnContext for a Listen listener: it keeps
+// the connection in its requests' contexts, for MoveToSubject.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if cc, ok := c.(*conn); ok {
+		return context.WithValue(ctx, connKey{}, cc)
+	}
+	return ctx
+}
+
+// MoveToSubject moves the connection of ctx's request (ConnContext) from
+// its address's budget to subject's: called once a request's headers have
+// shown a signed-in subject (an Explorer session, a valid bearer token).
+// It reports whether the connection is a subject's now; false when the
+// subject holds its maximum already (the connection stays on its
+// address), or the connection is not counted (no cap, a trusted proxy's).
+func MoveToSubject(ctx context.Context, subject string) bool {
+	c, ok := ctx.Value(connKey{}).(*conn)
+	if !ok || subject == "" {
+		return false
+	}
+	return c.moveTo(subject)
 }

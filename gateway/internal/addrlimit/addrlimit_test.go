@@ -1,6 +1,7 @@
 package addrlimit
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/netip"
@@ -135,6 +136,79 @@ func TestListenClosesConnectionsBeyondTheCap(t *testing.T) {
 	}
 	if len(refused) != 0 {
 		t.Fatalf("%d more refused", len(refused))
+	}
+}
+
+// TestMoveToSubject: connections whose requests proved a subject leave
+// their address's budget for their subject's, so the address admits new
+// (anonymous) connections up to its cap again while the subject holds up
+// to its own; a subject at its cap leaves the connection on its address;
+// a connection moves once, and its close gives back the subject's unit.
+func TestMoveToSubject(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan struct{}, 10)
+	lis := Listen(inner, ListenConfig{Max: 2, MaxPerSubject: 3, Refused: func() { refused <- struct{}{} }})
+	defer lis.Close()
+	l := lis.(*listener)
+	accepted := make(chan net.Conn, 10)
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	addr := inner.Addr().String()
+	accept := func() context.Context {
+		t.Helper()
+		dialFrom(t, "127.0.0.2", addr)
+		return ConnContext(context.Background(), <-accepted)
+	}
+	// Three signed-in connections of "ada" in turn, each moved after its
+	// first request: the address never holds more than one.
+	var ada []context.Context
+	for range 3 {
+		ctx := accept()
+		if !MoveToSubject(ctx, "ada") || !MoveToSubject(ctx, "ada") {
+			t.Fatal("not moved")
+		}
+		ada = append(ada, ctx)
+	}
+	if got, subj := l.held.Held("127.0.0.2"), l.subjects.Held("ada"); got != 0 || subj != 3 {
+		t.Fatalf("address holds %d, ada %d; want 0, 3", got, subj)
+	}
+	// ada at her cap: a fourth stays on the address, as does a moved
+	// connection asked to move to another subject (it moves once).
+	fourth := accept()
+	if MoveToSubject(fourth, "ada") {
+		t.Fatal("moved beyond the subject's cap")
+	}
+	if !MoveToSubject(ada[0], "bob") || l.subjects.Held("bob") != 0 {
+		t.Fatal("a moved connection moved again")
+	}
+	// Anonymous strangers still get only the address's cap: one more
+	// beside the fourth, then refused.
+	accept()
+	dialFrom(t, "127.0.0.2", addr)
+	<-refused
+	// A moved connection's close frees ada's unit, not the address's.
+	ada[0].Value(connKey{}).(*conn).Close()
+	ada[0].Value(connKey{}).(*conn).Close()
+	if got, subj := l.held.Held("127.0.0.2"), l.subjects.Held("ada"); got != 2 || subj != 2 {
+		t.Fatalf("address holds %d, ada %d; want 2, 2", got, subj)
+	}
+	if !MoveToSubject(fourth, "ada") || l.held.Held("127.0.0.2") != 1 {
+		t.Fatal("not moved once ada had room")
+	}
+	// A context without a counted connection, or without a subject,
+	// moves nothing.
+	if MoveToSubject(context.Background(), "ada") || MoveToSubject(accept(), "") {
+		t.Fatal("moved without a connection or a subject")
 	}
 }
 

@@ -70,10 +70,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	})
 	reg.MustRegister(refused)
 	lis = addrlimit.Listen(server.Limit(lis, cfg.MaxConns), addrlimit.ListenConfig{
-		Max: cfg.MaxConnsPerAddr, Exempt: proxies.Trusts, Refused: refused.Inc,
+		Max: cfg.MaxConnsPerAddr, Exempt: proxies.Trusts, Refused: refused.Inc, MaxPerSubject: cfg.MaxConnsPerSubject,
 	})
 	srv := &http.Server{
-		Handler:           h,
+		Handler: h,
+		// The connection rides in its requests' contexts, so a signed-in
+		// request can move it to its subject's budget (withSubject).
+		ConnContext:       addrlimit.ConnContext,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
@@ -141,13 +144,15 @@ func newVerifier(ctx context.Context, cfg Config, log *slog.Logger) (authn.Verif
 		log.Warn("no revocation list (-revocations-url): revoked access tokens are accepted until they expire")
 	}
 	return authn.NewJWT(ctx, authn.JWTConfig{
-		JWKSURL:            cfg.JWKSURL,
-		Issuer:             strings.TrimRight(cfg.Issuer, "/"), // auth writes iss without a trailing slash
-		Skew:               cfg.TokenSkew,
-		RefreshInterval:    cfg.JWKSRefresh,
-		MinRefreshInterval: cfg.JWKSMinRefresh,
-		RevocationsURL:     revocations,
-		RevocationPoll:     cfg.RevocationPoll,
-		Log:                log,
+		JWKSURL:              cfg.JWKSURL,
+		Issuer:               strings.TrimRight(cfg.Issuer, "/"), // auth writes iss without a trailing slash
+		Skew:                 cfg.TokenSkew,
+		RefreshInterval:      cfg.JWKSRefresh,
+		MinRefreshInterval:   cfg.JWKSMinRefresh,
+		RevocationsURL:       revocations,
+		RevocationPoll:       cfg.RevocationPoll,
+		RevocationFailClosed: cfg.RevocationFailClosed,
+		RevocationMaxStale:   cfg.RevocationMaxStale,
+		Log:                  log,
 	})
 }

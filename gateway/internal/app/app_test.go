@@ -41,6 +41,10 @@ type call struct {
 type recorder struct {
 	mu    sync.Mutex
 	calls []call
+	// entered, when not nil, is told of each call, which then waits for
+	// hold to close: calls kept in flight.
+	entered chan struct{}
+	hold    chan struct{}
 }
 
 func (r *recorder) record(ctx context.Context, method string, req proto.Message) {
@@ -48,6 +52,10 @@ func (r *recorder) record(ctx context.Context, method string, req proto.Message)
 	r.mu.Lock()
 	r.calls = append(r.calls, call{method, proto.Clone(req), md.Copy()})
 	r.mu.Unlock()
+	if r.entered != nil {
+		r.entered <- struct{}{}
+		<-r.hold
+	}
 }
 
 func (r *recorder) last(t *testing.T) call {
@@ -405,6 +413,13 @@ func TestConfigValidate(t *testing.T) {
 		{[]string{"-jwks-refresh", "0s"}, false},
 		{[]string{"-jwks-min-refresh", "0s"}, false},
 		{[]string{"-jwks-min-refresh", "1m"}, false},
+		{[]string{"-revocation-fail-closed"}, true},
+		{[]string{"-revocation-fail-closed", "-revocation-max-stale", "10s"}, true},
+		{[]string{"-revocation-fail-closed", "-revocation-max-stale", "1s"}, false},
+		{[]string{"-revocation-fail-closed", "-revocation-max-stale", "2h"}, false},
+		{[]string{"-revocation-fail-closed", "-revocations-url", "off"}, false},
+		{[]string{"-revocation-fail-closed", "-jwks-url", ""}, false},
+		{[]string{"-revocation-poll", "1m"}, true},
 		{[]string{"-upload-prefix", "/explorer"}, false},
 		{[]string{"-mdr-prefix", "/explorer/mdr"}, false},
 		{[]string{"-broker-prefix", "/explorers"}, true},

@@ -188,6 +188,10 @@ type Tokens struct {
 	JWKSMinRefresh time.Duration
 	RevocationsURL string
 	RevocationPoll time.Duration
+	// RevocationFailClosed refuses bearer tokens and Explorer sessions
+	// (503) once the revocation list is older than RevocationMaxStale.
+	RevocationFailClosed bool
+	RevocationMaxStale   time.Duration
 }
 
 // RegisterFlags adds the token checks' flags to fs.
@@ -198,6 +202,8 @@ func (c *Tokens) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.JWKSRefresh, "jwks-refresh", 15*time.Minute, "how often the signing keys are fetched in the background")
 	fs.StringVar(&c.RevocationsURL, "revocations-url", "", "the auth service's revocation list, polled so revoked tokens are refused (empty: -jwks-url with /jwks replaced by /revocations; \"off\": no revocation checks)")
 	fs.DurationVar(&c.RevocationPoll, "revocation-poll", time.Second, "how often the revocation list is polled: the longest a revoked access token is still accepted")
+	fs.BoolVar(&c.RevocationFailClosed, "revocation-fail-closed", false, "refuse bearer tokens and Explorer sessions (503, Retry-After) while the revocation list has not been fetched for longer than -revocation-max-stale (default: the last list stays in force)")
+	fs.DurationVar(&c.RevocationMaxStale, "revocation-max-stale", time.Minute, "with -revocation-fail-closed, how long the revocation list may go unfetched before tokens are refused")
 	fs.DurationVar(&c.JWKSMinRefresh, "jwks-min-refresh", 2*time.Second, "least time between fetches of the signing keys caused by tokens with an unknown kid (such tokens wait for the next allowed fetch; at most 30s)")
 }
 
@@ -212,6 +218,13 @@ func (c *Tokens) Validate() error {
 	}
 	if c.RevocationPoll < 100*time.Millisecond || c.RevocationPoll > time.Minute {
 		errs = append(errs, errors.New("-revocation-poll must be between 100ms and 1m"))
+	}
+	// A bound under two polls would refuse tokens on one slow poll.
+	if c.RevocationFailClosed && (c.RevocationMaxStale < 2*c.RevocationPoll || c.RevocationMaxStale > time.Hour) {
+		errs = append(errs, errors.New("-revocation-max-stale must be at least twice -revocation-poll and at most 1h"))
+	}
+	if c.RevocationFailClosed && (c.JWKSURL == "" || c.revocationsURL() == "") {
+		errs = append(errs, errors.New("-revocation-fail-closed needs a revocation list (-jwks-url, -revocations-url not \"off\")"))
 	}
 	if c.TokenSkew < 0 || c.TokenSkew > 5*time.Minute {
 		errs = append(errs, errors.New("-token-skew must be between 0 and 5m"))

@@ -34,8 +34,13 @@ type Limits struct {
 	// "Limits"): what one host may hold of the gateway.
 	MaxConnsPerAddr    int
 	MaxInFlightPerAddr int
-	MinBodyRate        int64
-	BodyRateWindow     time.Duration
+	// Per signed-in subject (an Explorer session, a bearer token): what
+	// counts against the subject instead of its address
+	// (docs/security.md, "Limits").
+	MaxConnsPerSubject    int
+	MaxInFlightPerSubject int
+	MinBodyRate           int64
+	BodyRateWindow        time.Duration
 	// BodyMemory bounds the bytes of request bodies held at once.
 	BodyMemory int64
 }
@@ -52,8 +57,13 @@ func (c *Limits) RegisterFlags(fs *flag.FlagSet) {
 	// Headers are a few hundred bytes: 5s is ample on the slowest link,
 	// and what a connection sending them byte by byte can hold.
 	fs.DurationVar(&c.ReadHeaderTimeout, "read-header-timeout", 5*time.Second, "how long a client may take to send a request's headers")
-	fs.IntVar(&c.MaxConnsPerAddr, "max-conns-per-addr", 128, "most open connections from one client address (IPv6: one /64); more are closed at once (0: no cap; connections from -trusted-proxies are not counted: the proxy must limit its clients)")
-	fs.IntVar(&c.MaxInFlightPerAddr, "max-inflight-per-addr", 128, "most requests in flight from one client address (IPv6: one /64; behind -trusted-proxies the client's); more are 429 with Retry-After (0: no cap)")
+	fs.IntVar(&c.MaxConnsPerAddr, "max-conns-per-addr", 128, "most open connections from one client address (IPv6: one /64) not signed in; more are closed at once (0: no cap; connections from -trusted-proxies are not counted: the proxy must limit its clients; a connection whose request is signed in counts against -max-conns-per-subject instead)")
+	fs.IntVar(&c.MaxInFlightPerAddr, "max-inflight-per-addr", 128, "most requests in flight from one client address (IPv6: one /64; behind -trusted-proxies the client's) not signed in; more are 429 with Retry-After (0: no cap)")
+	// A researcher's browser holds a few connections and a results stream
+	// per open inquiry; a script a few parallel calls. Per subject, so
+	// 1,000 researchers behind one address each keep theirs.
+	fs.IntVar(&c.MaxConnsPerSubject, "max-conns-per-subject", 32, "most open connections of one signed-in subject (an Explorer session's user or a bearer token's subject), moved off their address's -max-conns-per-addr once a request on them is signed in (0: no cap but -max-conns)")
+	fs.IntVar(&c.MaxInFlightPerSubject, "max-inflight-per-subject", 32, "most requests in flight of one signed-in subject, counted instead of against their address's -max-inflight-per-addr; more are 429 with Retry-After (0: no cap)")
 	// 4 KiB/s is a fraction of the slowest site link FRIS serves (10 MiB
 	// in 5 minutes, ~35 KB/s) and far above a trickle.
 	fs.Int64Var(&c.MinBodyRate, "min-body-rate", 4096, "least bytes per second a request body must bring, measured over -body-rate-window; slower is cut off with 408 (0: no minimum, only -read-timeout)")
@@ -90,6 +100,9 @@ func (c *Limits) Validate() error {
 	}
 	if c.MaxConnsPerAddr < 0 || c.MaxInFlightPerAddr < 0 || c.MinBodyRate < 0 || c.BodyMemory < 0 {
 		errs = append(errs, errors.New("-max-conns-per-addr, -max-inflight-per-addr, -min-body-rate and -body-memory must not be negative (0: off)"))
+	}
+	if c.MaxConnsPerSubject < 0 || c.MaxInFlightPerSubject < 0 {
+		errs = append(errs, errors.New("-max-conns-per-subject and -max-inflight-per-subject must not be negative (0: no cap)"))
 	}
 	if c.BodyMemory > 0 && c.BodyMemory < c.MaxBody {
 		errs = append(errs, errors.New("-body-memory must be at least -max-body (or 0: no budget)"))

@@ -81,10 +81,13 @@ func newGatewayMux(reshape func(runtime.Marshaler) runtime.Marshaler) *runtime.S
 // (docs/interface.md names every pattern). loopback serves the auth routes
 // to the Explorer in process (nil: the Explorer has no sign-in, as in a
 // test that only lists the table).
-func routeTable(ctx context.Context, mux routes.Mux, loopback http.Handler, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
+//
+// It returns how to find a request's signed-in Explorer session (its
+// subject; "" without), for the per-subject budgets.
+func routeTable(ctx context.Context, mux routes.Mux, loopback http.Handler, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) (func(*http.Request) string, error) {
 	gw := newGatewayMux(nil)
 	if err := mdrv1.RegisterMdrServiceHandlerClient(ctx, gw, mdrv1.NewMdrServiceClient(up.MDR)); err != nil {
-		return err
+		return nil, err
 	}
 	cache := respcache.New(cfg.MDRCacheSize, cfg.MDRCacheTTL, 64<<10)
 	routes.MDR(mux, cfg.MDRPrefix, authn.Optional(verifier, cache.Handler(upstream(cfg.UpstreamTimeout, gw))))
@@ -99,7 +102,7 @@ func routeTable(ctx context.Context, mux routes.Mux, loopback http.Handler, cfg 
 			return authshape.Marshaler{Marshaler: m, Shape: cfg.AuthAnswers}
 		})
 		if err := authv1.RegisterAuthServiceHandlerClient(ctx, agw, client); err != nil {
-			return err
+			return nil, err
 		}
 		authGW = upstream(cfg.UpstreamTimeout, agw)
 		loginPage = login.New(login.Config{Client: client, Prefix: cfg.AuthPrefix, Timeout: cfg.UpstreamTimeout, Log: log, MaxForm: min(cfg.MaxAuthBody, cfg.MaxBody)})
@@ -120,28 +123,29 @@ func routeTable(ctx context.Context, mux routes.Mux, loopback http.Handler, cfg 
 		bc.Client = brokerv1.NewBrokerServiceClient(up.Broker)
 		rgw := newGatewayMux(nil)
 		if err := brokerv1.RegisterResearcherServiceHandlerClient(ctx, rgw, brokerv1.NewResearcherServiceClient(up.Broker)); err != nil {
-			return err
+			return nil, err
 		}
 		bc.Researcher = upstream(cfg.UpstreamTimeout, rgw)
 	}
 	routes.Broker(mux, bc)
 
-	if err := registerExplorer(ctx, mux, loopback, cfg, up, verifier, log, reg); err != nil {
-		return err
+	signedIn, err := registerExplorer(ctx, mux, loopback, cfg, up, verifier, log, reg)
+	if err != nil {
+		return nil, err
 	}
 
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.Handle("GET /readyz", readyz(ctx))
 	mux.Handle("GET "+GroupsPath, groupHealth(up, verifier))
 	apidoc.Register(mux)
-	return nil
+	return signedIn, nil
 }
 
 // registerExplorer adds the FRIS Explorer and the landing page. It reaches
 // the registry through the gRPC client the registry's routes use, and the
 // identity provider through the gateway's own auth routes, called in
 // process on loopback (the gateway's whole mux; nil: no sign-in).
-func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) error {
+func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler, cfg Config, up Upstreams, verifier authn.Verifier, log *slog.Logger, reg *prometheus.Registry) (func(*http.Request) string, error) {
 	ec := explorer.Config{
 		MDR: mdrv1.NewMdrServiceClient(up.MDR), Verifier: verifier, ClientID: cfg.ExplorerClientID,
 		PublicURL: cfg.ExplorerURL, AuthPrefix: cfg.AuthPrefix, MaxSessions: cfg.ExplorerSessions,
@@ -169,19 +173,19 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 	if cfg.ExplorerClientSecretFile != "" {
 		b, err := os.ReadFile(cfg.ExplorerClientSecretFile)
 		if err != nil {
-			return fmt.Errorf("-explorer-client-secret-file: %w", err)
+			return nil, fmt.Errorf("-explorer-client-secret-file: %w", err)
 		}
 		if ec.ClientSecret = strings.TrimSpace(string(b)); ec.ClientSecret == "" {
-			return fmt.Errorf("-explorer-client-secret-file %s is empty", cfg.ExplorerClientSecretFile)
+			return nil, fmt.Errorf("-explorer-client-secret-file %s is empty", cfg.ExplorerClientSecretFile)
 		}
 	}
 	if cfg.ExplorerCookieKeyFile != "" {
 		b, err := os.ReadFile(cfg.ExplorerCookieKeyFile)
 		if err != nil {
-			return fmt.Errorf("-explorer-cookie-key-file: %w", err)
+			return nil, fmt.Errorf("-explorer-cookie-key-file: %w", err)
 		}
 		if ec.CookieKeys, err = explorer.ParseCookieKeys(string(b)); err != nil {
-			return fmt.Errorf("-explorer-cookie-key-file %s: %w", cfg.ExplorerCookieKeyFile, err)
+			return nil, fmt.Errorf("-explorer-cookie-key-file %s: %w", cfg.ExplorerCookieKeyFile, err)
 		}
 	}
 	if up.Auth != nil {
@@ -189,14 +193,14 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 	}
 	app, err := explorer.New(ec)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, ok := app.Sessions(); ok && reg != nil {
 		g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fris_explorer_sessions",
 			Help: "Explorer sessions held in memory (signed in; visitors who have not signed in hold none)."},
 			func() float64 { n, _ := app.Sessions(); return float64(n) })
 		if err := reg.Register(g); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
-			return err
+			return nil, err
 		}
 	}
 	if reg != nil {
@@ -209,7 +213,7 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 				func() float64 { _, n := app.ResultsStreams(); return float64(n) }),
 		} {
 			if err := reg.Register(g); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
-				return err
+				return nil, err
 			}
 		}
 	}
@@ -217,7 +221,7 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 		log.Info("the Explorer's sign-in is not configured (-explorer-client-id); the registry can be browsed anonymously")
 	}
 	app.Register(mux)
-	return nil
+	return app.SignedIn, nil
 }
 
 // Handler builds the gateway's whole HTTP handler.
@@ -226,7 +230,8 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		verifier = authn.None{}
 	}
 	mux := http.NewServeMux()
-	if err := routeTable(ctx, mux, mux, cfg, up, verifier, log, reg); err != nil {
+	signedIn, err := routeTable(ctx, mux, mux, cfg, up, verifier, log, reg)
+	if err != nil {
 		return nil, err
 	}
 
@@ -284,8 +289,8 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 	// Outside the layers that wrap the ResponseWriter: the body's pace is
 	// kept with the connection's read deadline.
 	h = httpx.BodyRate{MinRate: cfg.MinBodyRate, Window: cfg.BodyRateWindow, Whole: cfg.ReadTimeout}.Limit(h)
-	if cfg.MaxInFlightPerAddr > 0 {
-		h = httpx.LimitInFlight(addrlimit.NewCounter(cfg.MaxInFlightPerAddr), clientAddrOf, func(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	if cfg.MaxInFlightPerAddr > 0 || cfg.MaxInFlightPerSubject > 0 {
+		h = httpx.LimitInFlight(addrlimit.NewCounter(cfg.MaxInFlightPerAddr), addrlimit.NewCounter(cfg.MaxInFlightPerSubject), clientAddrOf, subjectOf, func(w http.ResponseWriter, r *http.Request, code int, msg string) {
 			if textErrors(r.URL.Path) {
 				apierr.WriteText(w, code, msg)
 				return
@@ -293,6 +298,15 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 			apierr.WriteJSON(w, code, msg)
 		}, h)
 	}
+	h = withSubject(func(r *http.Request) string {
+		if s := authn.Subject(r, verifier); s != "" {
+			return s
+		}
+		if signedIn != nil {
+			return signedIn(r)
+		}
+		return ""
+	}, h)
 	h = withClientAddr(proxies, h)
 	h = httpx.Recover(log, h)
 	return h, nil

@@ -196,7 +196,7 @@ func newRuleEnv(t *testing.T, edit func(pattern string) []string) *ruleEnv {
 		"good": {Subject: "42", Client: "c1", Scopes: []string{"openid", identity.ScopeUserSearch, identity.ScopeResearcher}},
 	}}
 	table := &tableMux{mux: http.NewServeMux(), edit: edit}
-	if err := routeTable(t.Context(), table, nil, cfg, up, v, slog.New(slog.DiscardHandler), nil); err != nil {
+	if _, err := routeTable(t.Context(), table, nil, cfg, up, v, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)
 	}
 	return &ruleEnv{h: table.mux, table: table.patterns, rpcs: rec}

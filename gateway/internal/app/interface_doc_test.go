@@ -83,7 +83,7 @@ func docEnv(t *testing.T) (Config, Upstreams) {
 func TestInterfaceDocListsEveryRoute(t *testing.T) {
 	cfg, up := docEnv(t)
 	var table patternRecorder
-	if err := routeTable(t.Context(), &table, nil, cfg, up, stubVerifier{}, slog.New(slog.DiscardHandler), nil); err != nil {
+	if _, err := routeTable(t.Context(), &table, nil, cfg, up, stubVerifier{}, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)
 	}
 	doc := docRoutes(t)

@@ -61,7 +61,7 @@ func notDescribed(path string, notAPI []string) bool {
 func TestOpenAPIListsEveryRoute(t *testing.T) {
 	cfg, up := docEnv(t)
 	var table patternRecorder
-	if err := routeTable(t.Context(), &table, nil, cfg, up, stubVerifier{}, slog.New(slog.DiscardHandler), nil); err != nil {
+	if _, err := routeTable(t.Context(), &table, nil, cfg, up, stubVerifier{}, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)
 	}
 	api, notAPI := apiRoutes(t)

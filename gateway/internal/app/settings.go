@@ -14,8 +14,9 @@ import (
 // one.
 var settingNames = []string{
 	"max-body", "max-auth-body", "max-path-segment", "max-conns", "max-conns-per-addr", "max-inflight-per-addr",
+	"max-conns-per-subject", "max-inflight-per-subject",
 	"min-body-rate", "body-rate-window", "body-memory", "read-header-timeout", "read-timeout", "write-timeout", "idle-timeout",
-	"upstream-timeout", "trusted-proxies", "cors-origins", "issuer", "token-skew", "revocation-poll",
+	"upstream-timeout", "trusted-proxies", "cors-origins", "issuer", "token-skew", "revocation-poll", "revocation-fail-closed", "revocation-max-stale",
 	"explorer-url", "explorer-sessions", "explorer-stale-after",
 }
 

@@ -27,6 +27,26 @@ func (None) Verify(context.Context, string) (identity.Identity, error) {
 	return identity.Identity{}, ErrNoVerifier
 }
 
+// Subject is the subject of r's bearer token when the verifier can vouch
+// for it at once (JWT.Known: no key fetch, no service call); "" without
+// one, with an invalid one, or with a verifier that cannot tell.
+func Subject(r *http.Request, v Verifier) string {
+	k, ok := v.(interface {
+		Known(context.Context, string) (identity.Identity, bool)
+	})
+	if !ok {
+		return ""
+	}
+	tok := BearerToken(r)
+	if tok == "" {
+		return ""
+	}
+	if id, ok := k.Known(r.Context(), tok); ok {
+		return id.Subject
+	}
+	return ""
+}
+
 // BearerToken returns the token of the request's `Authorization: Bearer
 // <token>` header, or "" when there is none (authheader.Bearer says what
 // counts as one).
@@ -48,16 +68,31 @@ func From(ctx context.Context) identity.Identity {
 }
 
 // Optional verifies a bearer token when one is sent and treats a missing or
-// invalid one as anonymous: the registry's rule, never an error.
+// invalid one as anonymous: the registry's rule, never an error but one
+// of the gateway's own: while the revocation list is out of date and the
+// verifier fails closed, a token is answered 503 (Unavailable), not
+// served as anonymous, which would hide why its holder sees less.
 func Optional(v Verifier, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tok := BearerToken(r); tok != "" {
-			if id, err := v.Verify(r.Context(), tok); err == nil {
+			id, err := v.Verify(r.Context(), tok)
+			switch {
+			case errors.Is(err, ErrRevocationStale):
+				Unavailable(w)
+				return
+			case err == nil:
 				r = r.WithContext(With(r.Context(), id))
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Unavailable answers a request whose token cannot be checked now
+// (ErrRevocationStale): 503 with a Retry-After.
+func Unavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", StaleRetryAfter)
+	apierr.WriteJSON(w, http.StatusServiceUnavailable, "access tokens cannot be checked now (the revocation list is out of date); try again later")
 }
 
 type forwardKey struct{}
@@ -102,6 +137,10 @@ func Require(v Verifier, c Challenge, next http.Handler) http.Handler {
 			return
 		}
 		id, err := v.Verify(r.Context(), tok)
+		if errors.Is(err, ErrRevocationStale) {
+			Unavailable(w)
+			return
+		}
 		if err != nil || id.Anonymous() {
 			w.Header().Set("WWW-Authenticate", invalid)
 			apierr.WriteJSON(w, c.Status, "the access token is not valid")

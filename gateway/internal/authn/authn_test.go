@@ -6,6 +6,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
 
 	"fris.dev/pkg/identity"
 )
@@ -148,5 +151,50 @@ func TestRequireWithRealm(t *testing.T) {
 	}
 	if fwd != "" {
 		t.Errorf("the token was passed on: %q", fwd)
+	}
+}
+
+// TestSubjectKnown: Subject vouches for a bearer token at once or not at
+// all: a valid token (new, then remembered) gives its subject; a forged
+// one, one of a key the gateway has not loaded (no fetch of the key set
+// for it), none or a verifier that cannot tell give "".
+func TestSubjectKnown(t *testing.T) {
+	k, other := newKey(t, "k1", jwa.RS256, 0), newKey(t, "k2", jwa.RS256, 1)
+	jw := newJWKSServer(t, k.public(t))
+	v := newVerifier(t, jw)
+	waitFor(t, func() bool { return v.keys.Load() != nil })
+	now := time.Now()
+	good := sign(t, k, jwa.RS256, claims(now))
+	unloaded := sign(t, other, jwa.RS256, claims(now))
+	forged := good[:strings.LastIndexByte(good, '.')+1] + strings.Repeat("A", 342)
+	jw.mu.Lock()
+	fetches := jw.fetches
+	jw.mu.Unlock()
+	req := func(tok string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		if tok != "" {
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name, tok, want string
+		v               Verifier
+	}{
+		{"new", good, "42", v},
+		{"remembered", good, "42", v},
+		{"forged", forged, "", v},
+		{"key not loaded", unloaded, "", v},
+		{"none", "", "", v},
+		{"a verifier that cannot tell", good, "", stub{good: {Subject: "42"}}},
+	} {
+		if got := Subject(req(tc.tok), tc.v); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	jw.mu.Lock()
+	defer jw.mu.Unlock()
+	if jw.fetches != fetches {
+		t.Errorf("%d fetches of the key set for Subject", jw.fetches-fetches)
 	}
 }

@@ -69,6 +69,15 @@ type JWTConfig struct {
 	// RevocationPoll is how often the list is polled (default 1 s): the
 	// longest a revoked token is still accepted, plus one request.
 	RevocationPoll time.Duration
+	// RevocationFailClosed refuses every token (ErrRevocationStale) while
+	// the list has not been fetched for longer than RevocationMaxStale;
+	// false keeps the last list in force however old it is (fail open).
+	RevocationFailClosed bool
+	// RevocationMaxStale is how long the list may go unfetched before
+	// RevocationFailClosed refuses tokens (default 1 minute). The clock
+	// starts with the verifier, so a gateway that never reaches the auth
+	// service refuses tokens from then on.
+	RevocationMaxStale time.Duration
 }
 
 // JWT verifies access tokens signed by the auth service against the keys it
@@ -195,7 +204,12 @@ func NewJWT(ctx context.Context, cfg JWTConfig) (*JWT, error) {
 		if cfg.RevocationPoll <= 0 {
 			cfg.RevocationPoll = time.Second
 		}
-		v.rev = &revocations{url: cfg.RevocationsURL, every: cfg.RevocationPoll, http: cfg.HTTPClient, now: cfg.Now, log: cfg.Log}
+		if cfg.RevocationMaxStale <= 0 {
+			cfg.RevocationMaxStale = time.Minute
+		}
+		v.rev = &revocations{url: cfg.RevocationsURL, every: cfg.RevocationPoll, http: cfg.HTTPClient, now: cfg.Now, log: cfg.Log,
+			failClosed: cfg.RevocationFailClosed, maxStale: cfg.RevocationMaxStale}
+		v.rev.fetched.Store(cfg.Now().UnixNano())
 		go v.rev.run(ctx)
 	}
 	go func() {
@@ -342,13 +356,17 @@ func (v *JWT) refresh(ctx context.Context, seen uint64, have func(*keySet) bool)
 	return err
 }
 
-// lookup finds the key of kid, fetching the key set once when it is unknown.
+// lookup finds the key of kid, fetching the key set once when it is unknown
+// (not for Known: see noFetch).
 func (v *JWT) lookup(ctx context.Context, kid string) (*pubKey, error) {
 	seen := v.gen.Load()
 	if ks := v.keys.Load(); ks != nil {
 		if k, ok := ks.get(kid); ok {
 			return k, nil
 		}
+	}
+	if ctx.Value(noFetch{}) != nil {
+		return nil, ErrUnknownKey
 	}
 	err := v.refresh(ctx, seen, func(ks *keySet) bool {
 		_, ok := ks.get(kid)
@@ -367,10 +385,30 @@ func (v *JWT) lookup(ctx context.Context, kid string) (*pubKey, error) {
 	return nil, ErrUnknownKey
 }
 
+// noFetch marks Known's verifications: a token whose key is not loaded is
+// refused at once instead of waiting for a fetch of the key set.
+type noFetch struct{}
+
+// Known returns the identity of token when the gateway can tell without
+// waiting that it is valid: Verify's checks (revocation included), with a
+// remembered token a map lookup, a new one checked against the keys
+// already loaded (one signature check; never a fetch of the key set). For
+// the per-subject budgets (package addrlimit), which run before any
+// route; false for anything else.
+func (v *JWT) Known(ctx context.Context, token string) (identity.Identity, bool) {
+	id, err := v.Verify(context.WithValue(ctx, noFetch{}, true), token)
+	return id, err == nil && !id.Anonymous()
+}
+
 // Verify checks an access token and returns its identity.
 func (v *JWT) Verify(ctx context.Context, token string) (identity.Identity, error) {
 	if !accesstoken.WellFormed(token) {
 		return identity.Identity{}, ErrMalformed
+	}
+	// Fail closed: no token is good while its revocation cannot be known,
+	// and none costs a signature check then.
+	if v.rev.stale() {
+		return identity.Identity{}, ErrRevocationStale
 	}
 	if e, ok := v.verified.Get(token); ok {
 		now := v.cfg.Now()

@@ -22,6 +22,16 @@ import (
 // disabled or revoked, a new password, its chain or itself revoked).
 var ErrRevoked = errors.New("token revoked")
 
+// ErrRevocationStale: the revocation list has not been fetched for longer
+// than the verifier's bound and it fails closed, so no token is accepted:
+// not the client's fault, answered 503 with StaleRetryAfter.
+var ErrRevocationStale = errors.New("revocation list out of date: tokens refused until it is fetched")
+
+// StaleRetryAfter is the Retry-After, in seconds, of a refusal for
+// ErrRevocationStale: a few polls' time for the auth service to come back,
+// without a client retrying at every poll.
+const StaleRetryAfter = "5"
+
 // Kinds of revocation list entries (the auth service's storage.Revoke*).
 const (
 	revokeUser   = "user"
@@ -143,6 +153,23 @@ type revocations struct {
 	state atomic.Pointer[revState]
 	// failing is set while polls fail, so the log says so once per outage.
 	failing bool
+	// failClosed refuses tokens (stale) once the list was last fetched
+	// more than maxStale ago; fetched is when, in Unix nanoseconds (the
+	// start until the first fetch).
+	failClosed bool
+	maxStale   time.Duration
+	fetched    atomic.Int64
+	// closed is set while stale refuses tokens, so the log says so once.
+	closed bool
+}
+
+// stale reports whether tokens are to be refused: failing closed and the
+// list older than maxStale. A load and a clock read per token.
+func (r *revocations) stale() bool {
+	if r == nil || !r.failClosed {
+		return false
+	}
+	return r.now().Sub(time.Unix(0, r.fetched.Load())) > r.maxStale
 }
 
 func (r *revocations) covers(t *tokenRef) bool {
@@ -154,7 +181,9 @@ func (r *revocations) covers(t *tokenRef) bool {
 
 // run polls until ctx ends. When the auth service cannot be reached, the
 // last list stays in force (fail open: refusing every token would turn an
-// auth outage into an outage of every bearer path); the log says so.
+// auth outage into an outage of every bearer path); the log says so. With
+// failClosed, once the list is older than maxStale, tokens are refused
+// (stale) until a poll succeeds; the log says that too.
 func (r *revocations) run(ctx context.Context) {
 	t := time.NewTicker(r.every)
 	defer t.Stop()
@@ -167,6 +196,15 @@ func (r *revocations) run(ctx context.Context) {
 		case err == nil && r.failing:
 			r.failing = false
 			r.log.Info("revocation list fetched again", "url", r.url)
+		}
+		switch stale := r.stale(); {
+		case stale && !r.closed:
+			r.closed = true
+			r.log.Warn("revocation list out of date: every bearer token and Explorer session is refused (503) until it is fetched (-revocation-fail-closed)",
+				"url", r.url, "max_stale", r.maxStale)
+		case !stale && r.closed:
+			r.closed = false
+			r.log.Info("revocation list current again: tokens accepted", "url", r.url)
 		}
 		select {
 		case <-ctx.Done():
@@ -227,5 +265,6 @@ func (r *revocations) poll(ctx context.Context) error {
 		return errors.New("revocation list: version went back; fetching it whole")
 	}
 	r.state.Store(cur.apply(list, r.now().Unix()))
+	r.fetched.Store(r.now().UnixNano())
 	return nil
 }

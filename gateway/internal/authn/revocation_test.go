@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
 )
 
@@ -263,4 +265,121 @@ func BenchmarkVerifyRemembered(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestRevocationFailClosed: with RevocationFailClosed and a 1 minute bound,
+// on a fake clock: tokens pass while the list is fresh and while polls
+// have failed for up to the bound; past it every token, remembered or
+// new, is ErrRevocationStale; a successful poll accepts them again.
+// Without the choice (fail open) the same outage refuses nothing. A
+// gateway that never fetched the list counts the bound from its start.
+func TestRevocationFailClosed(t *testing.T) {
+	k := newKey(t, "k1", jwa.RS256, 0)
+	jw := newJWKSServer(t, k.public(t))
+	start := time.Now()
+	tok := sign(t, k, jwa.RS256, claims(start))
+	other := sign(t, k, jwa.RS256, with(claims(start), "jti", "j2"))
+	for _, tc := range []struct {
+		name       string
+		failClosed bool
+		neverUp    bool
+	}{
+		{"fail closed", true, false},
+		{"fail open (the default)", false, false},
+		{"fail closed, never fetched", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var clock atomic.Int64
+			clock.Store(start.UnixNano())
+			advance := func(d time.Duration) { clock.Add(int64(d)) }
+			var down atomic.Bool
+			down.Store(tc.neverUp)
+			rs := newRevServer(t)
+			failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if down.Load() {
+					http.Error(w, "down", http.StatusServiceUnavailable)
+					return
+				}
+				rs.Config.Handler.ServeHTTP(w, r)
+			}))
+			t.Cleanup(failing.Close)
+			v := newVerifier(t, jw, func(c *JWTConfig) {
+				c.RevocationsURL, c.RevocationPoll = failing.URL, time.Hour // polls by hand below
+				c.RevocationFailClosed, c.RevocationMaxStale = tc.failClosed, time.Minute
+				c.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+			})
+			ctx := context.Background()
+			verify := func(when string, tok string, want error) {
+				t.Helper()
+				if _, err := v.Verify(ctx, tok); !errors.Is(err, want) {
+					t.Fatalf("%s: %v, want %v", when, err, want)
+				}
+			}
+			if !tc.neverUp {
+				// run's first poll, then one by hand: fresh.
+				waitFor(t, func() bool { return v.rev.state.Load() != nil })
+				if err := v.rev.poll(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			verify("fresh", tok, nil)
+			down.Store(true)
+			advance(30 * time.Second)
+			if err := v.rev.poll(ctx); err == nil {
+				t.Fatal("a poll of a failing list succeeded")
+			}
+			verify("30 s without a list", tok, nil)
+			advance(30 * time.Second)
+			verify("exactly the bound", tok, nil)
+			advance(time.Second)
+			var want error
+			if tc.failClosed {
+				want = ErrRevocationStale
+			}
+			verify("past the bound, remembered", tok, want)
+			verify("past the bound, new", other, want)
+			verify("past the bound, malformed", "x", ErrMalformed)
+			down.Store(false)
+			if err := v.rev.poll(ctx); err != nil {
+				t.Fatal(err)
+			}
+			verify("fetched again", tok, nil)
+			verify("fetched again, new", other, nil)
+		})
+	}
+}
+
+// TestStaleRefusal: a token the verifier cannot check now
+// (ErrRevocationStale) is 503 with Retry-After on a route that requires
+// one and on one that takes it optionally (not served as anonymous); the
+// handler is not called.
+func TestStaleRefusal(t *testing.T) {
+	v := staleVerifier{}
+	for name, h := range map[string]func(http.Handler) http.Handler{
+		"Required": func(n http.Handler) http.Handler { return Required(v, n) },
+		"Require":  func(n http.Handler) http.Handler { return Require(v, Challenge{Status: http.StatusUnauthorized}, n) },
+		"Optional": func(n http.Handler) http.Handler { return Optional(v, n) },
+	} {
+		called := false
+		srv := h(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true }))
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Authorization", "Bearer a.b.c")
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != StaleRetryAfter || called {
+			t.Errorf("%s: %d, Retry-After %q, handler called %t: %s", name, w.Code, w.Header().Get("Retry-After"), called, w.Body)
+		}
+	}
+	// Without a token, Optional serves the request as anonymous.
+	called := false
+	Optional(v, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true })).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	if !called {
+		t.Error("Optional without a token: not served")
+	}
+}
+
+type staleVerifier struct{}
+
+func (staleVerifier) Verify(context.Context, string) (identity.Identity, error) {
+	return identity.Identity{}, ErrRevocationStale
 }

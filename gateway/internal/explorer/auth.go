@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"fris.dev/gateway/internal/authn"
 	"fris.dev/gateway/internal/i18n"
 	"fris.dev/pkg/identity"
 )
@@ -25,36 +26,59 @@ import (
 // session loads the request's session and makes sure its tokens are
 // usable: refreshed when they expire soon, dropped when they are refused
 // (revoked, or the refresh failed). It returns the identity the services
-// are to see; nil and anonymous when not signed in.
-func (a *App) session(r *http.Request) (*Session, identity.Identity) {
+// are to see; nil and anonymous when not signed in. The third result is
+// true when the session's token cannot be checked now (the gateway fails
+// closed on an out-of-date revocation list): the session stays, and the
+// page is not served.
+func (a *App) session(r *http.Request) (*Session, identity.Identity, bool) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || !wellFormedID(c.Value) {
-		return nil, identity.Identity{}
+		return nil, identity.Identity{}, false
 	}
 	s, err := a.cfg.Store.Get(r.Context(), c.Value)
 	if err != nil {
 		if !errors.Is(err, ErrNoSession) {
 			a.cfg.Log.WarnContext(r.Context(), "explorer: session store", "err", err)
 		}
-		return nil, identity.Identity{}
+		return nil, identity.Identity{}, false
 	}
 	if s.User == nil || s.Token == nil {
 		// Not written any more; a store may still hold one.
-		return nil, identity.Identity{}
+		return nil, identity.Identity{}, false
 	}
 	if s.Token.Expiry.IsZero() || a.cfg.Now().Add(a.cfg.RefreshMargin).After(s.Token.Expiry) {
 		s = a.refresh(r, s)
 		if s.User == nil {
-			return nil, identity.Identity{}
+			return nil, identity.Identity{}, false
 		}
 	}
 	id, err := a.cfg.Verifier.Verify(r.Context(), s.Token.AccessToken)
+	if errors.Is(err, authn.ErrRevocationStale) {
+		return nil, identity.Identity{}, true
+	}
 	if err != nil || id.Anonymous() {
 		// Revoked, or the user was cut off: the session is signed out.
 		a.signOut(r.Context(), s)
-		return nil, identity.Identity{}
+		return nil, identity.Identity{}, false
 	}
-	return s, id
+	return s, id, false
+}
+
+// SignedIn is the subject of r's session, looked up in the session store
+// alone (in memory: no token check, no refresh, no service call), for the
+// gateway's per-subject budgets, which run before any route; "" without a
+// signed-in session. A session whose token was revoked counts until its
+// next page signs it out.
+func (a *App) SignedIn(r *http.Request) string {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || !wellFormedID(c.Value) {
+		return ""
+	}
+	s, err := a.cfg.Store.Get(r.Context(), c.Value)
+	if err != nil || s.User == nil || s.Token == nil {
+		return ""
+	}
+	return s.User.Subject
 }
 
 // refresh gets new tokens with the refresh token, once per session at a

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"fris.dev/gateway/internal/authn"
 )
 
 func TestSignIn(t *testing.T) {
@@ -234,6 +236,33 @@ func TestRefresh(t *testing.T) {
 	}
 }
 
+// TestStaleSessionUnavailable: while the gateway cannot check tokens (an
+// out-of-date revocation list under -revocation-fail-closed), a signed-in
+// page answers 503 with Retry-After and the session is kept, not signed
+// out; once tokens are checked again it is signed in as before.
+func TestStaleSessionUnavailable(t *testing.T) {
+	e := newEnv(t, true)
+	b := e.browser()
+	b.signIn()
+	id := b.cookies[SessionCookie].Value
+	e.v.mu.Lock()
+	e.v.stale = true
+	e.v.mu.Unlock()
+	rec := b.do("GET", "/explorer/", nil)
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != authn.StaleRetryAfter || strings.Contains(rec.Body.String(), "Ada Lovelace") {
+		t.Fatalf("stale: %d, Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if s, err := e.store.Get(context.Background(), id); err != nil || s.User == nil {
+		t.Fatalf("the session was signed out: %v", err)
+	}
+	e.v.mu.Lock()
+	e.v.stale = false
+	e.v.mu.Unlock()
+	if body := b.do("GET", "/explorer/", nil).Body.String(); !strings.Contains(body, "Ada Lovelace") {
+		t.Fatal("not signed in once tokens are checked again")
+	}
+}
+
 func TestCleanReturn(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                                 "/explorer/",
@@ -313,5 +342,36 @@ func TestSignInSpecShape(t *testing.T) {
 	}
 	if n := refreshes(); n != 1 {
 		t.Fatalf("%d refreshes near the token's exp, want 1", n)
+	}
+}
+
+// TestSignedIn: the gateway's per-subject budgets find a signed-in
+// session's subject from its cookie alone; no cookie, a made-up one or a
+// signed-out session give "".
+func TestSignedIn(t *testing.T) {
+	e := newEnv(t, true)
+	b := e.browser()
+	b.signIn()
+	id := b.cookies[SessionCookie].Value
+	s, err := e.store.Get(context.Background(), id)
+	if err != nil || s.User == nil || s.User.Subject == "" {
+		t.Fatalf("session %+v, %v", s, err)
+	}
+	req := func(cookie string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "http://gw.test/explorer/", nil)
+		if cookie != "" {
+			r.AddCookie(&http.Cookie{Name: SessionCookie, Value: cookie})
+		}
+		return r
+	}
+	if got := e.app.SignedIn(req(id)); got != s.User.Subject {
+		t.Errorf("signed in: %q, want %q", got, s.User.Subject)
+	}
+	if e.app.SignedIn(req("")) != "" || e.app.SignedIn(req(randomID())) != "" || e.app.SignedIn(req("not an id")) != "" {
+		t.Error("a subject without a session")
+	}
+	_ = e.store.Delete(context.Background(), id)
+	if got := e.app.SignedIn(req(id)); got != "" {
+		t.Errorf("signed out: %q", got)
 	}
 }

@@ -285,9 +285,15 @@ func (a *App) page(fn func(*req) error) http.Handler {
 			i18n.Remember(w, r, lang)
 		}
 		q := &req{w: w, r: r, lang: lang}
-		q.sess, q.id = a.session(r)
+		var unchecked bool
+		q.sess, q.id, unchecked = a.session(r)
 		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
 		defer cancel()
+		if unchecked {
+			w.Header().Set("Retry-After", authn.StaleRetryAfter)
+			a.fail(q, fail(http.StatusServiceUnavailable, "error.unavailable"))
+			return
+		}
 		md := metadata.Pairs("x-request-id", httpx.RequestID(r.Context()), "accept-language", string(lang))
 		q.ctx = metadata.NewOutgoingContext(ctx, metadata.Join(md, metadata.Pairs(q.id.Pairs()...)))
 		if err := fn(q); err != nil {

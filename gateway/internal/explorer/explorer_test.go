@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/gateway/internal/authn"
 	"fris.dev/pkg/identity"
 	mdrv1 "fris.dev/proto/mdr/v1"
 )
@@ -124,11 +125,16 @@ func (f *fakeIdP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type fakeVerifier struct {
 	mu      sync.Mutex
 	refused map[string]bool
+	// stale plays an out-of-date revocation list under fail closed.
+	stale bool
 }
 
 func (v *fakeVerifier) Verify(_ context.Context, tok string) (identity.Identity, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.stale {
+		return identity.Identity{}, authn.ErrRevocationStale
+	}
 	if !strings.HasPrefix(tok, "at-") || v.refused[tok] {
 		return identity.Identity{}, errors.New("refused")
 	}

@@ -195,7 +195,7 @@ func TestLimitInFlight(t *testing.T) {
 	held := addrlimit.NewCounter(2)
 	release := make(chan struct{})
 	entered := make(chan struct{}, 10)
-	h := LimitInFlight(held, func(r *http.Request) string { return r.RemoteAddr }, func(w http.ResponseWriter, _ *http.Request, code int, msg string) {
+	h := LimitInFlight(held, nil, func(r *http.Request) string { return r.RemoteAddr }, func(*http.Request) string { return "" }, func(w http.ResponseWriter, _ *http.Request, code int, msg string) {
 		http.Error(w, msg, code)
 	}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		entered <- struct{}{}
@@ -231,6 +231,53 @@ func TestLimitInFlight(t *testing.T) {
 	// Ended, they gave their places back.
 	if rec := send("192.0.2.1:10"); rec.Code != http.StatusOK {
 		t.Fatalf("after the others ended = %d, want 200", rec.Code)
+	}
+}
+
+// TestLimitInFlightBySubject: requests of signed-in subjects count against
+// their subject's budget, not their address's: from one address full of
+// anonymous requests, two subjects each hold their own maximum; a
+// subject's next is 429 with Retry-After, and so is the address's next
+// anonymous one.
+func TestLimitInFlightBySubject(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 10)
+	h := LimitInFlight(addrlimit.NewCounter(1), addrlimit.NewCounter(2), func(r *http.Request) string { return r.RemoteAddr },
+		func(r *http.Request) string { return r.Header.Get("X-Subject") },
+		func(w http.ResponseWriter, _ *http.Request, code int, msg string) { http.Error(w, msg, code) },
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			entered <- struct{}{}
+			<-release
+		}))
+	send := func(subject string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.RemoteAddr = "192.0.2.1:1"
+		if subject != "" {
+			req.Header.Set("X-Subject", subject)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	done := make(chan int, 5)
+	for _, s := range []string{"", "ada", "ada", "bob", "bob"} {
+		go func() { done <- send(s).Code }()
+		<-entered
+	}
+	for _, s := range []string{"", "ada", "bob"} {
+		rec := send(s)
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+			t.Errorf("subject %q beyond its budget = %d (Retry-After %q), want 429", s, rec.Code, rec.Header().Get("Retry-After"))
+		}
+		if want := map[bool]string{true: "from your address", false: "of yours"}[s == ""]; !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("subject %q: %q, want it to say %q", s, rec.Body, want)
+		}
+	}
+	close(release)
+	for range 5 {
+		if c := <-done; c != http.StatusOK {
+			t.Fatalf("admitted request = %d", c)
+		}
 	}
 }
 

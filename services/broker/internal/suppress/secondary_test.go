@@ -16,7 +16,9 @@ import (
 const k = 5
 
 // summedEntity is an entity whose 1 or 2 stratifications each split its
-// count into 1 to 4 strata that sum to it, as a site's Reply usually does.
+// count into 1 to 4 strata that sum to it, as a site's Reply usually does;
+// in about one in three the last stratum is left out, so the strata fall
+// short of the count by it (the remainder, a stratum not listed).
 func summedEntity(rng *rand.Rand, label string) *brokerv1.ReplyEntity {
 	n := rng.Int32N(25)
 	e := &brokerv1.ReplyEntity{Label: label, Count: n}
@@ -31,9 +33,21 @@ func summedEntity(rng *rand.Rand, label string) *brokerv1.ReplyEntity {
 			left -= c
 			st.Strata = append(st.Strata, &brokerv1.Stratum{Label: fmt.Sprint("l", j), Count: c})
 		}
+		if rng.IntN(3) == 0 {
+			st.Strata = st.Strata[:len(st.Strata)-1]
+		}
 		e.Stratifications = append(e.Stratifications, st)
 	}
 	return e
+}
+
+// remainder is what st's strata leave of e's count unlisted.
+func remainder(e *brokerv1.ReplyEntity, st *brokerv1.Stratification) int32 {
+	rest := e.GetCount()
+	for _, s := range st.GetStrata() {
+		rest -= s.GetCount()
+	}
+	return rest
 }
 
 // exact is an inquiry's replies with the site counts and totals the broker
@@ -79,29 +93,44 @@ func researcher(t *testing.T, res *brokerv1.ListRepliesResponse) string {
 }
 
 // TestHiddenStrataCannotBeRecovered: for random replies whose strata sum
-// to their entity's count, moving any amount between a stratum below k
-// (set to every other value below k) and another stratum of its
-// stratification, the entity's count unchanged, leaves what a researcher
-// gets (replies, site and total sums, strata sums) byte for byte the same:
-// no subtraction within a reply, a site or over the sites gives a hidden
-// stratum.
+// to their entity's count, or fall short of it by a remainder (a stratum
+// not listed), moving any amount between a stratum below k (set to every
+// other value below k; a remainder of 1 to k-1 to every other value from
+// 1 to k-1, as a remainder of 0 is no stratum) and another stratum of its
+// stratification or the remainder, the entity's count unchanged, leaves
+// what a researcher gets (replies, site and total sums, strata sums) byte
+// for byte the same: no subtraction within a reply, a site or over the
+// sites gives a hidden stratum.
 func TestHiddenStrataCannotBeRecovered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	moves := 0
+	moves, restMoves := 0, 0
 	for round := 0; round < 300; round++ {
 		base := randomReplies(rng)
 		want := researcher(t, exact(base))
 		for ri, r := range base {
 			for ei, e := range []*brokerv1.ReplyEntity{r.GetDonor(), r.GetSample()} {
 				for si, st := range e.GetStratifications() {
-					for hi, h := range st.GetStrata() {
-						if h.GetCount() >= k {
+					// Index len(strata) is the remainder: setting it moves
+					// the difference to or from a listed stratum.
+					rest, n := remainder(e, st), len(st.GetStrata())
+					value := func(i int) int32 {
+						if i == n {
+							return rest
+						}
+						return st.GetStrata()[i].GetCount()
+					}
+					for hi := 0; hi <= n; hi++ {
+						lo := int32(0)
+						if hi == n {
+							lo = 1
+						}
+						if value(hi) < lo || value(hi) >= k {
 							continue
 						}
-						for oi, o := range st.GetStrata() {
-							for v := int32(0); v < k; v++ {
-								delta := v - h.GetCount()
-								if oi == hi || delta == 0 || o.GetCount()-delta < 0 {
+						for oi := 0; oi <= n; oi++ {
+							for v := lo; v < k; v++ {
+								delta := v - value(hi)
+								if oi == hi || delta == 0 || value(oi)-delta < 0 {
 									continue
 								}
 								changed := make([]*brokerv1.Reply, len(base))
@@ -109,12 +138,19 @@ func TestHiddenStrataCannotBeRecovered(t *testing.T) {
 									changed[i] = proto.Clone(base[i]).(*brokerv1.Reply)
 								}
 								ce := []*brokerv1.ReplyEntity{changed[ri].GetDonor(), changed[ri].GetSample()}[ei]
-								ce.Stratifications[si].Strata[hi].Count = v
-								ce.Stratifications[si].Strata[oi].Count -= delta
+								if hi < n {
+									ce.Stratifications[si].Strata[hi].Count = v
+								}
+								if oi < n {
+									ce.Stratifications[si].Strata[oi].Count -= delta
+								}
 								moves++
+								if hi == n || oi == n {
+									restMoves++
+								}
 								if got := researcher(t, exact(changed)); got != want {
-									t.Fatalf("round %d: reply %d, entity %d, stratification %d: stratum %d from %d to %d (stratum %d by %d) changes what the researcher gets:\n%s\n%s",
-										round, ri, ei, si, hi, h.GetCount(), v, oi, -delta, want, got)
+									t.Fatalf("round %d: reply %d, entity %d, stratification %d: stratum %d from %d to %d (stratum %d by %d; %d is the remainder) changes what the researcher gets:\n%s\n%s",
+										round, ri, ei, si, hi, value(hi), v, oi, -delta, n, want, got)
 								}
 							}
 						}
@@ -123,18 +159,20 @@ func TestHiddenStrataCannotBeRecovered(t *testing.T) {
 			}
 		}
 	}
-	if moves < 1000 {
-		t.Fatalf("only %d moves tried", moves)
+	if moves < 1000 || restMoves < 200 {
+		t.Fatalf("only %d moves tried, %d with the remainder", moves, restMoves)
 	}
 }
 
 // TestNoStratumBySubtraction: in what a researcher gets, no hidden stratum
 // is its shown entity's count minus the shown strata of its
 // stratification while the only one hidden there (the subtraction that
-// secondary suppression closes: donors 12, männlich 9 → weiblich 3).
+// secondary suppression closes: donors 12, männlich 9 → weiblich 3), and
+// no stratification shown whole leaves 1 to k-1 of its entity unlisted
+// (donors 12 and only männlich 9 → 3 others).
 func TestNoStratumBySubtraction(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	checked := 0
+	checked, partial := 0, 0
 	for round := 0; round < 3000; round++ {
 		base := exact(randomReplies(rng))
 		got := suppress.Hide(base, k)
@@ -165,13 +203,22 @@ func TestNoStratumBySubtraction(t *testing.T) {
 							t.Fatalf("round %d: stratum %d below %d shown: %v", round, v, k, r)
 						}
 					}
+					// No stratum hidden: what the strata shown leave of the
+					// entity, the unlisted remainder, is 0, k or more, or
+					// below 0 (strata that overlap), never 1 to k-1.
+					if hidden == 0 && rest > 0 && rest < k {
+						t.Fatalf("round %d: reply %d's stratification %q leaves %d unlisted, shown: %v", round, ri, st.GetTitle(), rest, r)
+					}
+					if hidden == 0 && rest > 0 {
+						partial++
+					}
 					checked++
 				}
 			}
 		}
 	}
-	if checked < 1000 {
-		t.Fatalf("only %d stratifications checked", checked)
+	if checked < 1000 || partial < 100 {
+		t.Fatalf("only %d stratifications checked, %d shown with a remainder", checked, partial)
 	}
 }
 
@@ -224,4 +271,84 @@ func flag(b bool) string {
 		return "(hidden)"
 	}
 	return ""
+}
+
+// TestRemainderIsAStratum: strata that fall short of their entity's count
+// leave a remainder, a stratum the site did not list; the entity minus
+// the strata shown gives it, so a remainder of 1 to k-1 hides its
+// stratification whole, as a listed stratum below k does. A remainder of
+// 0 or of k and more, or strata that sum to more than the count (they may
+// overlap), hide nothing. Only the stratification with the remainder is
+// hidden; the entity's count and its other stratifications stay.
+func TestRemainderIsAStratum(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		count  int32
+		strata []int32
+		hidden bool
+	}{
+		{"the issue's: donors 12, only männlich 9 (3 unlisted)", 12, []int32{9}, true},
+		{"remainder 1", 12, []int32{6, 5}, true},
+		{"remainder k-1", 12, []int32{8}, true},
+		{"remainder exactly k", 12, []int32{7}, false},
+		{"remainder above k", 20, []int32{5, 5}, false},
+		{"remainder 0", 12, []int32{7, 5}, false},
+		{"strata sum to more than the count", 12, []int32{9, 8}, false},
+		{"more than the count, a stratum below k", 12, []int32{10, 4}, true},
+		{"no strata listed", 12, nil, false},
+		{"hidden entity, no remainder", 4, []int32{4}, true},
+		{"remainder k-1 of a large count", 1000, []int32{600, 396}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, entity := range []string{"donor", "sample"} {
+				partial := &brokerv1.Stratification{Title: "Geschlecht"}
+				for i, c := range tc.strata {
+					partial.Strata = append(partial.Strata, &brokerv1.Stratum{Label: fmt.Sprint("l", i), Count: c})
+				}
+				// A second stratification of the same entity that sums to
+				// its count, all at least k unless the count is below k.
+				whole := &brokerv1.Stratification{Title: "Alter", Strata: []*brokerv1.Stratum{{Label: "all", Count: tc.count}}}
+				e := &brokerv1.ReplyEntity{Count: tc.count, Stratifications: []*brokerv1.Stratification{partial, whole}}
+				r := &brokerv1.Reply{SiteId: "a", Count: proto.Int32(50), Body: "{...}",
+					Donor: &brokerv1.ReplyEntity{Count: 50}, Sample: &brokerv1.ReplyEntity{Count: 50}}
+				if entity == "donor" {
+					r.Count, r.Donor = proto.Int32(max(tc.count, k)), e
+				} else {
+					r.Sample = e
+				}
+				res := exact([]*brokerv1.Reply{r})
+				got := suppress.Hide(res, k).GetReplies()[0]
+				ge := got.GetDonor()
+				if entity == "sample" {
+					ge = got.GetSample()
+				}
+				entityHidden := tc.count < k
+				if ge.GetSuppressed() != entityHidden {
+					t.Fatalf("%s: entity suppressed %v: %s", entity, ge.GetSuppressed(), describe(got))
+				}
+				for _, s := range ge.GetStratifications()[0].GetStrata() {
+					if s.GetSuppressed() != tc.hidden || (tc.hidden && s.GetCount() != 0) {
+						t.Errorf("%s: partial stratification, want hidden %v: %s", entity, tc.hidden, describe(got))
+					}
+				}
+				if s := ge.GetStratifications()[1].GetStrata()[0]; s.GetSuppressed() != entityHidden {
+					t.Errorf("%s: the whole stratification, want hidden %v: %s", entity, entityHidden, describe(got))
+				}
+				if hid := tc.hidden || entityHidden; (got.GetBody() == "") != hid {
+					t.Errorf("%s: body %q with something hidden %v", entity, got.GetBody(), hid)
+				}
+				// The operators see the values, marked alike.
+				marked := suppress.Mark(res, k).GetReplies()[0]
+				me := marked.GetDonor()
+				if entity == "sample" {
+					me = marked.GetSample()
+				}
+				for i, s := range me.GetStratifications()[0].GetStrata() {
+					if s.GetSuppressed() != tc.hidden || s.GetCount() != tc.strata[i] {
+						t.Errorf("%s: operator's stratum %d: %v", entity, i, s)
+					}
+				}
+			}
+		})
+	}
 }

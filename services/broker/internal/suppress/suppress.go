@@ -6,7 +6,9 @@
 // with how many sites had one hidden, never the exact sums (exact total
 // minus the counts shown would be the hidden count), and a stratification
 // with a hidden stratum is hidden whole (secondary suppression: entity
-// count minus the strata shown would be the hidden one). Operators get
+// count minus the strata shown would be the hidden one), as is one whose
+// strata leave a remainder below k unlisted (the remainder is a stratum
+// too: donors 12 and only männlich 9 give the other 3). Operators get
 // the exact replies with the hidden parts marked.
 package suppress
 
@@ -106,9 +108,18 @@ func mark(r *brokerv1.Reply, k int32) bool {
 			// count, so with one hidden and the entity and the others
 			// shown, subtraction gives it. A stratification with a
 			// stratum below k, or of a hidden entity, is hidden whole.
+			// So is one whose strata fall short of the entity's count
+			// by 1 to k-1: the remainder is a stratum the site did not
+			// list (donors 12, only männlich 9: the other 3), and the
+			// entity minus the strata shown would give it.
 			hide := e.Suppressed
+			var listed int64
 			for _, row := range st.GetStrata() {
 				hide = hide || row.GetCount() < k
+				listed += int64(row.GetCount())
+			}
+			if rest := int64(e.GetCount()) - listed; rest > 0 && rest < int64(k) {
+				hide = true
 			}
 			for _, row := range st.GetStrata() {
 				row.Suppressed = hide
