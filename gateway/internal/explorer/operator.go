@@ -275,6 +275,9 @@ func (a *App) actionFailed(err error) error {
 		return fail(http.StatusBadRequest, "op.error.refused", st.Message())
 	case codes.NotFound:
 		return fail(http.StatusNotFound, "op.error.refused", st.Message())
+	case codes.PermissionDenied:
+		// A user administrator's call on a privileged user: auth's reason.
+		return fail(http.StatusForbidden, "op.error.refused", st.Message())
 	}
 	return err
 }
