@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"mime"
@@ -96,17 +97,25 @@ type textCheck struct {
 	esc  int  // form: 1 after '%', 2 after '%' and one hex digit
 	hi   byte // the escape's first digit
 	pend [utf8.UTFMax]byte
-	np   int    // bytes of an incomplete rune at the end of what came
-	buf  []byte // the decoded piece of a form
+	np   int // bytes of an incomplete rune at the end of what came
+	// buf holds a form's piece decoded, a part at a time: no allocation
+	// grows with the body.
+	buf [256]byte
 }
 
 // write checks the next piece; false: the text is not UTF-8.
 func (c *textCheck) write(p []byte) bool {
-	if !c.form {
+	if !c.form || c.esc == 0 && bytes.IndexByte(p, '%') < 0 {
 		return c.utf8(p)
 	}
 	out := c.buf[:0]
 	for _, b := range p {
+		if len(out) > len(c.buf)-3 {
+			if !c.utf8(out) {
+				return false
+			}
+			out = c.buf[:0]
+		}
 		switch c.esc {
 		case 0:
 			if b == '%' {
@@ -130,7 +139,6 @@ func (c *textCheck) write(p []byte) bool {
 			c.esc = 0
 		}
 	}
-	c.buf = out
 	return c.utf8(out)
 }
 

@@ -50,7 +50,7 @@ func formValid(body string) (valid, parses bool) {
 }
 
 func TestTextCheck(t *testing.T) {
-	for _, tc := range []struct {
+	cases := []struct {
 		form bool
 		body string
 		want bool
@@ -70,8 +70,27 @@ func TestTextCheck(t *testing.T) {
 		{false, `{"email":"ada@lab.example","name":"Jürgen 😀"}`, true},
 		{false, "{\"email\":\"\xff\"}", false},
 		{false, "{\"name\":\"\xf0\x9f\x98\"}", false},
-	} {
-		for _, cuts := range [][]byte{nil, {1}, {2}, {3}, {5}, {1, 7}, {255}} {
+	}
+	// Long forms: the decoded text is checked a part at a time, a rune
+	// split between two parts at every offset.
+	for k := range 5 {
+		long := "name=" + strings.Repeat("a", k) + strings.Repeat("%F0%9F%98%80", 150)
+		cases = append(cases, struct {
+			form bool
+			body string
+			want bool
+		}{true, long, true}, struct {
+			form bool
+			body string
+			want bool
+		}{true, long + "%ff", false}, struct {
+			form bool
+			body string
+			want bool
+		}{true, long[:len(long)-3], false})
+	}
+	for _, tc := range cases {
+		for _, cuts := range [][]byte{nil, {1}, {2}, {3}, {5}, {1, 7}, {255}, {200, 255, 255, 255}} {
 			if got := checkPieces(tc.form, []byte(tc.body), cuts); got != tc.want {
 				t.Errorf("%q in pieces %v: %v, want %v", tc.body, cuts, got, tc.want)
 			}
@@ -83,8 +102,10 @@ func TestTextCheck(t *testing.T) {
 // what url.ParseQuery's names and values say, and of JSON what
 // utf8.Valid says.
 func FuzzTextCheck(f *testing.F) {
-	for _, s := range []string{"email=%ff", "a=b&c=%C3%A9", "x=%F0%9F%98%80", "%", "a=%e2%80", "k=\xc3\xa9;x"} {
+	for _, s := range []string{"email=%ff", "a=b&c=%C3%A9", "x=%F0%9F%98%80", "%", "a=%e2%80", "k=\xc3\xa9;x",
+		"n=" + strings.Repeat("%E2%80%8B", 100), "n=a" + strings.Repeat("%E2%80%8B", 100) + "%E2"} {
 		f.Add([]byte(s), []byte{1, 3})
+		f.Add([]byte(s), []byte{255})
 	}
 	f.Fuzz(func(t *testing.T, body, cuts []byte) {
 		if want, parses := formValid(string(body)); parses {
