@@ -145,6 +145,16 @@ func TestAttackNotUTF8(t *testing.T) {
 			t.Errorf("POST %s with JSON not UTF-8: %d %v", tc.path, res.StatusCode, v)
 		}
 	}
+	// And the researchers' API, whose JSON grpc-gateway reads itself.
+	if st, access, _ := passwordSignIn(t, s, demoEmail, demoPass); st == http.StatusFound {
+		res, b := s.Do(t, http.MethodPost, "/broker/rest/searchbroker/researcher/inquiries", strings.NewReader("{\"title\":\"\xff\"}"),
+			"Content-Type", "application/json", "Authorization", "Bearer "+access)
+		if res.StatusCode != http.StatusBadRequest || !bytes.Contains(b, []byte("not valid UTF-8")) {
+			t.Errorf("researcher API with JSON not UTF-8: %d %s", res.StatusCode, b)
+		}
+	} else {
+		t.Errorf("sign-in for the researchers' API: %d", st)
+	}
 	if logs := s.Gateway.logs(); strings.Contains(logs, `"level":"ERROR"`) {
 		t.Errorf("the gateway logged an ERROR for a client's mistake:\n%s", logs)
 	}
