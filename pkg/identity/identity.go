@@ -65,6 +65,27 @@ func IsRoleScope(s string) bool {
 	return false
 }
 
+// ScopeToken reports whether s is a scope-token of RFC 6749 3.3: one or
+// more printable ASCII characters other than space, '"' and '\\'
+// (%x21 / %x23-5B / %x5D-7E). Only such a scope can be granted: a scope
+// travels space-separated in the token's claim, and as gRPC metadata,
+// which carries printable ASCII only. Case counts (scopes match exactly),
+// so FRIS:OPERATOR is a scope-token that opens nothing.
+func ScopeToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// ScopeTokenRule says what ScopeToken admits, for refusals.
+const ScopeTokenRule = `a scope is printable ASCII without space, '"' or '\' (an RFC 6749 scope-token)`
+
 // Identity is a verified bearer token's subject and scopes; zero means
 // anonymous.
 type Identity struct {
@@ -96,7 +117,12 @@ func (i Identity) Pairs() []string {
 		p = append(p, KeyClient, i.Client)
 	}
 	for _, s := range i.Scopes {
-		p = append(p, KeyScope, s)
+		// A scope stored before scopes were checked (ScopeToken) may
+		// still be in a token: it grants nothing, and gRPC would refuse
+		// the whole call for it (metadata is printable ASCII).
+		if ScopeToken(s) {
+			p = append(p, KeyScope, s)
+		}
 	}
 	return p
 }

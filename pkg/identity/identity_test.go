@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/metadata"
@@ -54,5 +55,26 @@ func TestPrivileged(t *testing.T) {
 		if Privileged(s) != want {
 			t.Errorf("Privileged(%q) = %v", s, !want)
 		}
+	}
+}
+
+func TestScopeToken(t *testing.T) {
+	for s, want := range map[string]bool{
+		"broker:researcher": true, "FRIS:OPERATOR": true, "mdr:x": true, "!#[]^~": true,
+		"": false, "a b": false, `a"b`: false, `a\b`: false, "x\u200by": false, "\x01": false, "\x7f": false, "é": false, "a\tb": false,
+	} {
+		if got := ScopeToken(s); got != want {
+			t.Errorf("ScopeToken(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestPairsDropMalformedScopes: a scope that gRPC metadata cannot carry
+// (stored before scopes were checked) is left out, not the whole call.
+func TestPairsDropMalformedScopes(t *testing.T) {
+	got := Identity{Subject: "1", Scopes: []string{"x\u200by", ScopeResearcher, "\x01"}}.Pairs()
+	want := []string{KeySubject, "1", KeyScope, ScopeResearcher}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("Pairs = %q, want %q", got, want)
 	}
 }

@@ -269,6 +269,9 @@ func Handler(ctx context.Context, cfg Config, up Upstreams, verifier authn.Verif
 		}
 	}
 	h = bodies.Limit(h)
+	// Forms and JSON whose text is not UTF-8 are a 400, never a 500
+	// (httpx/bodytext.go).
+	h = httpx.CheckBodyText(textErrors, h)
 	h = httpx.LimitSegments(cfg.MaxPathSegment, textErrors, h)
 	h = httpx.CleanTarget(textErrors, h)
 	// The connector encodes patient ids in ISO-8859-1 (docs/decisions.md).

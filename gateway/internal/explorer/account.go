@@ -126,7 +126,7 @@ func formOK(q *req) error {
 	}
 	q.r.Body = http.MaxBytesReader(q.w, q.r.Body, 8<<10)
 	if err := q.r.ParseForm(); err != nil {
-		return fail(http.StatusBadRequest, "error.badrequest")
+		return formError(err)
 	}
 	if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
 		return fail(http.StatusForbidden, "error.csrf")

@@ -400,7 +400,7 @@ func (a *App) logout(q *req) error {
 	}
 	q.r.Body = http.MaxBytesReader(q.w, q.r.Body, 8<<10)
 	if err := q.r.ParseForm(); err != nil {
-		return fail(http.StatusBadRequest, "error.badrequest")
+		return formError(err)
 	}
 	if q.sess == nil {
 		http.SetCookie(q.w, a.cookie(q.r, ""))

@@ -184,7 +184,7 @@ func (a *App) clientAction(act clientAct) func(*req) error {
 		}
 		q.r.Body = http.MaxBytesReader(q.w, q.r.Body, maxClientForm)
 		if err := q.r.ParseForm(); err != nil {
-			return fail(http.StatusBadRequest, "error.badrequest")
+			return formError(err)
 		}
 		if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
 			return fail(http.StatusForbidden, "error.csrf")

@@ -313,6 +313,16 @@ func (e pageError) Error() string { return fmt.Sprintf("%d %s", e.status, e.key)
 
 func fail(status int, key string, args ...any) error { return pageError{status, key, args} }
 
+// formError is the page for a form that could not be read: 400, saying so
+// when its text is not UTF-8 (httpx.CheckBodyText fails the body's read;
+// no service is called with it).
+func formError(err error) error {
+	if errors.Is(err, httpx.ErrNotUTF8) {
+		return fail(http.StatusBadRequest, "error.notutf8")
+	}
+	return fail(http.StatusBadRequest, "error.badrequest")
+}
+
 // fail renders an error page: a pageError as it says, a service's error
 // with the gateway's one status mapping.
 func (a *App) fail(q *req, err error) {

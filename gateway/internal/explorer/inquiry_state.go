@@ -20,7 +20,7 @@ func (a *App) act(q *req, confirmed func(url.Values) string, fn func(brokerv1.Re
 	}
 	q.r.Body = http.MaxBytesReader(q.w, q.r.Body, 8<<10)
 	if err := q.r.ParseForm(); err != nil {
-		return fail(http.StatusBadRequest, "error.badrequest")
+		return formError(err)
 	}
 	if err := a.checkPost(q, q.r.PostForm); err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"fris.dev/gateway/internal/httpx"
 )
 
 // Reading the inquiry form: multipart, for the expose PDF, within the
@@ -38,7 +40,7 @@ func (a *App) readForm(q *req) (url.Values, []byte, string, error) {
 			return nil, nil, "", errFormTooLarge
 		}
 		if err != nil {
-			return nil, nil, "", fail(http.StatusBadRequest, "error.badrequest")
+			return nil, nil, "", formError(err)
 		}
 		if err := a.checkPost(q, q.r.PostForm); err != nil {
 			return nil, nil, "", err
@@ -53,7 +55,7 @@ func (a *App) readForm(q *req) (url.Values, []byte, string, error) {
 		return form, nil, "", err
 	}
 	if err != nil {
-		return nil, nil, "", fail(http.StatusBadRequest, "error.badrequest")
+		return nil, nil, "", formError(err)
 	}
 	if err := a.checkPost(q, form); err != nil {
 		return nil, nil, "", err
@@ -100,6 +102,11 @@ func readParts(r *http.Request) (url.Values, []byte, string, error) {
 			if budget -= int64(len(b)); budget < 0 {
 				return form, nil, "", errors.New("the form's fields are too large")
 			}
+			// The fields go to the broker as proto strings; the body's
+			// check (httpx.CheckBodyText) leaves multipart forms to here.
+			if !httpx.ValidText(field) || !httpx.ValidText(string(b)) {
+				return form, nil, "", httpx.ErrNotUTF8
+			}
 			form.Add(field, string(b))
 			continue
 		}
@@ -112,6 +119,9 @@ func readParts(r *http.Request) (url.Values, []byte, string, error) {
 			return form, nil, "", err
 		}
 		if field == "expose" && pdf == nil && len(b) > 0 {
+			if !httpx.ValidText(file) {
+				return form, nil, "", httpx.ErrNotUTF8
+			}
 			pdf, name = b, baseName(file)
 		}
 	}

@@ -84,6 +84,7 @@ var messages = i18n.Catalogue{
 	"error.nopage":        {i18n.English: "There is no such page.", i18n.German: "Diese Seite gibt es nicht."},
 	"error.forbidden":     {i18n.English: "You may not see this.", i18n.German: "Sie dürfen dies nicht sehen."},
 	"error.badrequest":    {i18n.English: "The request is not valid.", i18n.German: "Die Anfrage ist ungültig."},
+	"error.notutf8":       {i18n.English: "The form holds text that is not valid UTF-8.", i18n.German: "Das Formular enthält Text, der kein gültiges UTF-8 ist."},
 	"error.notconfigured": {i18n.English: "Sign-in is not configured on this gateway. An operator gives the gateway the Explorer's client (-explorer-client-id and -explorer-client-secret-file).", i18n.German: "Die Anmeldung ist auf diesem Gateway nicht eingerichtet. Ein Betreiber gibt dem Gateway den Client des Explorers (-explorer-client-id und -explorer-client-secret-file)."},
 	"error.nosignin":      {i18n.English: "This sign-in was not started in this browser, or it took too long. Sign in again.", i18n.German: "Diese Anmeldung wurde nicht in diesem Browser begonnen oder hat zu lange gedauert. Melden Sie sich erneut an."},
 	"error.state":         {i18n.English: "This sign-in answer does not belong to a sign-in of this browser, or it was used already. Sign in again.", i18n.German: "Diese Anmeldeantwort gehört zu keiner Anmeldung dieses Browsers oder wurde schon verwendet. Melden Sie sich erneut an."},

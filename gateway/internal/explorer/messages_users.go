@@ -45,7 +45,7 @@ var userMessages = i18n.Catalogue{
 	"op.users.role.fris:user-admin":   {i18n.English: "user administrator: this view only", i18n.German: "Benutzerverwaltung: nur diese Ansicht"},
 
 	"op.error.userscope":  {i18n.English: "The users view is for operators and user administrators: your account lacks the role (scope %s). An operator can grant it.", i18n.German: "Die Benutzeransicht ist für Betreiber und die Benutzerverwaltung: Ihrem Konto fehlt die Rolle (Scope %s). Ein Betreiber kann sie vergeben."},
-	"op.users.locked":     {i18n.English: "This user holds an administrator's role: only an operator changes them.", i18n.German: "Dieser Benutzer hat eine Administratorrolle: Nur ein Betreiber kann ihn ändern."},
+	"op.users.locked":     {i18n.English: "This user holds an administrator's role: only an operator sees their details and changes them.", i18n.German: "Dieser Benutzer hat eine Administratorrolle: Nur ein Betreiber sieht seine Angaben und kann ihn ändern."},
 	"op.users.reset":      {i18n.English: "Send a password-reset link", i18n.German: "Link zum Zurücksetzen des Passworts senden"},
 	"op.users.reset.hint": {i18n.English: "The link goes to the user's email address; it works once and expires. The password stays until it is used.", i18n.German: "Der Link geht an die E-Mail-Adresse des Benutzers; er gilt einmal und läuft ab. Das Passwort bleibt, bis er benutzt wird."},
 	"op.users.done.reset": {i18n.English: "A password-reset link is sent to %s.", i18n.German: "Ein Link zum Zurücksetzen des Passworts ist an %s gesendet."},

@@ -226,7 +226,7 @@ func (a *App) bankAction(act bankAct) func(*req) error {
 		}
 		q.r.Body = http.MaxBytesReader(q.w, q.r.Body, 8<<10)
 		if err := q.r.ParseForm(); err != nil {
-			return fail(http.StatusBadRequest, "error.badrequest")
+			return formError(err)
 		}
 		if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
 			return fail(http.StatusForbidden, "error.csrf")
@@ -275,6 +275,9 @@ func (a *App) actionFailed(err error) error {
 		return fail(http.StatusBadRequest, "op.error.refused", st.Message())
 	case codes.NotFound:
 		return fail(http.StatusNotFound, "op.error.refused", st.Message())
+	case codes.PermissionDenied:
+		// A user administrator's call on a privileged user: auth's reason.
+		return fail(http.StatusForbidden, "op.error.refused", st.Message())
 	}
 	return err
 }

@@ -92,7 +92,7 @@ func passkeyForm(q *req) error {
 		if errors.As(err, &tooBig) {
 			return fail(http.StatusRequestEntityTooLarge, "error.badrequest")
 		}
-		return fail(http.StatusBadRequest, "error.badrequest")
+		return formError(err)
 	}
 	if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
 		return fail(http.StatusForbidden, "error.csrf")

@@ -111,7 +111,7 @@ func TestUserAdminViews(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("users: %d\n%s", rec.Code, body)
 	}
-	for _, w := range []string{`href="/explorer/operator/users" aria-current="page">Operations`, "only an operator changes them", `action="/explorer/operator/users/send-reset"`} {
+	for _, w := range []string{`href="/explorer/operator/users" aria-current="page">Operations`, "only an operator sees their details and changes them", `action="/explorer/operator/users/send-reset"`} {
 		if !strings.Contains(body, w) {
 			t.Errorf("users view lacks %q", w)
 		}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/gateway/internal/httpx"
 	"fris.dev/gateway/internal/i18n"
 	"fris.dev/pkg/identity"
 	authv1 "fris.dev/proto/auth/v1"
@@ -205,6 +206,12 @@ func (h *Handler) readForm(w http.ResponseWriter, r *http.Request) (url.Values, 
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			h.fail(w, r, http.StatusRequestEntityTooLarge, "The sign-in form is too large.", "")
+			return nil, false
+		}
+		// Text that is not UTF-8 (httpx.CheckBodyText) cannot reach the
+		// auth service: it is the sender's mistake, a 400.
+		if errors.Is(err, httpx.ErrNotUTF8) {
+			h.fail(w, r, http.StatusBadRequest, NotUTF8, "")
 			return nil, false
 		}
 		h.fail(w, r, http.StatusBadRequest, "The sign-in form could not be read.", "")

@@ -40,6 +40,8 @@ var pages = template.Must(template.ParseFS(templateFS, "templates/*.html"))
 const (
 	WrongCredentials = "Email or password is wrong."
 	MissingFields    = "Enter your email address and password."
+	// NotUTF8: a field of the form is not valid UTF-8 text.
+	NotUTF8 = "The form holds text that is not valid UTF-8."
 )
 
 // params are the authorization request parameters the page carries from

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"fris.dev/gateway/internal/httpx"
 	authv1 "fris.dev/proto/auth/v1"
 )
 
@@ -459,5 +460,27 @@ func TestDeviceCookie(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(f.logins) != 3 || f.logins[0].GetDevice() != "" || f.logins[1].GetDevice() != mine || f.logins[2].GetDevice() != "" {
 		t.Fatalf("devices forwarded: %q, %q, %q; want none, the cookie's, none", f.logins[0].GetDevice(), f.logins[1].GetDevice(), f.logins[2].GetDevice())
+	}
+}
+
+// TestSubmitNotUTF8: a form whose text is not UTF-8, which the gateway's
+// body check (httpx.CheckBodyText) fails, is the page's 400 saying so,
+// and no service is called (before: the gRPC client's marshaling error,
+// a 500).
+func TestSubmitNotUTF8(t *testing.T) {
+	for _, path := range []string{"/oauth2/authorize", "/oauth2/forgot", "/oauth2/reset", "/oauth2/verify", "/oauth2/passkey"} {
+		f := &fakeAuth{}
+		form := url.Values{"client_id": {"c1"}, CSRFField: {goodCSRF}, "password": {"right"}, "token": {"t"}}
+		req := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()+"&email=%ff"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(&http.Cookie{Name: CSRFCookie, Value: goodCSRF})
+		rec := httptest.NewRecorder()
+		httpx.CheckBodyText(func(string) bool { return false }, newHandler(f)).ServeHTTP(rec, req)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), NotUTF8) {
+			t.Errorf("%s: %d\n%s", path, rec.Code, rec.Body)
+		}
+		if a, l := f.counts(); a+l != 0 {
+			t.Errorf("%s: the service was called (%d authorize, %d login)", path, a, l)
+		}
 	}
 }

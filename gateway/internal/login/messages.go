@@ -19,6 +19,7 @@ var messages = i18n.Catalogue{
 	},
 	WrongCredentials: {i18n.English: WrongCredentials, i18n.German: "E-Mail-Adresse oder Passwort ist falsch."},
 	MissingFields:    {i18n.English: MissingFields, i18n.German: "Geben Sie Ihre E-Mail-Adresse und Ihr Passwort ein."},
+	NotUTF8:          {i18n.English: NotUTF8, i18n.German: "Das Formular enthält Text, der kein gültiges UTF-8 ist."},
 	"Only response_type=code is supported.": {
 		i18n.English: "Only response_type=code is supported.",
 		i18n.German:  "Nur response_type=code wird unterstützt.",

@@ -113,7 +113,8 @@ type errorWriter func(w http.ResponseWriter, httpStatus int, description string)
 // (httpx.LimitBody), so that an oversized body is 413 and a broken one
 // 400, answered with fail; ok is false when it has answered. A body the
 // gateway has no memory for now (httpx.BodyMemory) is 503 with
-// Retry-After, one that arrives too slowly (httpx.BodyRate) 408. Routes
+// Retry-After, one that arrives too slowly (httpx.BodyRate) 408, one
+// whose text is not UTF-8 (httpx.CheckBodyText) 400. Routes
 // whose callers have credentials call it only once those have been
 // checked (docs/security.md, "Limits").
 func readBody(w http.ResponseWriter, r *http.Request, fail errorWriter) (body []byte, ok bool) {
@@ -129,6 +130,8 @@ func readBody(w http.ResponseWriter, r *http.Request, fail errorWriter) (body []
 		case errors.Is(err, httpx.ErrBodyTooSlow):
 			w.Header().Set("Connection", "close")
 			fail(w, http.StatusRequestTimeout, httpx.ErrBodyTooSlow.Error())
+		case errors.Is(err, httpx.ErrNotUTF8):
+			fail(w, http.StatusBadRequest, httpx.ErrNotUTF8.Error())
 		default:
 			fail(w, http.StatusBadRequest, "reading the request body failed")
 		}

@@ -7,14 +7,16 @@ import (
 	"net"
 	"net/mail"
 	"net/url"
-	"strings"
 	"time"
+
+	"google.golang.org/grpc/status"
 
 	"fris.dev/pkg/cmdutil"
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
 	"fris.dev/services/auth/internal/envelope"
+	"fris.dev/services/auth/internal/service"
 )
 
 // Config is everything `auth serve` reads from flags and FRIS_AUTH_*, one
@@ -98,15 +100,13 @@ func (c *Tokens) Validate() error {
 	return errors.Join(append(errs, scopesError("-default-scopes", c.Scopes))...)
 }
 
-// scopesError reports the scopes of list that are not one word.
+// scopesError reports the scopes of list that cannot be granted
+// (service.CheckScopes: RFC 6749 scope-tokens only).
 func scopesError(name, list string) error {
-	var errs []error
-	for _, sc := range cmdutil.SplitList(list) {
-		if strings.ContainsAny(sc, " \t\n") {
-			errs = append(errs, fmt.Errorf("%s: scope %q must be one word", name, sc))
-		}
+	if err := service.CheckScopes(cmdutil.SplitList(list)); err != nil {
+		return fmt.Errorf("%s: %s", name, status.Convert(err).Message())
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Keys are the signing keys: their size, algorithm and rotation, and the

@@ -35,6 +35,38 @@ func privileged(scopes []string) string {
 	return ""
 }
 
+// CheckScopes refuses scopes that cannot be granted: each must be an RFC
+// 6749 scope-token (identity.ScopeToken). It is the one check of every
+// way a scope is granted: SetUserScopes, CreateUser, and the
+// -default-scopes and -register-scopes flags (app/config.go). Letter case
+// is not folded: scopes match exactly, so FRIS:OPERATOR is a valid scope
+// that opens nothing, shown as it is stored (docs/security.md, Roles).
+func CheckScopes(scopes []string) error {
+	if err := inputlimit.Each("scope", scopes, inputlimit.Scope); err != nil {
+		return err
+	}
+	for _, s := range scopes {
+		if !identity.ScopeToken(s) {
+			return invalid("scope %q cannot be granted: %s", s, identity.ScopeTokenRule)
+		}
+	}
+	return nil
+}
+
+// grantable is scopes without those CheckScopes refuses, which a user
+// may hold from before it checked them: they grant nothing, and would
+// break every call that carries the token's scopes as gRPC metadata.
+func grantable(scopes []string) (ok, dropped []string) {
+	for _, s := range scopes {
+		if identity.ScopeToken(s) {
+			ok = append(ok, s)
+		} else {
+			dropped = append(dropped, s)
+		}
+	}
+	return ok, dropped
+}
+
 // mayGrant refuses a user administrator's grant of a privileged role.
 func mayGrant(ctx context.Context, scopes []string) error {
 	if s := privileged(scopes); s != "" && limited(ctx) {
@@ -49,6 +81,20 @@ func mayTouch(ctx context.Context, u storage.User) error {
 		return denied("the user holds the role %s: only an operator changes them", s)
 	}
 	return nil
+}
+
+// existenceOnly is what a user administrator's listing shows of a
+// privileged user: that the account exists (its id and address) and the
+// privileged roles that put it out of their reach; not its name, contact,
+// state, sign-ins or other scopes.
+func existenceOnly(u storage.User) *authv1.UserRecord {
+	r := &authv1.UserRecord{Id: u.ID, Email: u.Email}
+	for _, s := range u.Scopes {
+		if identity.Privileged(s) {
+			r.Scopes = append(r.Scopes, s)
+		}
+	}
+	return r
 }
 
 // updateUser is updateByEmail for the user methods: a user
@@ -101,6 +147,12 @@ func (a Admin) ListUserSignIns(ctx context.Context, r *authv1.ListUserSignInsReq
 	u, err := a.store.GetUserByEmail(ctx, strings.TrimSpace(r.GetEmail()))
 	if err != nil {
 		return nil, a.err(ctx, err)
+	}
+	// Where and when an operator signs in is theirs and the operators'
+	// business: a user administrator learns of a privileged account no
+	// more than that it exists.
+	if s := privileged(u.Scopes); s != "" && limited(ctx) {
+		return nil, a.err(ctx, denied("the user holds the role %s: only an operator sees their sign-ins", s))
 	}
 	si, err := a.store.UserSignIns(ctx, u.ID)
 	if err != nil {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,4 +140,63 @@ func TestUserSignIns(t *testing.T) {
 	}
 	_, err = e.adm.ListUserSignIns(context.Background(), &authv1.ListUserSignInsRequest{Email: "nobody@example.org"})
 	wantCode(t, err, codes.NotFound)
+}
+
+// TestUserAdminSeesNothingOfPrivileged: a user administrator learns that
+// an operator's account exists and why it is out of reach, nothing more:
+// its sign-ins are refused (PermissionDenied), and the listing carries
+// its id, address and privileged role only (no name, state, sign-in or
+// its address). An ordinary user's record is whole; an operator and the
+// admin certificate see everything.
+func TestUserAdminSeesNothingOfPrivileged(t *testing.T) {
+	e := newEnv(t)
+	clientID, _ := e.seed(t)
+	bg := context.Background()
+	if _, err := e.adm.CreateUser(bg, &authv1.CreateUserRequest{Email: "op@example.org", RealName: "Olga Operator", Password: "operator horse",
+		EmailVerified: true, Scopes: []string{identity.ScopeOperator, "mdr:secret"}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := metadata.AppendToOutgoingContext(bg, identity.KeyClientAddr, "198.51.100.7")
+	for _, email := range []string{"op@example.org", "ada@example.org"} {
+		pw := map[string]string{"op@example.org": "operator horse", "ada@example.org": "correct horse"}[email]
+		if _, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: email, Password: pw}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ua := as(identity.ScopeUserAdmin)
+	_, err := e.adm.ListUserSignIns(ua, &authv1.ListUserSignInsRequest{Email: "op@example.org"})
+	wantCode(t, err, codes.PermissionDenied)
+	if res, err := e.adm.ListUserSignIns(ua, &authv1.ListUserSignInsRequest{Email: "ada@example.org"}); err != nil || len(res.GetSignIns()) != 1 {
+		t.Fatalf("an ordinary user's sign-ins: %v %v", res, err)
+	}
+	for _, c := range []context.Context{as(identity.ScopeOperator), bg} {
+		if res, err := e.adm.ListUserSignIns(c, &authv1.ListUserSignInsRequest{Email: "op@example.org"}); err != nil || len(res.GetSignIns()) != 1 {
+			t.Fatalf("an operator's view of an operator's sign-ins: %v %v", res, err)
+		}
+	}
+
+	byEmail := func(c context.Context) map[string]*authv1.UserRecord {
+		t.Helper()
+		res, err := e.adm.ListUsers(c, &authv1.ListUsersRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*authv1.UserRecord{}
+		for _, u := range res.GetUsers() {
+			m[u.GetEmail()] = u
+		}
+		return m
+	}
+	got := byEmail(ua)
+	op := got["op@example.org"]
+	if op == nil || op.GetId() == 0 || !slices.Equal(op.GetScopes(), []string{identity.ScopeOperator}) || op.GetRealName() != "" ||
+		op.GetLastSignIn() != 0 || op.GetLastSignInAddr() != "" || op.GetCreated() != 0 || op.GetEmailVerified() || op.GetHasPassword() {
+		t.Errorf("a user admin's listing of an operator: %v", op)
+	}
+	if ada := got["ada@example.org"]; ada.GetRealName() != "Ada Lovelace" || ada.GetLastSignInAddr() != "198.51.100.7" {
+		t.Errorf("a user admin's listing of an ordinary user: %v", ada)
+	}
+	if op := byEmail(as(identity.ScopeOperator))["op@example.org"]; op.GetRealName() != "Olga Operator" || op.GetLastSignInAddr() != "198.51.100.7" || len(op.GetScopes()) != 2 {
+		t.Errorf("an operator's listing of an operator: %v", op)
+	}
 }

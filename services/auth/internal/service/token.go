@@ -414,7 +414,11 @@ func (p Public) activeUser(ctx context.Context, id int32) (storage.User, error) 
 // What the response carries follows the request's shape (shape).
 func (p Public) issue(ctx context.Context, u storage.User, c storage.Client, nonce string, spent *storage.Refresh, sh shape) (tokens.Set, error) {
 	scopes := append([]string{"openid"}, p.cfg.DefaultScopes...)
-	scopes = append(scopes, u.Scopes...)
+	own, dropped := grantable(u.Scopes)
+	if len(dropped) > 0 {
+		p.log.WarnContext(ctx, "the user holds scopes that are not RFC 6749 scope-tokens: left out of the token; set their scopes again", "user", u.ID, "scopes", fmt.Sprintf("%q", dropped))
+	}
+	scopes = append(scopes, own...)
 	legacy := sh == shapeSpec || p.cfg.LegacyRefresh
 	sub := tokens.Subject{
 		UserID: u.ID, ClientID: c.ID, Email: u.Email, Name: u.RealName,
