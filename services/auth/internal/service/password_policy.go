@@ -6,7 +6,6 @@ import (
 
 	"fris.dev/pkg/errinfo"
 	"fris.dev/pkg/inputlimit"
-	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/pwpolicy"
 )
@@ -18,8 +17,9 @@ import (
 
 // checkNewPassword refuses a new password of the account with the given
 // email address that the policy does not admit, or that is too large to
-// hash: InvalidArgument with the rule as the reason (pkg/errinfo), so the
-// pages say which rule in their language.
+// hash: InvalidArgument with the rule as the reason and the least length
+// (pkg/errinfo), so the pages say which rule in their language. A status
+// error, which rpcerr.From passes as it is.
 func (s *Service) checkNewPassword(pw, email string) error {
 	if err := inputlimit.Check(inputlimit.F("password", pw, inputlimit.Password)); err != nil {
 		return err
@@ -34,7 +34,7 @@ func (s *Service) checkNewPassword(pw, email string) error {
 		pwpolicy.Common:   errinfo.PasswordCommon,
 		pwpolicy.IsEmail:  errinfo.PasswordIsEmail,
 	}[r.Rule]
-	return rpcerr.WithReason(invalid("%s", r.Error()), reason)
+	return errinfo.PasswordRefusal(r.Error(), reason, r.MinLength).Err()
 }
 
 // GetPasswordPolicy tells the pages that set a password what it must meet,

@@ -146,3 +146,14 @@ func TestGetPasswordPolicy(t *testing.T) {
 		t.Fatalf("default policy %v, %v", p, err)
 	}
 }
+
+// TestPasswordTooShortNamesTheLength: the refusal carries the least
+// length for the pages.
+func TestPasswordTooShortNamesTheLength(t *testing.T) {
+	e := newEnv(t, withPolicy(t, 17))
+	_, err := e.adm.CreateUser(context.Background(), &authv1.CreateUserRequest{Email: "ada@example.org", Password: "sixteen char pwd"})
+	wantRefused(t, "16 of 17", err, errinfo.PasswordTooShort)
+	if n := errinfo.PasswordMinLength(status.Convert(err)); n != 17 {
+		t.Errorf("the refusal names %d characters, want 17", n)
+	}
+}
