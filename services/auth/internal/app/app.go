@@ -119,6 +119,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	log.InfoContext(ctx, "password policy", "min_length", passwords.MinLength(), "common_passwords", passwords.CommonCount())
 	svc := service.New(service.Config{
 		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
 		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: cmdutil.SplitList(cfg.Scopes),
