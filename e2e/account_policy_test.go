@@ -11,7 +11,7 @@ import (
 // anything is sent, and refuses what it refuses with the form again, the
 // link unspent, in the page's language: too short, one of the 100,000
 // most common passwords in any case, the account's email address. A
-// password the policy admits then works.
+// password the policy admits then works; bin/auth is held to it too.
 func TestAccountResetPasswordPolicy(t *testing.T) {
 	t.Parallel()
 	s := NewStack(t, Options{AuthArgs: []string{"-password-min-length", "13"}})
@@ -54,4 +54,7 @@ func TestAccountResetPasswordPolicy(t *testing.T) {
 	if res, b := me.signIn(t, demoEmail, good); res.StatusCode != http.StatusFound {
 		t.Fatalf("sign-in with the new password = %d %s", res.StatusCode, b)
 	}
+	// An operator's bin/auth meets the same policy, in English.
+	wantContains(t, s.AuthCLI(t, 1, "set-password", "-password", "twelve chars", demoEmail), "a password needs at least 13 characters")
+	wantContains(t, s.AuthCLI(t, 1, "create-user", "-email", "grace@fris.test", "-password", "Grace@FRIS.test"), "must not be the account's email address")
 }
