@@ -137,7 +137,8 @@ func explorerAudit(t *testing.T, o Options) {
 		t.Fatalf("settings: %d\n%s", code, body)
 	}
 	for _, w := range []string{`<tr data-setting="access-ttl"><th scope="row"><code>-access-ttl</code></th>`, "<code>47m0s</code>",
-		`id="settings-gateway"`, `id="settings-auth"`, `id="settings-mdr"`, `<tr data-setting="audit-keep">`, `<tr data-setting="limit-login">`, `<tr data-setting="max-body">`} {
+		`id="settings-gateway"`, `id="settings-auth"`, `id="settings-mdr"`, `<tr data-setting="audit-keep">`, `<tr data-setting="limit-login">`, `<tr data-setting="max-body">`,
+		`<tr data-setting="password-min-length">`} {
 		if !strings.Contains(body, w) {
 			t.Errorf("the settings page lacks %q", w)
 		}

@@ -58,6 +58,8 @@ type accountData struct {
 	Passkeys     passkeyData
 	passkeyError string
 	passkeyArgs  []any
+	// Rule is the password policy the form shows (password_policy.go).
+	Rule passwordRule
 }
 
 func (a *App) account(q *req) error {
@@ -111,6 +113,7 @@ func (a *App) accountPage(q *req, code int, d accountData) {
 		d.Message = v.T(d.Error, d.Args...)
 	}
 	d.Passkeys = a.passkeys(q)
+	d.Rule = a.passwordRule(q, v)
 	if d.passkeyError != "" {
 		d.Passkeys.Error = v.T(d.passkeyError, d.passkeyArgs...)
 	}
@@ -179,7 +182,8 @@ func (a *App) changePassword(q *req) error {
 		a.accountPage(q, http.StatusBadRequest, accountData{Error: "acct.pw.wrong"})
 		return nil
 	case codes.InvalidArgument:
-		a.accountPage(q, http.StatusBadRequest, accountData{Error: "acct.pw.refused", Args: []any{status.Convert(err).Message()}})
+		key, args := policyRefusal(err)
+		a.accountPage(q, http.StatusBadRequest, accountData{Error: key, Args: args})
 		return nil
 	default:
 		return err

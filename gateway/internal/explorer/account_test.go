@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"fris.dev/gateway/internal/i18n"
+	"fris.dev/pkg/errinfo"
 	authv1 "fris.dev/proto/auth/v1"
 )
 
@@ -36,10 +37,20 @@ func (f *fakeAccountAuth) ChangePassword(ctx context.Context, r *authv1.ChangePa
 	switch {
 	case r.GetCurrentPassword() != "old horse":
 		return nil, status.Error(codes.Unauthenticated, "the current password is wrong")
-	case len(r.GetNewPassword()) < 8:
-		return nil, status.Error(codes.InvalidArgument, "a password needs at least 8 characters")
+	case len(r.GetNewPassword()) < 12:
+		return nil, errinfo.PasswordRefusal("a password needs at least 12 characters", errinfo.PasswordTooShort, 12).Err()
+	case r.GetNewPassword() == "password1234":
+		return nil, errinfo.PasswordRefusal("common", errinfo.PasswordCommon, 0).Err()
+	case r.GetNewPassword() == "ada@example.org":
+		return nil, errinfo.PasswordRefusal("email", errinfo.PasswordIsEmail, 0).Err()
+	case r.GetNewPassword() == "something else":
+		return nil, status.Error(codes.InvalidArgument, "the password was changed meanwhile; sign in again")
 	}
 	return &authv1.ChangePasswordResponse{AccessToken: "at-after-change", RefreshToken: "rt-after-change", ExpiresIn: 3600}, nil
+}
+
+func (f *fakeAccountAuth) GetPasswordPolicy(context.Context, *authv1.GetPasswordPolicyRequest, ...grpc.CallOption) (*authv1.PasswordPolicy, error) {
+	return &authv1.PasswordPolicy{MinLength: 12, RefuseCommon: true}, nil
 }
 
 func (f *fakeAccountAuth) GetUserInfo(ctx context.Context, _ *authv1.GetUserInfoRequest, _ ...grpc.CallOption) (*authv1.UserInfo, error) {
@@ -102,9 +113,17 @@ func TestAccountPage(t *testing.T) {
 	body := rec.Body.String()
 	for _, want := range []string{"Ihr Konto", "Passwort ändern", `action="/explorer/account/password"`, `autocomplete="current-password"`, `name="csrf_token"`, `aria-current="page"`,
 		"49 30 1234", "Charité", "(bestätigt)", "FRIS Explorer", "<code>192.0.2.7</code>", "(dieser Browser)", "<code>198.51.100.4</code>", ">app<", "vor 3 Tagen",
-		`action="/explorer/account/signout-everywhere"`, "Überall abmelden"} {
+		`action="/explorer/account/signout-everywhere"`, "Überall abmelden",
+		"Mindestens 12 Zeichen. Keines der häufigsten Passwörter und nicht Ihre E-Mail-Adresse.", `minlength="12"`, `aria-describedby="pw-rule"`} {
 		if rec.Code != 200 || !strings.Contains(body, want) {
 			t.Fatalf("account page = %d, lacks %q:\n%s", rec.Code, want, body)
+		}
+	}
+	for k, v := range passwordMessages {
+		for _, l := range i18n.Supported {
+			if strings.TrimSpace(v[l]) == "" {
+				t.Errorf("%s lacks %s", k, l)
+			}
 		}
 	}
 	for k, v := range accountMessages {
@@ -139,12 +158,15 @@ func TestAccountChangePassword(t *testing.T) {
 		text  string
 		calls int
 	}{
-		{"NoCSRF", url.Values{CSRFField: {"nope"}, "current": {"old horse"}, "new": {"a new horse"}, "new2": {"a new horse"}}, nil, 403, "", 0},
-		{"OtherSite", form("old horse", "a new horse", "a new horse"), []string{"Sec-Fetch-Site", "cross-site"}, 403, "", 0},
-		{"Differ", form("old horse", "a new horse", "another horse"), nil, 400, "The two new passwords differ.", 0},
-		{"Missing", form("", "a new horse", "a new horse"), nil, 400, "Enter your current password", 0},
-		{"Wrong", form("wrong horse", "a new horse", "a new horse"), nil, 400, "The current password is wrong.", 1},
-		{"Policy", form("old horse", "short", "short"), nil, 400, "a password needs at least 8 characters", 1},
+		{"NoCSRF", url.Values{CSRFField: {"nope"}, "current": {"old horse"}, "new": {"a new horse battery"}, "new2": {"a new horse battery"}}, nil, 403, "", 0},
+		{"OtherSite", form("old horse", "a new horse battery", "a new horse battery"), []string{"Sec-Fetch-Site", "cross-site"}, 403, "", 0},
+		{"Differ", form("old horse", "a new horse battery", "another horse"), nil, 400, "The two new passwords differ.", 0},
+		{"Missing", form("", "a new horse battery", "a new horse battery"), nil, 400, "Enter your current password", 0},
+		{"Wrong", form("wrong horse", "a new horse battery", "a new horse battery"), nil, 400, "The current password is wrong.", 1},
+		{"Policy", form("old horse", "short", "short"), nil, 400, "The new password needs at least 12 characters.", 1},
+		{"Common", form("old horse", "password1234", "password1234"), nil, 400, "The new password is one of the most common ones", 1},
+		{"Email", form("old horse", "ada@example.org", "ada@example.org"), nil, 400, "The new password must not be your email address", 1},
+		{"Other", form("old horse", "something else", "something else"), nil, 400, "The new password was refused: the password was changed meanwhile", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fa.mu.Lock()
@@ -161,7 +183,7 @@ func TestAccountChangePassword(t *testing.T) {
 			}
 		})
 	}
-	rec := b.do("POST", PasswordPath, form("old horse", "a new horse", "a new horse"))
+	rec := b.do("POST", PasswordPath, form("old horse", "a new horse battery", "a new horse battery"))
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != AccountPath+"?done=password" {
 		t.Fatalf("change = %d %q:\n%s", rec.Code, rec.Header().Get("Location"), rec.Body)
 	}

@@ -14,7 +14,6 @@ var accountMessages = i18n.Catalogue{
 	"acct.pw.current":       {i18n.English: "Current password", i18n.German: "Aktuelles Passwort"},
 	"acct.pw.new":           {i18n.English: "New password", i18n.German: "Neues Passwort"},
 	"acct.pw.new2":          {i18n.English: "New password again", i18n.German: "Neues Passwort wiederholen"},
-	"acct.pw.rule":          {i18n.English: "At least 8 characters.", i18n.German: "Mindestens 8 Zeichen."},
 	"acct.pw.submit":        {i18n.English: "Change password", i18n.German: "Passwort ändern"},
 	"acct.pw.done":          {i18n.English: "Your password has been changed. You have been signed out everywhere else.", i18n.German: "Ihr Passwort wurde geändert. Sie wurden überall sonst abgemeldet."},
 	"acct.pw.missing":       {i18n.English: "Enter your current password and the new one twice.", i18n.German: "Geben Sie Ihr aktuelles Passwort und das neue zweimal ein."},

@@ -3,6 +3,7 @@ package login
 import (
 	"context"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -51,6 +52,10 @@ type forgotPage struct {
 type resetPage struct {
 	base
 	Title, Nonce, Action, CSRF, Email, Token, Error string
+	// Rule is the password policy in the page's language, MinLength its
+	// least length (password_policy.go); "" and 0 when unknown.
+	Rule      string
+	MinLength int
 }
 
 // noticePage says what happened, with one link onwards (none when Link is
@@ -145,7 +150,8 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.InvalidArgument: // the password policy: the link is not spent
-		h.resetForm(w, r, http.StatusBadRequest, tok, sentence(status.Convert(err).Message()))
+		msg, args := policyRefusal(err)
+		h.resetForm(w, r, http.StatusBadRequest, tok, msg, args...)
 		return
 	case codes.NotFound:
 		h.deadLink(w, r)
@@ -158,7 +164,9 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	h.notice(w, r, http.StatusOK, noticePage{Title: "Password changed", Message: PasswordSet})
 }
 
-func (h *Handler) resetForm(w http.ResponseWriter, r *http.Request, code int, tok, msg string) {
+// resetForm shows the reset form while the link is live, with the message
+// msg (a key of the catalogue, formatted with args when there are any).
+func (h *Handler) resetForm(w http.ResponseWriter, r *http.Request, code int, tok, msg string, args ...any) {
 	ctx, cancel := h.accountContext(r)
 	defer cancel()
 	res, err := h.cfg.Client.CheckAccountToken(ctx, &authv1.CheckAccountTokenRequest{Token: tok, Purpose: authv1.AccountTokenPurpose_ACCOUNT_TOKEN_PURPOSE_PASSWORD_RESET})
@@ -172,6 +180,10 @@ func (h *Handler) resetForm(w http.ResponseWriter, r *http.Request, code int, to
 	}
 	p := resetPage{base: newBase(w, r, h.cfg.Prefix+ResetPath+"?"+url.Values{"token": {tok}}.Encode()), Title: "Set a new password", Nonce: token(16),
 		Action: h.cfg.Prefix + ResetPath, Email: res.GetEmail(), Token: tok, Error: msg}
+	if len(args) > 0 {
+		p.Error = fmt.Sprintf(p.T(msg), args...)
+	}
+	p.Rule, p.MinLength = h.passwordRule(ctx, r, p.base)
 	p.CSRF = h.csrfToken(r)
 	h.setCSRF(w, r, p.CSRF, h.cfg.CSRFMaxAge)
 	h.render(w, code, "reset.html", p.Nonce, p, "")

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"fris.dev/pkg/errinfo"
 	"fris.dev/pkg/identity"
 	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
@@ -82,14 +83,23 @@ func (f *accountAuth) ResetPassword(_ context.Context, in *authv1.ResetPasswordR
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resets = append(f.resets, in)
-	if len(in.GetPassword()) < 8 {
-		return nil, status.Error(codes.InvalidArgument, "a password needs at least 8 characters")
+	switch pw := in.GetPassword(); {
+	case len(pw) < 12:
+		return nil, errinfo.PasswordRefusal("a password needs at least 12 characters", errinfo.PasswordTooShort, 12).Err()
+	case pw == "password1234":
+		return nil, errinfo.PasswordRefusal("common", errinfo.PasswordCommon, 0).Err()
+	case strings.EqualFold(pw, "ada@example.org"):
+		return nil, errinfo.PasswordRefusal("email", errinfo.PasswordIsEmail, 0).Err()
 	}
 	if !f.live(in.GetToken()) {
 		return nil, status.Error(codes.NotFound, "this link has expired or has been used already")
 	}
 	f.spent = true
 	return &authv1.ResetPasswordResponse{Email: "ada@example.org"}, nil
+}
+
+func (f *accountAuth) GetPasswordPolicy(context.Context, *authv1.GetPasswordPolicyRequest, ...grpc.CallOption) (*authv1.PasswordPolicy, error) {
+	return &authv1.PasswordPolicy{MinLength: 12, RefuseCommon: true}, nil
 }
 
 func serve(h http.Handler, method, target string, form url.Values, headers ...string) *httptest.ResponseRecorder {
@@ -190,7 +200,8 @@ func TestResetPage(t *testing.T) {
 	h := New(Config{Client: f, Prefix: "/oauth2", MaxForm: 4096})
 	rec := serve(h, "GET", "/oauth2/reset?token=good-token", nil)
 	body := rec.Body.String()
-	for _, want := range []string{`action="/oauth2/reset"`, `name="token" value="good-token"`, "ada@example.org", `autocomplete="new-password"`, `name="csrf_token"`} {
+	for _, want := range []string{`action="/oauth2/reset"`, `name="token" value="good-token"`, "ada@example.org", `autocomplete="new-password"`, `name="csrf_token"`,
+		`minlength="12"`, "At least 12 characters. Not one of the most common passwords, and not your email address.", `aria-describedby="password-rule"`} {
 		if rec.Code != 200 || !strings.Contains(body, want) {
 			t.Fatalf("GET reset = %d, lacks %q:\n%s", rec.Code, want, body)
 		}
@@ -212,7 +223,9 @@ func TestResetPage(t *testing.T) {
 	}{
 		{"Differ", "long enough 1", "long enough 2", 400, PasswordsDiffer, 0},
 		{"Missing", "", "", 400, MissingPasswords, 0},
-		{"Policy", "short", "short", 400, "A password needs at least 8 characters.", 1},
+		{"Policy", "short", "short", 400, "A password needs at least 12 characters.", 1},
+		{"Common", "password1234", "password1234", 400, CommonPassword, 1},
+		{"Email", "ADA@example.org", "ADA@example.org", 400, EmailPassword, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.mu.Lock()
@@ -229,15 +242,22 @@ func TestResetPage(t *testing.T) {
 			}
 		})
 	}
-	rec = serve(h, "POST", "/oauth2/reset", url.Values{"token": {"good-token"}, "password": {"a new horse"}, "password2": {"a new horse"}, CSRFField: {"nope"}})
+	// In German, the rule and a refusal are the page's own words.
+	rec = serve(h, "POST", "/oauth2/reset", url.Values{"token": {"good-token"}, "password": {"kurz"}, "password2": {"kurz"}, CSRFField: {goodCSRF}}, "Accept-Language", "de")
+	for _, want := range []string{"Ein Passwort braucht mindestens 12 Zeichen.", "Mindestens 12 Zeichen. Keines der häufigsten Passwörter"} {
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), want) {
+			t.Fatalf("German refusal = %d, lacks %q:\n%s", rec.Code, want, rec.Body)
+		}
+	}
+	rec = serve(h, "POST", "/oauth2/reset", url.Values{"token": {"good-token"}, "password": {"a new horse battery"}, "password2": {"a new horse battery"}, CSRFField: {"nope"}})
 	if rec.Code != 400 || f.spent {
 		t.Fatalf("without the CSRF token: %d, spent %v", rec.Code, f.spent)
 	}
-	rec = post("good-token", "a new horse", "a new horse")
+	rec = post("good-token", "a new horse battery", "a new horse battery")
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), PasswordSet) || !strings.Contains(rec.Header().Get("Set-Cookie"), CSRFCookie+"=;") {
 		t.Fatalf("reset = %d, cookies %q:\n%s", rec.Code, rec.Header().Values("Set-Cookie"), rec.Body)
 	}
-	rec = post("good-token", "a new horse", "a new horse")
+	rec = post("good-token", "a new horse battery", "a new horse battery")
 	if rec.Code != 404 || !strings.Contains(rec.Body.String(), DeadLink) {
 		t.Fatalf("spent link = %d:\n%s", rec.Code, rec.Body)
 	}

@@ -18,7 +18,6 @@ func init() {
 		"for the account":                     {i18n.English: "for the account", i18n.German: "für das Konto"},
 		"New password":                        {i18n.English: "New password", i18n.German: "Neues Passwort"},
 		"New password again":                  {i18n.English: "New password again", i18n.German: "Neues Passwort wiederholen"},
-		"At least 8 characters.":              {i18n.English: "At least 8 characters.", i18n.German: "Mindestens 8 Zeichen."},
 		"Set password":                        {i18n.English: "Set password", i18n.German: "Passwort setzen"},
 		"Password changed":                    {i18n.English: "Password changed", i18n.German: "Passwort geändert"},
 		"This link cannot be used":            {i18n.English: "This link cannot be used", i18n.German: "Dieser Link ist nicht mehr gültig"},
@@ -33,10 +32,7 @@ func init() {
 		MissingPasswords:                      {i18n.English: MissingPasswords, i18n.German: "Geben Sie das neue Passwort zweimal ein."},
 		PasswordsDiffer:                       {i18n.English: PasswordsDiffer, i18n.German: "Die beiden Passwörter sind verschieden."},
 		DeadLink:                              {i18n.English: DeadLink, i18n.German: "Dieser Link ist abgelaufen oder wurde schon benutzt."},
-		"A password needs at least 8 characters.": {
-			i18n.English: "A password needs at least 8 characters.", i18n.German: "Ein Passwort braucht mindestens 8 Zeichen.",
-		},
-		LinkSent: {i18n.English: LinkSent, i18n.German: "Hat ein Konto diese Adresse, haben wir ihm einen Link gesendet, mit dem Sie ein neues Passwort setzen. Der Link gilt einmal und nur kurze Zeit."},
+		LinkSent:                              {i18n.English: LinkSent, i18n.German: "Hat ein Konto diese Adresse, haben wir ihm einen Link gesendet, mit dem Sie ein neues Passwort setzen. Der Link gilt einmal und nur kurze Zeit."},
 		PasswordSet: {i18n.English: PasswordSet,
 			i18n.German: "Ihr Passwort wurde geändert, und Sie wurden überall abgemeldet. Melden Sie sich mit dem neuen Passwort an."},
 	} {

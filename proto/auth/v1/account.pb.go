@@ -581,6 +581,101 @@ func (x *ChangePasswordResponse) GetExpiresIn() uint32 {
 	return 0
 }
 
+type GetPasswordPolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPasswordPolicyRequest) Reset() {
+	*x = GetPasswordPolicyRequest{}
+	mi := &file_auth_v1_account_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPasswordPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPasswordPolicyRequest) ProtoMessage() {}
+
+func (x *GetPasswordPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPasswordPolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetPasswordPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{10}
+}
+
+// PasswordPolicy is what a new password must meet (auth's
+// -password-min-length and -password-common-list). A refusal is
+// InvalidArgument with the rule as its google.rpc.ErrorInfo reason:
+// PASSWORD_TOO_SHORT, PASSWORD_COMMON or PASSWORD_IS_EMAIL (the account's
+// email address or its part before the @, refused always).
+type PasswordPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// min_length is the least length in characters (Unicode code points).
+	MinLength uint32 `protobuf:"varint,1,opt,name=min_length,json=minLength,proto3" json:"min_length,omitempty"`
+	// refuse_common: the 100,000 most common passwords are refused.
+	RefuseCommon  bool `protobuf:"varint,2,opt,name=refuse_common,json=refuseCommon,proto3" json:"refuse_common,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasswordPolicy) Reset() {
+	*x = PasswordPolicy{}
+	mi := &file_auth_v1_account_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasswordPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasswordPolicy) ProtoMessage() {}
+
+func (x *PasswordPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasswordPolicy.ProtoReflect.Descriptor instead.
+func (*PasswordPolicy) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *PasswordPolicy) GetMinLength() uint32 {
+	if x != nil {
+		return x.MinLength
+	}
+	return 0
+}
+
+func (x *PasswordPolicy) GetRefuseCommon() bool {
+	if x != nil {
+		return x.RefuseCommon
+	}
+	return false
+}
+
 type ListSessionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -589,7 +684,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_auth_v1_account_proto_msgTypes[10]
+	mi := &file_auth_v1_account_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +696,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_account_proto_msgTypes[10]
+	mi := &file_auth_v1_account_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +709,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_account_proto_rawDescGZIP(), []int{10}
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{12}
 }
 
 // AccountSession is one sign-in of the user (a refresh chain), while it
@@ -637,7 +732,7 @@ type AccountSession struct {
 
 func (x *AccountSession) Reset() {
 	*x = AccountSession{}
-	mi := &file_auth_v1_account_proto_msgTypes[11]
+	mi := &file_auth_v1_account_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +744,7 @@ func (x *AccountSession) String() string {
 func (*AccountSession) ProtoMessage() {}
 
 func (x *AccountSession) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_account_proto_msgTypes[11]
+	mi := &file_auth_v1_account_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +757,7 @@ func (x *AccountSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountSession.ProtoReflect.Descriptor instead.
 func (*AccountSession) Descriptor() ([]byte, []int) {
-	return file_auth_v1_account_proto_rawDescGZIP(), []int{11}
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AccountSession) GetId() string {
@@ -716,7 +811,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_auth_v1_account_proto_msgTypes[12]
+	mi := &file_auth_v1_account_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +823,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_account_proto_msgTypes[12]
+	mi := &file_auth_v1_account_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +836,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_account_proto_rawDescGZIP(), []int{12}
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*AccountSession {
@@ -759,7 +854,7 @@ type SignOutEverywhereRequest struct {
 
 func (x *SignOutEverywhereRequest) Reset() {
 	*x = SignOutEverywhereRequest{}
-	mi := &file_auth_v1_account_proto_msgTypes[13]
+	mi := &file_auth_v1_account_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +866,7 @@ func (x *SignOutEverywhereRequest) String() string {
 func (*SignOutEverywhereRequest) ProtoMessage() {}
 
 func (x *SignOutEverywhereRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_account_proto_msgTypes[13]
+	mi := &file_auth_v1_account_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +879,7 @@ func (x *SignOutEverywhereRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignOutEverywhereRequest.ProtoReflect.Descriptor instead.
 func (*SignOutEverywhereRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_account_proto_rawDescGZIP(), []int{13}
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{15}
 }
 
 type SignOutEverywhereResponse struct {
@@ -795,7 +890,7 @@ type SignOutEverywhereResponse struct {
 
 func (x *SignOutEverywhereResponse) Reset() {
 	*x = SignOutEverywhereResponse{}
-	mi := &file_auth_v1_account_proto_msgTypes[14]
+	mi := &file_auth_v1_account_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +902,7 @@ func (x *SignOutEverywhereResponse) String() string {
 func (*SignOutEverywhereResponse) ProtoMessage() {}
 
 func (x *SignOutEverywhereResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_account_proto_msgTypes[14]
+	mi := &file_auth_v1_account_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +915,7 @@ func (x *SignOutEverywhereResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignOutEverywhereResponse.ProtoReflect.Descriptor instead.
 func (*SignOutEverywhereResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_account_proto_rawDescGZIP(), []int{14}
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{16}
 }
 
 var File_auth_v1_account_proto protoreflect.FileDescriptor
@@ -854,7 +949,12 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12#\n" +
 	"\rrefresh_token\x18\x02 \x01(\tR\frefreshToken\x12\x1d\n" +
 	"\n" +
-	"expires_in\x18\x03 \x01(\rR\texpiresIn\"\x15\n" +
+	"expires_in\x18\x03 \x01(\rR\texpiresIn\"\x1a\n" +
+	"\x18GetPasswordPolicyRequest\"T\n" +
+	"\x0ePasswordPolicy\x12\x1d\n" +
+	"\n" +
+	"min_length\x18\x01 \x01(\rR\tminLength\x12#\n" +
+	"\rrefuse_common\x18\x02 \x01(\bR\frefuseCommon\"\x15\n" +
 	"\x13ListSessionsRequest\"\xac\x01\n" +
 	"\x0eAccountSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
@@ -886,7 +986,7 @@ func file_auth_v1_account_proto_rawDescGZIP() []byte {
 }
 
 var file_auth_v1_account_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_auth_v1_account_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_auth_v1_account_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_auth_v1_account_proto_goTypes = []any{
 	(AccountTokenPurpose)(0),             // 0: fris.auth.v1.AccountTokenPurpose
 	(*RequestPasswordResetRequest)(nil),  // 1: fris.auth.v1.RequestPasswordResetRequest
@@ -899,15 +999,17 @@ var file_auth_v1_account_proto_goTypes = []any{
 	(*VerifyEmailResponse)(nil),          // 8: fris.auth.v1.VerifyEmailResponse
 	(*ChangePasswordRequest)(nil),        // 9: fris.auth.v1.ChangePasswordRequest
 	(*ChangePasswordResponse)(nil),       // 10: fris.auth.v1.ChangePasswordResponse
-	(*ListSessionsRequest)(nil),          // 11: fris.auth.v1.ListSessionsRequest
-	(*AccountSession)(nil),               // 12: fris.auth.v1.AccountSession
-	(*ListSessionsResponse)(nil),         // 13: fris.auth.v1.ListSessionsResponse
-	(*SignOutEverywhereRequest)(nil),     // 14: fris.auth.v1.SignOutEverywhereRequest
-	(*SignOutEverywhereResponse)(nil),    // 15: fris.auth.v1.SignOutEverywhereResponse
+	(*GetPasswordPolicyRequest)(nil),     // 11: fris.auth.v1.GetPasswordPolicyRequest
+	(*PasswordPolicy)(nil),               // 12: fris.auth.v1.PasswordPolicy
+	(*ListSessionsRequest)(nil),          // 13: fris.auth.v1.ListSessionsRequest
+	(*AccountSession)(nil),               // 14: fris.auth.v1.AccountSession
+	(*ListSessionsResponse)(nil),         // 15: fris.auth.v1.ListSessionsResponse
+	(*SignOutEverywhereRequest)(nil),     // 16: fris.auth.v1.SignOutEverywhereRequest
+	(*SignOutEverywhereResponse)(nil),    // 17: fris.auth.v1.SignOutEverywhereResponse
 }
 var file_auth_v1_account_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.CheckAccountTokenRequest.purpose:type_name -> fris.auth.v1.AccountTokenPurpose
-	12, // 1: fris.auth.v1.ListSessionsResponse.sessions:type_name -> fris.auth.v1.AccountSession
+	14, // 1: fris.auth.v1.ListSessionsResponse.sessions:type_name -> fris.auth.v1.AccountSession
 	2,  // [2:2] is the sub-list for method output_type
 	2,  // [2:2] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
@@ -926,7 +1028,7 @@ func file_auth_v1_account_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_account_proto_rawDesc), len(file_auth_v1_account_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

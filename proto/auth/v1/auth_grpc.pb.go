@@ -42,6 +42,7 @@ const (
 	AuthService_ResetPassword_FullMethodName             = "/fris.auth.v1.AuthService/ResetPassword"
 	AuthService_VerifyEmail_FullMethodName               = "/fris.auth.v1.AuthService/VerifyEmail"
 	AuthService_ChangePassword_FullMethodName            = "/fris.auth.v1.AuthService/ChangePassword"
+	AuthService_GetPasswordPolicy_FullMethodName         = "/fris.auth.v1.AuthService/GetPasswordPolicy"
 	AuthService_ListSessions_FullMethodName              = "/fris.auth.v1.AuthService/ListSessions"
 	AuthService_SignOutEverywhere_FullMethodName         = "/fris.auth.v1.AuthService/SignOutEverywhere"
 	AuthService_BeginPasskeyRegistration_FullMethodName  = "/fris.auth.v1.AuthService/BeginPasskeyRegistration"
@@ -84,6 +85,9 @@ type AuthServiceClient interface {
 	VerifyEmail(ctx context.Context, in *VerifyEmailRequest, opts ...grpc.CallOption) (*VerifyEmailResponse, error)
 	// ChangePassword reads the access token from the `authorization` metadata.
 	ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*ChangePasswordResponse, error)
+	// GetPasswordPolicy: what a new password must meet, for the pages that
+	// set one to say so.
+	GetPasswordPolicy(ctx context.Context, in *GetPasswordPolicyRequest, opts ...grpc.CallOption) (*PasswordPolicy, error)
 	// ListSessions and SignOutEverywhere: the token's user's sign-ins, and
 	// revoking every token of the user (this one's included).
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
@@ -297,6 +301,16 @@ func (c *authServiceClient) ChangePassword(ctx context.Context, in *ChangePasswo
 	return out, nil
 }
 
+func (c *authServiceClient) GetPasswordPolicy(ctx context.Context, in *GetPasswordPolicyRequest, opts ...grpc.CallOption) (*PasswordPolicy, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasswordPolicy)
+	err := c.cc.Invoke(ctx, AuthService_GetPasswordPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *authServiceClient) ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListSessionsResponse)
@@ -409,6 +423,9 @@ type AuthServiceServer interface {
 	VerifyEmail(context.Context, *VerifyEmailRequest) (*VerifyEmailResponse, error)
 	// ChangePassword reads the access token from the `authorization` metadata.
 	ChangePassword(context.Context, *ChangePasswordRequest) (*ChangePasswordResponse, error)
+	// GetPasswordPolicy: what a new password must meet, for the pages that
+	// set one to say so.
+	GetPasswordPolicy(context.Context, *GetPasswordPolicyRequest) (*PasswordPolicy, error)
 	// ListSessions and SignOutEverywhere: the token's user's sign-ins, and
 	// revoking every token of the user (this one's included).
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
@@ -488,6 +505,9 @@ func (UnimplementedAuthServiceServer) VerifyEmail(context.Context, *VerifyEmailR
 }
 func (UnimplementedAuthServiceServer) ChangePassword(context.Context, *ChangePasswordRequest) (*ChangePasswordResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ChangePassword not implemented")
+}
+func (UnimplementedAuthServiceServer) GetPasswordPolicy(context.Context, *GetPasswordPolicyRequest) (*PasswordPolicy, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPasswordPolicy not implemented")
 }
 func (UnimplementedAuthServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSessions not implemented")
@@ -876,6 +896,24 @@ func _AuthService_ChangePassword_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_GetPasswordPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPasswordPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).GetPasswordPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_GetPasswordPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).GetPasswordPolicy(ctx, req.(*GetPasswordPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AuthService_ListSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListSessionsRequest)
 	if err := dec(in); err != nil {
@@ -1102,6 +1140,10 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ChangePassword",
 			Handler:    _AuthService_ChangePassword_Handler,
+		},
+		{
+			MethodName: "GetPasswordPolicy",
+			Handler:    _AuthService_GetPasswordPolicy_Handler,
 		},
 		{
 			MethodName: "ListSessions",

@@ -115,6 +115,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Name: "fris_password_hashes_total",
 		Help: "argon2id computations (password and secret checks, burns for unknown accounts, new hashes): what the abuse limits bound.",
 	}, func() float64 { return float64(hasher.Computations()) }))
+	passwords, err := cfg.Passwords.policy()
+	if err != nil {
+		return err
+	}
+	log.InfoContext(ctx, "password policy", "min_length", passwords.MinLength(), "common_passwords", passwords.CommonCount())
 	svc := service.New(service.Config{
 		Issuer: strings.TrimRight(cfg.Issuer, "/"), AllowRegister: cfg.Registration, MinKeyBits: cfg.MinKeyBits,
 		SignRequestTTL: cfg.SignRequestTTL, AuthCodeTTL: cfg.CodeTTL, DefaultScopes: cmdutil.SplitList(cfg.Scopes),
@@ -131,6 +136,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Passkeys: cfg.relyingParty(cfg.Issuer),
 		Mail:     accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
 		LegacyRefresh: cfg.LegacyRefresh, RefreshSupersedesAccess: cfg.RefreshSupersedesAccess,
+		Passwords: passwords,
 	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -31,6 +31,7 @@ type Config struct {
 	Limits
 	Account
 	Passkeys
+	Passwords
 }
 
 // RegisterFlags adds the serve flags to fs.
@@ -46,13 +47,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Limits.RegisterFlags(fs)
 	c.Account.RegisterFlags(fs)
 	c.Passkeys.RegisterFlags(fs)
+	c.Passwords.RegisterFlags(fs)
 }
 
 // Validate reports every configuration mistake at once.
 func (c *Config) Validate() error {
 	return errors.Join(c.Base.Validate(), c.Tokens.Validate(), c.Keys.Validate(),
 		c.Signup.Validate(), c.Hashing.Validate(), c.Limits.Validate(), c.Account.Validate(),
-		c.Passkeys.validate(c.Issuer))
+		c.Passkeys.validate(c.Issuer), c.Passwords.Validate())
 }
 
 // Tokens is what the issued tokens and codes carry: their issuer, their

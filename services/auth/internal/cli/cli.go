@@ -159,7 +159,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&uEmail, "email", "", "email address (required)")
 			fs.StringVar(&uName, "name", "", "real name")
-			fs.StringVar(&uPassword, "password", "", "password, >= 8 characters (none: key login only)")
+			fs.StringVar(&uPassword, "password", "", "password, as the password policy of serve says (-password-min-length, 12 by default; not a common password, not the email address); none: key login only")
 			fs.StringVar(&uContact, "contact", "", "contact information")
 			fs.StringVar(&uScopes, "scopes", "", "comma-separated extra scopes, e.g. mdr:secret")
 			fs.BoolVar(&uVerified, "email-verified", false, "mark the email as verified")
@@ -222,7 +222,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	setPassword := t.Command(cmdutil.Admin{
 		Name: "set-password", Usage: "set-password -password PW EMAIL", Help: "set a user's password (ends the user's tokens)",
 		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&newPassword, "password", "", "the new password, >= 8 characters")
+			fs.StringVar(&newPassword, "password", "", "the new password, as the password policy of serve says (-password-min-length, 12 by default; not a common password, not the email address)")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
 			email, err := t.One(args, "set-password -password PW EMAIL")

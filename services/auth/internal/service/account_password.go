@@ -30,7 +30,7 @@ func (p Public) ChangePassword(ctx context.Context, r *authv1.ChangePasswordRequ
 		return nil, p.err(ctx, denied("the access token is a client's own: it has no user"))
 	}
 	actor = strconv.Itoa(int(u.ID))
-	if err := checkNewPassword(r.GetNewPassword()); err != nil {
+	if err := p.checkNewPassword(r.GetNewPassword(), u.Email); err != nil {
 		return nil, p.err(ctx, err)
 	}
 	// The current password is a credential like the login form's, under

@@ -27,14 +27,14 @@ func TestChangePassword(t *testing.T) {
 	change := func(access, current, next string) (*authv1.ChangePasswordResponse, error) {
 		return e.pub.ChangePassword(bearer(access), &authv1.ChangePasswordRequest{CurrentPassword: current, NewPassword: next})
 	}
-	_, err := e.pub.ChangePassword(ctx, &authv1.ChangePasswordRequest{CurrentPassword: "correct horse", NewPassword: "a new horse"})
+	_, err := e.pub.ChangePassword(ctx, &authv1.ChangePasswordRequest{CurrentPassword: "correct horse", NewPassword: "a new horse battery"})
 	wantCode(t, err, codes.PermissionDenied)
-	_, err = change(mine.GetAccessToken(), "wrong horse", "a new horse")
+	_, err = change(mine.GetAccessToken(), "wrong horse", "a new horse battery")
 	wantCode(t, err, codes.Unauthenticated)
 	_, err = change(mine.GetAccessToken(), "correct horse", "short")
 	wantCode(t, err, codes.InvalidArgument)
 
-	res, err := change(mine.GetAccessToken(), "correct horse", "a new horse")
+	res, err := change(mine.GetAccessToken(), "correct horse", "a new horse battery")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestChangePassword(t *testing.T) {
 	}
 	_, err = e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "correct horse"})
 	wantCode(t, err, codes.Unauthenticated)
-	if _, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "a new horse"}); err != nil {
+	if _, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "a new horse battery"}); err != nil {
 		t.Fatal(err)
 	}
 }

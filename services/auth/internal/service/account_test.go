@@ -110,7 +110,7 @@ func TestPasswordResetFlow(t *testing.T) {
 	_, err = e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: token, Password: "short"})
 	wantCode(t, err, codes.InvalidArgument)
 
-	if _, err := e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: token, Password: "a new horse"}); err != nil {
+	if _, err := e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: token, Password: "a new horse battery"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: token, Password: "a third horse"})
@@ -120,7 +120,7 @@ func TestPasswordResetFlow(t *testing.T) {
 
 	_, err = e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "correct horse"})
 	wantCode(t, err, codes.Unauthenticated)
-	if _, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "a new horse"}); err != nil {
+	if _, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "ada@example.org", Password: "a new horse battery"}); err != nil {
 		t.Fatalf("the new password: %v", err)
 	}
 	_, err = e.pub.GetUserInfo(bearer(tok.GetAccessToken()), &authv1.GetUserInfoRequest{})
@@ -141,7 +141,7 @@ func TestPasswordResetSameAnswerForUnknownEmail(t *testing.T) {
 	e, box := newAccountEnv(t)
 	e.seed(t)
 	ctx := context.Background()
-	if _, err := e.adm.CreateUser(ctx, &authv1.CreateUserRequest{Email: "gone@example.org", Password: "a password"}); err != nil {
+	if _, err := e.adm.CreateUser(ctx, &authv1.CreateUserRequest{Email: "gone@example.org", Password: "a password of mine"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.adm.SetUserDisabled(ctx, &authv1.SetUserDisabledRequest{Email: "gone@example.org", Disabled: true}); err != nil {
@@ -203,7 +203,7 @@ func TestPasswordResetLinksDieWithThePassword(t *testing.T) {
 	}
 	m := box.resets()
 	first, second, third := tokenOf(t, m[0], "/oauth2/reset"), tokenOf(t, m[1], "/oauth2/reset"), tokenOf(t, m[2], "/oauth2/reset")
-	if _, err := e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: second, Password: "a new horse"}); err != nil {
+	if _, err := e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: second, Password: "a new horse battery"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: first, Password: "another horse"})

@@ -18,7 +18,7 @@ func TestEmailVerification(t *testing.T) {
 	e, box := newAccountEnv(t)
 	clientID, secret := e.seed(t) // ada: not verified
 	ctx := context.Background()
-	if _, err := e.adm.CreateUser(ctx, &authv1.CreateUserRequest{Email: "vouched@example.org", Password: "a password", EmailVerified: true}); err != nil {
+	if _, err := e.adm.CreateUser(ctx, &authv1.CreateUserRequest{Email: "vouched@example.org", Password: "a password of mine", EmailVerified: true}); err != nil {
 		t.Fatal(err)
 	}
 	mails := box.all()
@@ -45,7 +45,7 @@ func TestEmailVerification(t *testing.T) {
 	reset := authv1.AccountTokenPurpose_ACCOUNT_TOKEN_PURPOSE_PASSWORD_RESET
 	_, err := e.pub.CheckAccountToken(ctx, &authv1.CheckAccountTokenRequest{Token: token, Purpose: reset})
 	wantCode(t, err, codes.NotFound)
-	_, err = e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: token, Password: "a new horse"})
+	_, err = e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: token, Password: "a new horse battery"})
 	wantCode(t, err, codes.NotFound)
 	if res, err := e.pub.CheckAccountToken(ctx, &authv1.CheckAccountTokenRequest{Token: token, Purpose: authv1.AccountTokenPurpose_ACCOUNT_TOKEN_PURPOSE_EMAIL_VERIFICATION}); err != nil || res.GetEmail() != "ada@example.org" {
 		t.Fatalf("check = %v %v", res, err)

@@ -178,7 +178,7 @@ func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*au
 		EmailVerified: r.GetEmailVerified(), Scopes: r.GetScopes(), Created: a.now().Unix(),
 	}
 	if pw := r.GetPassword(); pw != "" {
-		if err := checkNewPassword(pw); err != nil {
+		if err := a.checkNewPassword(pw, email); err != nil {
 			return nil, a.err(ctx, err)
 		}
 		h, err := a.hash.Hash(ctx, pw)
@@ -236,7 +236,7 @@ func (a Admin) RevokeClient(ctx context.Context, r *authv1.RevokeClientRequest) 
 }
 
 func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*authv1.SetPasswordResponse, error) {
-	if err := checkNewPassword(r.GetPassword()); err != nil {
+	if err := a.checkNewPassword(r.GetPassword(), r.GetEmail()); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	h, err := a.hash.Hash(ctx, r.GetPassword())

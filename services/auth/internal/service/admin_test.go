@@ -39,7 +39,7 @@ func TestAdminValidation(t *testing.T) {
 	}
 	_, err = e.adm.CreateUser(ctx, &authv1.CreateUserRequest{Email: "a@example.org", Password: "short"})
 	wantCode(t, err, codes.InvalidArgument)
-	_, err = e.adm.SetPassword(ctx, &authv1.SetPasswordRequest{Email: "nobody@example.org", Password: "long enough"})
+	_, err = e.adm.SetPassword(ctx, &authv1.SetPasswordRequest{Email: "nobody@example.org", Password: "long enough password"})
 	wantCode(t, err, codes.NotFound)
 }
 

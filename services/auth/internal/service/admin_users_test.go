@@ -38,7 +38,7 @@ func TestSendPasswordReset(t *testing.T) {
 		t.Fatalf("mail %+v", m)
 	}
 	token := tokenOf(t, m, "/oauth2/reset")
-	if _, err := e.pub.ResetPassword(context.Background(), &authv1.ResetPasswordRequest{Token: token, Password: "a new horse"}); err != nil {
+	if _, err := e.pub.ResetPassword(context.Background(), &authv1.ResetPasswordRequest{Token: token, Password: "a new horse battery"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.pub.ResetPassword(context.Background(), &authv1.ResetPasswordRequest{Token: token, Password: "a third horse"})

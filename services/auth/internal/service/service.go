@@ -27,6 +27,7 @@ import (
 	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
+	"fris.dev/services/auth/internal/pwpolicy"
 	"fris.dev/services/auth/internal/storage"
 	"fris.dev/services/auth/internal/tokens"
 )
@@ -71,6 +72,9 @@ type Config struct {
 	// Passkeys is the WebAuthn relying party (passkey.go); its zero value
 	// turns passkeys off.
 	Passkeys PasskeyConfig
+	// Passwords is the policy of every new password (password_policy.go);
+	// nil: pwpolicy.DefaultMinLength without the common list.
+	Passwords *pwpolicy.Policy
 }
 
 // Guards limit failed credential checks per account and client address,
@@ -126,6 +130,9 @@ func New(cfg Config, store storage.Store, k *keys.Manager, t *tokens.Issuer, h *
 	}
 	if cfg.VerifyTTL <= 0 {
 		cfg.VerifyTTL = 72 * time.Hour
+	}
+	if cfg.Passwords == nil {
+		cfg.Passwords, _ = pwpolicy.New(pwpolicy.DefaultMinLength, false) // cannot fail
 	}
 	// The flags were checked (CheckPasskeys): a refusal here leaves
 	// passkeys off, said in the log, rather than the service down.
