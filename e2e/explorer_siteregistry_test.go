@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"fris.dev/pkg/identity"
 )
 
@@ -125,4 +128,77 @@ func TestExplorerSiteRegistry(t *testing.T) {
 			t.Errorf("the inquiry form (%s) names mainz %v, want %q", lang, m, want)
 		}
 	}
+}
+
+// TestExplorerSiteRegistryBrowser: in Chromium, an operator opens the site
+// registry by its tab, adds a site by keyboard only (a refused logo first:
+// the reason beside the form, the field marked, the values kept), renames
+// it, and reads the view in German and on a 360 px screen; axe-core finds
+// nothing serious, light and dark.
+func TestExplorerSiteRegistryBrowser(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	s := explorerStack(t, Options{})
+	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	p.signIn(s)
+	p.do("open the banks view", chromedp.Navigate(s.URL+"/explorer/operator/banks"), chromedp.WaitVisible(chromedp.CSS(".optabs")))
+	p.do("open the site registry by its tab", chromedp.Click(chromedp.CSS(`.optabs a[href="/explorer/operator/site-registry"]`)),
+		chromedp.WaitVisible(chromedp.ID("sites-heading")))
+	if n := p.count(`.optabs a[href="/explorer/operator/site-registry"][aria-current="page"]`); n != 1 {
+		t.Errorf("the tab is current %d times", n)
+	}
+	p.wantText("h1", "Site registry")
+	p.wantText(`tr[data-site="dresden"]`, "Universitätsklinikum Dresden", "University Hospital Dresden")
+	p.check("siteregistry-en")
+
+	// By keyboard only: open "Add a site", fill it in, send with Enter.
+	p.do("add a site by keyboard", chromedp.Focus(chromedp.CSS(`#site-create summary`)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.ID("new-id")), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("mainz"),
+		chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("Universitätsmedizin Mainz"),
+		chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("University Medicine Mainz"),
+		chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("biobank@mainz.example"),
+		chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("http://mainz.example/logo.png"+kb.Enter),
+		chromedp.WaitVisible(chromedp.ID("new-error")))
+	p.wantText("#new-error", "must be an absolute https URL")
+	if n := p.count(`#new-logo[aria-invalid="true"]`); n != 1 {
+		t.Error("the refused logo is not marked")
+	}
+	if v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById("new-name-en").value`)); err != nil || v != "University Medicine Mainz" {
+		t.Errorf("the refused form lost its English name: %q (%v)", v, err)
+	}
+	p.check("siteregistry-refused")
+	p.do("an https logo", chromedp.Focus(chromedp.ID("new-logo")), chromedp.Clear(chromedp.ID("new-logo")),
+		chromedp.KeyEvent("https://mainz.example/logo.png"+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="created"]`)))
+	p.wantText("#op-status", "Site mainz is added.")
+	p.wantText(`tr[data-site="mainz"]`, "University Medicine Mainz", "biobank@mainz.example", "https://mainz.example/logo.png")
+
+	row := `tr[data-site="mainz"]`
+	p.do("rename the site", chromedp.Click(chromedp.CSS(row+` details summary`)), chromedp.WaitVisible(chromedp.CSS(row+` input[name=name_en]`)),
+		chromedp.Clear(chromedp.CSS(row+` input[name=name_en]`)), chromedp.SendKeys(chromedp.CSS(row+` input[name=name_en]`), "University Medical Center Mainz"),
+		chromedp.Click(chromedp.CSS(row+` button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="updated"]`)))
+	p.wantText(row+" td.name-en", "University Medical Center Mainz")
+	waitAudit(t, s.Broker, "broker.admin.UpdateSite", map[string]any{"actor": userID(t, s, demoEmail), "id": "mainz", "outcome": "success"})
+
+	p.do("switch to German", chromedp.Click(chromedp.CSS(`a[hreflang="de"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="de"]`)))
+	p.wantText("h1", "Standortverzeichnis")
+	p.wantText("thead", "Name (Deutsch)", "Name (Englisch)", "Kontakt")
+	p.do("open the German edit form", chromedp.Click(chromedp.CSS(row+` details summary`)), chromedp.WaitVisible(chromedp.CSS(row+` input[name=name_de]`)))
+	p.wantText(row+" summary", "mainz ändern")
+	p.check("siteregistry-de")
+
+	// Last, as the emulation stays: a phone-sized screen, a form open.
+	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile),
+		chromedp.Navigate(s.URL+"/explorer/operator/site-registry?lang=en"), chromedp.WaitVisible(chromedp.ID("sites-heading")),
+		chromedp.Click(chromedp.CSS(row+` details summary`)), chromedp.WaitVisible(chromedp.CSS(row+` input[name=logo_url]`)))
+	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if width > 360 {
+		t.Errorf("the site registry is %d px wide on a 360 px screen", width)
+	}
+	p.check("siteregistry-360px")
+	p.colorScheme("dark")
+	p.shot("siteregistry-360px-dark")
+	p.colorScheme("light")
 }
