@@ -190,9 +190,9 @@ func (s *Service) requireSites(ctx context.Context, ids ...string) error {
 	case 0:
 		return nil
 	case 1:
-		return rpcerr.New(rpcerr.ErrInvalid, "unknown site %q: it is not in the site registry (an operator adds it with `broker create-site`)", unknown[0])
+		return rpcerr.New(rpcerr.ErrInvalid, "unknown site %q: it is not in the site registry (an operator adds it in the Explorer's site registry view or with `broker create-site`)", unknown[0])
 	}
-	return rpcerr.New(rpcerr.ErrInvalid, "unknown sites %q: they are not in the site registry (an operator adds them with `broker create-site`)", unknown)
+	return rpcerr.New(rpcerr.ErrInvalid, "unknown sites %q: they are not in the site registry (an operator adds them in the Explorer's site registry view or with `broker create-site`)", unknown)
 }
 
 // MigrateSites puts the sites banks are linked to into the registry, named
