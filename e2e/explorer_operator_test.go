@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	"fris.dev/pkg/identity"
 	brokerv1 "fris.dev/proto/broker/v1"
@@ -199,6 +200,10 @@ func TestExplorerOperatorServices(t *testing.T) {
 			_, err := broker.ApproveBank(ctx, &brokerv1.ApproveBankRequest{Email: "nobody@bank.example", SiteId: "charite"})
 			return err
 		},
+		"broker UpdateSite": func(ctx context.Context) error {
+			_, err := broker.UpdateSite(ctx, &brokerv1.UpdateSiteRequest{Id: "nosuch", NameEn: proto.String("x")})
+			return err
+		},
 		"upload ListTeilers": func(ctx context.Context) error {
 			_, err := upload.ListTeilers(ctx, &uploadv1.ListTeilersRequest{})
 			return err
@@ -230,7 +235,7 @@ func TestExplorerOperatorServices(t *testing.T) {
 			err := call(ctx)
 			cancel()
 			want := tc.want
-			if name == "broker ApproveBank" && want == codes.OK {
+			if (name == "broker ApproveBank" || name == "broker UpdateSite") && want == codes.OK {
 				want = codes.NotFound // admitted: the bank does not exist
 			}
 			wantCode(t, name+" for "+tc.who, err, want)

@@ -34,7 +34,7 @@ var operatorMessages = i18n.Catalogue{
 	"op.banks.approved":       {i18n.English: "Approved", i18n.German: "Freigegeben"},
 	"op.banks.reported":       {i18n.English: "Site the bank reports", i18n.German: "Vom Standort gemeldeter Name"},
 	"op.banks.site":           {i18n.English: "Site", i18n.German: "Standort"},
-	"op.banks.site.hint":      {i18n.English: "The id of a site of the site registry (suggested; operators add sites with broker create-site).", i18n.German: "Die ID eines Standorts des Standortverzeichnisses (vorgeschlagen; Betreiber legen Standorte mit broker create-site an)."},
+	"op.banks.site.hint":      {i18n.English: "The id of a site of the site registry (suggested; operators add sites in the site registry view or with broker create-site).", i18n.German: "Die ID eines Standorts des Standortverzeichnisses (vorgeschlagen; Betreiber legen Standorte in der Ansicht Standortverzeichnis oder mit broker create-site an)."},
 	"op.banks.approve":        {i18n.English: "Link and approve", i18n.German: "Zuordnen und freigeben"},
 	"op.banks.relink":         {i18n.English: "Link to another site", i18n.German: "Einem anderen Standort zuordnen"},
 	"op.banks.link":           {i18n.English: "Link", i18n.German: "Zuordnen"},

@@ -42,7 +42,7 @@ const DefaultStaleAfter = 7 * 24 * time.Hour
 
 // operatorRoutes are the operator views' paths: all for operators.
 func (a *App) operatorRoutes() []route {
-	return []route{
+	return append([]route{
 		{pattern: "GET " + OperatorPath + "{$}", access: userAdmin, page: a.operatorHome},
 		{pattern: "GET " + BanksPath, access: operator, page: a.banks},
 		{pattern: "POST " + ApprovePath, access: operator, page: a.bankAction(actApprove)},
@@ -51,7 +51,7 @@ func (a *App) operatorRoutes() []route {
 		{pattern: "GET " + SitesPath, access: operator, page: a.sites},
 		{pattern: "GET " + MonitoringPath, access: operator, page: a.monitoring},
 		{pattern: "GET " + RegistryPath, access: operator, page: a.registryStatus},
-	}
+	}, a.siteRegistryRoutes()...)
 }
 
 // opView is a view of the operator section with its tabs.

@@ -37,7 +37,8 @@ type Site struct {
 	NameEn string `protobuf:"bytes,3,opt,name=name_en,json=nameEn,proto3" json:"name_en,omitempty"`
 	// contact is a free-text contact for the site (a mailbox or a phone).
 	Contact string `protobuf:"bytes,4,opt,name=contact,proto3" json:"contact,omitempty"`
-	// logo_url is an absolute http(s) URL of the site's logo.
+	// logo_url is an absolute https URL of the site's logo (at most 2000
+	// bytes; one stored before logos had to be https is kept until changed).
 	LogoUrl string `protobuf:"bytes,5,opt,name=logo_url,json=logoUrl,proto3" json:"logo_url,omitempty"`
 	// has_active_bank: an approved bank is linked to the site, so an inquiry
 	// that targets it is read.
@@ -223,7 +224,8 @@ func (x *CreateSiteRequest) GetIfMissing() bool {
 }
 
 // UpdateSiteRequest changes the fields that are set; an empty contact or
-// logo_url clears it.
+// logo_url clears it. Operators call it from the Explorer's site registry
+// page too (with their identity, audited as its actor).
 type UpdateSiteRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`

@@ -78,12 +78,15 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			brokerv1.BrokerAdmin_CreateSite_FullMethodName: {mtls.Admin, mtls.Upload},
 		},
 		// The Explorer's operator views (docs/security.md): the banks, the
-		// site registry they link to and the monitoring reports, never the
-		// inquiries.
+		// site registry they link to (read and edited: operators, who
+		// approve the banks, name the sites) and the monitoring reports,
+		// never the inquiries.
 		Operator: append([]string{
 			brokerv1.BrokerAdmin_ListBanks_FullMethodName, brokerv1.BrokerAdmin_ApproveBank_FullMethodName,
 			brokerv1.BrokerAdmin_LinkBankSite_FullMethodName, brokerv1.BrokerAdmin_DeleteBank_FullMethodName,
 			brokerv1.BrokerAdmin_ListMonitoring_FullMethodName, brokerv1.BrokerAdmin_ListSites_FullMethodName,
+			brokerv1.BrokerAdmin_GetSite_FullMethodName, brokerv1.BrokerAdmin_CreateSite_FullMethodName,
+			brokerv1.BrokerAdmin_UpdateSite_FullMethodName,
 		}, audit.OperatorMethods...), // the audit and settings views (pkg/audit) too
 	})
 }

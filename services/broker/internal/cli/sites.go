@@ -30,7 +30,7 @@ func siteCommands(t cmdutil.Tool, stdout io.Writer) []*ffcli.Command {
 			fs.StringVar(&c.NameDe, "name-de", "", "German display name (one of -name-de and -name-en is required; each falls back to the other)")
 			fs.StringVar(&c.NameEn, "name-en", "", "English display name")
 			fs.StringVar(&c.Contact, "contact", "", "a contact for the site (mailbox or phone)")
-			fs.StringVar(&c.LogoUrl, "logo-url", "", "absolute http(s) URL of the site's logo")
+			fs.StringVar(&c.LogoUrl, "logo-url", "", "absolute https URL of the site's logo")
 			fs.BoolVar(&c.IfMissing, "if-missing", false, "succeed without change when the site exists (idempotent seeding)")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
@@ -73,7 +73,7 @@ func siteCommands(t cmdutil.Tool, stdout io.Writer) []*ffcli.Command {
 			f.StringVar(&nameDE, "name-de", "", "German display name")
 			f.StringVar(&nameEN, "name-en", "", "English display name")
 			f.StringVar(&contact, "contact", "", "a contact for the site")
-			f.StringVar(&logo, "logo-url", "", "absolute http(s) URL of the site's logo")
+			f.StringVar(&logo, "logo-url", "", "absolute https URL of the site's logo")
 		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			fs.Visit(func(f *flag.Flag) {

@@ -32,20 +32,28 @@ func checkSiteText(field, v string, required bool) error {
 	return nil
 }
 
+// maxLogoURL bounds a logo URL.
+const maxLogoURL = 2000
+
+// checkLogoURL admits an absolute https URL: the Explorer is served over
+// https, so an http logo would be mixed content, and a URL with
+// credentials would hand them to every reader.
 func checkLogoURL(v string) error {
 	if v == "" {
 		return nil
 	}
 	u, err := url.Parse(v)
-	if err != nil || len(v) > 2000 || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		return rpcerr.New(rpcerr.ErrInvalid, "logo_url %.80q must be an absolute http or https URL of at most 2000 bytes", v)
+	if err != nil || len(v) > maxLogoURL || !printable(v) || u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return rpcerr.New(rpcerr.ErrInvalid, "logo_url %.80q must be an absolute https URL of at most %d bytes", v, maxLogoURL)
 	}
 	return nil
 }
 
 // checkSiteRecord validates a site's fields; a missing display name falls
-// back to the other language's.
-func checkSiteRecord(site *storage.Site) error {
+// back to the other language's. storedLogo is the logo URL the site has:
+// kept unchanged, it is not checked again (registries from before logos
+// had to be https keep theirs until an operator changes it).
+func checkSiteRecord(site *storage.Site, storedLogo string) error {
 	site.NameDE, site.NameEN = strings.TrimSpace(site.NameDE), strings.TrimSpace(site.NameEN)
 	site.Contact, site.LogoURL = strings.TrimSpace(site.Contact), strings.TrimSpace(site.LogoURL)
 	if site.NameDE == "" {
@@ -55,7 +63,14 @@ func checkSiteRecord(site *storage.Site) error {
 		site.NameEN = site.NameDE
 	}
 	return errors.Join(checkSiteText("name_de or name_en", site.NameDE, true), checkSiteText("name_en", site.NameEN, true),
-		checkSiteText("contact", site.Contact, false), checkLogoURL(site.LogoURL))
+		checkSiteText("contact", site.Contact, false), checkNewLogo(site.LogoURL, storedLogo))
+}
+
+func checkNewLogo(v, stored string) error {
+	if v != "" && v == stored {
+		return nil
+	}
+	return checkLogoURL(v)
 }
 
 // CreateSite adds a site; with ifMissing an existing one is returned
@@ -65,7 +80,7 @@ func (s *Service) CreateSite(ctx context.Context, r *brokerv1.CreateSiteRequest)
 	if err := CheckSite(site.ID); err != nil {
 		return nil, false, err
 	}
-	if err := checkSiteRecord(&site); err != nil {
+	if err := checkSiteRecord(&site, ""); err != nil {
 		return nil, false, err
 	}
 	err := s.store.CreateSite(ctx, site)
@@ -91,6 +106,7 @@ func (s *Service) UpdateSite(ctx context.Context, r *brokerv1.UpdateSiteRequest)
 		return nil, err
 	}
 	_, err := s.store.UpdateSite(ctx, id, func(site *storage.Site) error {
+		stored := site.LogoURL
 		if r.NameDe != nil {
 			site.NameDE = r.GetNameDe()
 		}
@@ -103,7 +119,7 @@ func (s *Service) UpdateSite(ctx context.Context, r *brokerv1.UpdateSiteRequest)
 		if r.LogoUrl != nil {
 			site.LogoURL = r.GetLogoUrl()
 		}
-		return checkSiteRecord(site)
+		return checkSiteRecord(site, stored)
 	})
 	if err != nil {
 		return nil, notFound(err, "no site %s", id)
@@ -174,9 +190,9 @@ func (s *Service) requireSites(ctx context.Context, ids ...string) error {
 	case 0:
 		return nil
 	case 1:
-		return rpcerr.New(rpcerr.ErrInvalid, "unknown site %q: it is not in the site registry (an operator adds it with `broker create-site`)", unknown[0])
+		return rpcerr.New(rpcerr.ErrInvalid, "unknown site %q: it is not in the site registry (an operator adds it in the Explorer's site registry view or with `broker create-site`)", unknown[0])
 	}
-	return rpcerr.New(rpcerr.ErrInvalid, "unknown sites %q: they are not in the site registry (an operator adds them with `broker create-site`)", unknown)
+	return rpcerr.New(rpcerr.ErrInvalid, "unknown sites %q: they are not in the site registry (an operator adds them in the Explorer's site registry view or with `broker create-site`)", unknown)
 }
 
 // MigrateSites puts the sites banks are linked to into the registry, named

@@ -34,6 +34,10 @@ func TestCreateSite(t *testing.T) {
 		{"control in contact", &brokerv1.CreateSiteRequest{Id: "a", NameDe: "x", Contact: "a\x00"}, codes.InvalidArgument},
 		{"script logo", &brokerv1.CreateSiteRequest{Id: "a", NameDe: "x", LogoUrl: "javascript:alert(1)"}, codes.InvalidArgument},
 		{"relative logo", &brokerv1.CreateSiteRequest{Id: "a", NameDe: "x", LogoUrl: "/logo.png"}, codes.InvalidArgument},
+		{"http logo", &brokerv1.CreateSiteRequest{Id: "a", NameDe: "x", LogoUrl: "http://x.de/l.png"}, codes.InvalidArgument},
+		{"logo with credentials", &brokerv1.CreateSiteRequest{Id: "a", NameDe: "x", LogoUrl: "https://u:p@x.de/l.png"}, codes.InvalidArgument},
+		{"long logo", &brokerv1.CreateSiteRequest{Id: "a", NameDe: "x", LogoUrl: "https://x.de/" + strings.Repeat("l", maxLogoURL)}, codes.InvalidArgument},
+		{"long contact", &brokerv1.CreateSiteRequest{Id: "a", NameDe: "x", Contact: long}, codes.InvalidArgument},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := admin.CreateSite(ctx, c.req); code(err) != c.want {
@@ -68,8 +72,31 @@ func TestUpdateSite(t *testing.T) {
 	if _, err := admin.UpdateSite(ctx, &brokerv1.UpdateSiteRequest{Id: "nosuch", NameDe: proto.String("x")}); code(err) != codes.NotFound {
 		t.Fatalf("unknown site: %v", err)
 	}
-	if got, _ := admin.GetSite(ctx, &brokerv1.GetSiteRequest{Id: "charite"}); got.GetContact() != "x@charite.de" {
+	for name, r := range map[string]*brokerv1.UpdateSiteRequest{
+		"http logo":   {Id: "charite", LogoUrl: proto.String("http://charite.de/l.png")},
+		"long name":   {Id: "charite", NameEn: proto.String(strings.Repeat("x", maxSiteText+1))},
+		"no name":     {Id: "charite", NameDe: proto.String(" "), NameEn: proto.String("")},
+		"bad contact": {Id: "charite", NameEn: proto.String("Charité"), Contact: proto.String("a\nb")},
+		"bad id":      {Id: "a/b", NameDe: proto.String("x")},
+	} {
+		if _, err := admin.UpdateSite(ctx, r); code(err) != codes.InvalidArgument {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if got, _ := admin.GetSite(ctx, &brokerv1.GetSiteRequest{Id: "charite"}); got.GetContact() != "x@charite.de" || got.GetNameEn() != "Site charite" {
 		t.Fatalf("a refused update changed the site: %v", got)
+	}
+	// An http logo stored before logos had to be https stays while other
+	// fields change, and goes when the operator replaces or clears it.
+	if _, err := rs[0].store.UpdateSite(ctx, "charite", func(s *storage.Site) error { s.LogoURL = "http://charite.de/old.png"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err = admin.UpdateSite(ctx, &brokerv1.UpdateSiteRequest{Id: "charite", NameEn: proto.String("Charité Berlin")})
+	if err != nil || got.GetLogoUrl() != "http://charite.de/old.png" || got.GetNameEn() != "Charité Berlin" {
+		t.Fatalf("update beside a stored http logo = %v, %v", got, err)
+	}
+	if got, err = admin.UpdateSite(ctx, &brokerv1.UpdateSiteRequest{Id: "charite", LogoUrl: proto.String("")}); err != nil || got.GetLogoUrl() != "" {
+		t.Fatalf("clearing the logo = %v, %v", got, err)
 	}
 }
 
