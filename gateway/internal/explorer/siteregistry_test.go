@@ -73,16 +73,16 @@ func (f *siteAdmin) CreateSite(ctx context.Context, r *brokerv1.CreateSiteReques
 
 func (f *siteAdmin) UpdateSite(ctx context.Context, r *brokerv1.UpdateSiteRequest, _ ...grpc.CallOption) (*brokerv1.Site, error) {
 	f.saw(ctx, "UpdateSite "+r.GetId()+" "+r.GetNameDe()+"|"+r.GetNameEn()+"|"+r.GetContact()+"|"+r.GetLogoUrl())
-	for _, s := range f.sites {
+	for i, s := range f.sites {
 		if s.GetId() != r.GetId() {
 			continue
 		}
-		n := &brokerv1.Site{Id: s.GetId(), NameDe: r.GetNameDe(), NameEn: r.GetNameEn(), Contact: r.GetContact(), LogoUrl: r.GetLogoUrl()}
+		n := &brokerv1.Site{Id: s.GetId(), NameDe: r.GetNameDe(), NameEn: r.GetNameEn(), Contact: r.GetContact(), LogoUrl: r.GetLogoUrl(), HasActiveBank: s.GetHasActiveBank()}
 		if err := f.check(n); err != nil {
 			return nil, err
 		}
-		*s = *n
-		return s, nil
+		f.sites[i] = n
+		return n, nil
 	}
 	return nil, status.Errorf(codes.NotFound, "no site %s", r.GetId())
 }
