@@ -75,7 +75,7 @@ func TestExplorerUsers(t *testing.T) {
 		t.Fatalf("non-operator: %d\n%s", code, body)
 	}
 
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	op := userID(t, s, demoEmail)
 	c := signInHTTP(t, s)
 	code, body := getPage(t, c, s.URL+"/explorer/operator/users?q=lovelace")
@@ -175,7 +175,7 @@ func TestExplorerUsersBrowser(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	p.signIn(s)
 	p.do("open the users view", chromedp.Navigate(s.URL+"/explorer/operator/users"), chromedp.WaitVisible(chromedp.ID("users-q")))
 	p.wantText("#users-heading + p", "1–1 of 1")

@@ -109,7 +109,10 @@ func (p Public) FinishPasskeyRegistration(ctx context.Context, r *authv1.FinishP
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	pk := storage.Passkey{ID: credentialID(cred.ID), UserID: u.ID, Name: name, Created: p.now().Unix(), Credential: rec}
+	// Added while nobody has verified the address, it is unproven: the
+	// owner's proof removes it (credentials.go).
+	pk := storage.Passkey{ID: credentialID(cred.ID), UserID: u.ID, Name: name, Created: p.now().Unix(), Credential: rec,
+		AddedBy: storage.AddedHolder, Unproven: !u.EmailVerified}
 	added = pk.ID
 	switch err := p.store.AddPasskey(ctx, pk, MaxPasskeys); {
 	case errors.Is(err, storage.ErrTooMany):

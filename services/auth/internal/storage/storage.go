@@ -54,6 +54,13 @@ type Store interface {
 
 	GetUserKey(ctx context.Context, id int32) (UserKey, error)
 	GetUserKeyByHash(ctx context.Context, sha512hex string) (UserKey, error)
+	// UserKeys, AllUserKeys, UpdateUserKey, DeleteUserKey and AllPasskeys:
+	// the credentials of an account (credentials.go).
+	UserKeys(ctx context.Context, user int32) ([]UserKey, error)
+	AllUserKeys(ctx context.Context) ([]UserKey, error)
+	UpdateUserKey(ctx context.Context, id int32, fn func(*UserKey) error) error
+	DeleteUserKey(ctx context.Context, user, id int32) (UserKey, error)
+	AllPasskeys(ctx context.Context) ([]Passkey, error)
 
 	// PutGrant stores a single-use code until g.Expires.
 	PutGrant(ctx context.Context, code string, g Grant) error
