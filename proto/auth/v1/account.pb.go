@@ -867,7 +867,10 @@ type Credential struct {
 	Proven bool `protobuf:"varint,6,opt,name=proven,proto3" json:"proven,omitempty"`
 	// last_used: seconds since the Unix epoch of its latest successful
 	// sign-in, to the minute (0: never, or not recorded).
-	LastUsed      uint32 `protobuf:"varint,7,opt,name=last_used,json=lastUsed,proto3" json:"last_used,omitempty"`
+	LastUsed uint32 `protobuf:"varint,7,opt,name=last_used,json=lastUsed,proto3" json:"last_used,omitempty"`
+	// removed: seconds since the Unix epoch when the owner's proof of the
+	// address removed it (only in a list of removed credentials).
+	Removed       uint32 `protobuf:"varint,8,opt,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -951,6 +954,13 @@ func (x *Credential) GetLastUsed() uint32 {
 	return 0
 }
 
+func (x *Credential) GetRemoved() uint32 {
+	if x != nil {
+		return x.Removed
+	}
+	return 0
+}
+
 // ListCredentialsRequest lists the credentials of the user of the access
 // token in the `authorization` metadata.
 type ListCredentialsRequest struct {
@@ -992,7 +1002,10 @@ func (*ListCredentialsRequest) Descriptor() ([]byte, []int) {
 type ListCredentialsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// credentials: the password first, then keys and passkeys, oldest first.
-	Credentials   []*Credential `protobuf:"bytes,1,rep,name=credentials,proto3" json:"credentials,omitempty"`
+	Credentials []*Credential `protobuf:"bytes,1,rep,name=credentials,proto3" json:"credentials,omitempty"`
+	// removed: what the owner's proofs of the address removed (the newest
+	// few), newest first.
+	Removed       []*Credential `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1030,6 +1043,13 @@ func (*ListCredentialsResponse) Descriptor() ([]byte, []int) {
 func (x *ListCredentialsResponse) GetCredentials() []*Credential {
 	if x != nil {
 		return x.Credentials
+	}
+	return nil
+}
+
+func (x *ListCredentialsResponse) GetRemoved() []*Credential {
+	if x != nil {
+		return x.Removed
 	}
 	return nil
 }
@@ -1171,7 +1191,7 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\x14ListSessionsResponse\x128\n" +
 	"\bsessions\x18\x01 \x03(\v2\x1c.fris.auth.v1.AccountSessionR\bsessions\"\x1a\n" +
 	"\x18SignOutEverywhereRequest\"\x1b\n" +
-	"\x19SignOutEverywhereResponse\"\xbc\x01\n" +
+	"\x19SignOutEverywhereResponse\"\xd6\x01\n" +
 	"\n" +
 	"Credential\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
@@ -1180,10 +1200,12 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\acreated\x18\x04 \x01(\rR\acreated\x12\x19\n" +
 	"\badded_by\x18\x05 \x01(\tR\aaddedBy\x12\x16\n" +
 	"\x06proven\x18\x06 \x01(\bR\x06proven\x12\x1b\n" +
-	"\tlast_used\x18\a \x01(\rR\blastUsed\"\x18\n" +
-	"\x16ListCredentialsRequest\"U\n" +
+	"\tlast_used\x18\a \x01(\rR\blastUsed\x12\x18\n" +
+	"\aremoved\x18\b \x01(\rR\aremoved\"\x18\n" +
+	"\x16ListCredentialsRequest\"\x89\x01\n" +
 	"\x17ListCredentialsResponse\x12:\n" +
-	"\vcredentials\x18\x01 \x03(\v2\x18.fris.auth.v1.CredentialR\vcredentials\"=\n" +
+	"\vcredentials\x18\x01 \x03(\v2\x18.fris.auth.v1.CredentialR\vcredentials\x122\n" +
+	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"=\n" +
 	"\x17RemoveCredentialRequest\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1a\n" +
@@ -1236,11 +1258,12 @@ var file_auth_v1_account_proto_depIdxs = []int32{
 	16, // 2: fris.auth.v1.VerifyEmailResponse.removed:type_name -> fris.auth.v1.Credential
 	12, // 3: fris.auth.v1.ListSessionsResponse.sessions:type_name -> fris.auth.v1.AccountSession
 	16, // 4: fris.auth.v1.ListCredentialsResponse.credentials:type_name -> fris.auth.v1.Credential
-	5,  // [5:5] is the sub-list for method output_type
-	5,  // [5:5] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	16, // 5: fris.auth.v1.ListCredentialsResponse.removed:type_name -> fris.auth.v1.Credential
+	6,  // [6:6] is the sub-list for method output_type
+	6,  // [6:6] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_account_proto_init() }

@@ -2007,7 +2007,9 @@ func (x *ListUserCredentialsRequest) GetEmail() string {
 type ListUserCredentialsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// credentials: the password first, then keys and passkeys, oldest first.
-	Credentials   []*Credential `protobuf:"bytes,1,rep,name=credentials,proto3" json:"credentials,omitempty"`
+	Credentials []*Credential `protobuf:"bytes,1,rep,name=credentials,proto3" json:"credentials,omitempty"`
+	// removed: as ListCredentialsResponse's.
+	Removed       []*Credential `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2045,6 +2047,13 @@ func (*ListUserCredentialsResponse) Descriptor() ([]byte, []int) {
 func (x *ListUserCredentialsResponse) GetCredentials() []*Credential {
 	if x != nil {
 		return x.Credentials
+	}
+	return nil
+}
+
+func (x *ListUserCredentialsResponse) GetRemoved() []*Credential {
+	if x != nil {
+		return x.Removed
 	}
 	return nil
 }
@@ -2272,9 +2281,10 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x12RotateKeysResponse\x12*\n" +
 	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key\"2\n" +
 	"\x1aListUserCredentialsRequest\x12\x14\n" +
-	"\x05email\x18\x01 \x01(\tR\x05email\"Y\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\"\x8d\x01\n" +
 	"\x1bListUserCredentialsResponse\x12:\n" +
-	"\vcredentials\x18\x01 \x03(\v2\x18.fris.auth.v1.CredentialR\vcredentials\"W\n" +
+	"\vcredentials\x18\x01 \x03(\v2\x18.fris.auth.v1.CredentialR\vcredentials\x122\n" +
+	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"W\n" +
 	"\x1bRemoveUserCredentialRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x0e\n" +
@@ -2375,47 +2385,48 @@ var file_auth_v1_admin_proto_depIdxs = []int32{
 	31, // 10: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
 	31, // 11: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
 	42, // 12: fris.auth.v1.ListUserCredentialsResponse.credentials:type_name -> fris.auth.v1.Credential
-	1,  // 13: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
-	3,  // 14: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
-	9,  // 15: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
-	5,  // 16: fris.auth.v1.AuthAdmin.UpdateClient:input_type -> fris.auth.v1.UpdateClientRequest
-	7,  // 17: fris.auth.v1.AuthAdmin.RotateClientSecret:input_type -> fris.auth.v1.RotateClientSecretRequest
-	12, // 18: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
-	14, // 19: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
-	16, // 20: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
-	18, // 21: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
-	24, // 22: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
-	20, // 23: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
-	22, // 24: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
-	32, // 25: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
-	34, // 26: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
-	26, // 27: fris.auth.v1.AuthAdmin.SendPasswordReset:input_type -> fris.auth.v1.SendPasswordResetRequest
-	29, // 28: fris.auth.v1.AuthAdmin.ListUserSignIns:input_type -> fris.auth.v1.ListUserSignInsRequest
-	36, // 29: fris.auth.v1.AuthAdmin.ListUserCredentials:input_type -> fris.auth.v1.ListUserCredentialsRequest
-	38, // 30: fris.auth.v1.AuthAdmin.RemoveUserCredential:input_type -> fris.auth.v1.RemoveUserCredentialRequest
-	2,  // 31: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
-	4,  // 32: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
-	10, // 33: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
-	6,  // 34: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
-	8,  // 35: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
-	13, // 36: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
-	15, // 37: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
-	17, // 38: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
-	19, // 39: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
-	25, // 40: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
-	21, // 41: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
-	23, // 42: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
-	33, // 43: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
-	35, // 44: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
-	27, // 45: fris.auth.v1.AuthAdmin.SendPasswordReset:output_type -> fris.auth.v1.SendPasswordResetResponse
-	30, // 46: fris.auth.v1.AuthAdmin.ListUserSignIns:output_type -> fris.auth.v1.ListUserSignInsResponse
-	37, // 47: fris.auth.v1.AuthAdmin.ListUserCredentials:output_type -> fris.auth.v1.ListUserCredentialsResponse
-	39, // 48: fris.auth.v1.AuthAdmin.RemoveUserCredential:output_type -> fris.auth.v1.RemoveUserCredentialResponse
-	31, // [31:49] is the sub-list for method output_type
-	13, // [13:31] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	42, // 13: fris.auth.v1.ListUserCredentialsResponse.removed:type_name -> fris.auth.v1.Credential
+	1,  // 14: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
+	3,  // 15: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
+	9,  // 16: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
+	5,  // 17: fris.auth.v1.AuthAdmin.UpdateClient:input_type -> fris.auth.v1.UpdateClientRequest
+	7,  // 18: fris.auth.v1.AuthAdmin.RotateClientSecret:input_type -> fris.auth.v1.RotateClientSecretRequest
+	12, // 19: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
+	14, // 20: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
+	16, // 21: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
+	18, // 22: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
+	24, // 23: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
+	20, // 24: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
+	22, // 25: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
+	32, // 26: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
+	34, // 27: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
+	26, // 28: fris.auth.v1.AuthAdmin.SendPasswordReset:input_type -> fris.auth.v1.SendPasswordResetRequest
+	29, // 29: fris.auth.v1.AuthAdmin.ListUserSignIns:input_type -> fris.auth.v1.ListUserSignInsRequest
+	36, // 30: fris.auth.v1.AuthAdmin.ListUserCredentials:input_type -> fris.auth.v1.ListUserCredentialsRequest
+	38, // 31: fris.auth.v1.AuthAdmin.RemoveUserCredential:input_type -> fris.auth.v1.RemoveUserCredentialRequest
+	2,  // 32: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
+	4,  // 33: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
+	10, // 34: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
+	6,  // 35: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
+	8,  // 36: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
+	13, // 37: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
+	15, // 38: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
+	17, // 39: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
+	19, // 40: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
+	25, // 41: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
+	21, // 42: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
+	23, // 43: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
+	33, // 44: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
+	35, // 45: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
+	27, // 46: fris.auth.v1.AuthAdmin.SendPasswordReset:output_type -> fris.auth.v1.SendPasswordResetResponse
+	30, // 47: fris.auth.v1.AuthAdmin.ListUserSignIns:output_type -> fris.auth.v1.ListUserSignInsResponse
+	37, // 48: fris.auth.v1.AuthAdmin.ListUserCredentials:output_type -> fris.auth.v1.ListUserCredentialsResponse
+	39, // 49: fris.auth.v1.AuthAdmin.RemoveUserCredential:output_type -> fris.auth.v1.RemoveUserCredentialResponse
+	32, // [32:50] is the sub-list for method output_type
+	14, // [14:32] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_admin_proto_init() }

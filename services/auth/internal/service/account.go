@@ -258,6 +258,9 @@ func (p Public) ResetPassword(ctx context.Context, r *authv1.ResetPasswordReques
 		}
 		cur.PasswordHash, cur.RevokedBefore = h, p.revokeNow(cur.RevokedBefore)
 		cur.PasswordSet, cur.PasswordBy = p.now().Unix(), storage.AddedReset
+		if len(removed) > 0 {
+			cur.Removed = removedRecords(p.now().Unix(), removed, cur.Removed)
+		}
 		if storage.NormalizeEmail(cur.Email) == storage.NormalizeEmail(t.Email) {
 			cur.EmailVerified = true
 		}

@@ -76,6 +76,7 @@ func (p Public) VerifyEmail(ctx context.Context, r *authv1.VerifyEmailRequest) (
 		cur.EmailVerified = true
 		if len(removed) > 0 {
 			cur.RevokedBefore = p.revokeNow(cur.RevokedBefore)
+			cur.Removed = removedRecords(p.now().Unix(), removed, cur.Removed)
 		}
 		return nil
 	})

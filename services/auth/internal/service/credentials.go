@@ -72,6 +72,27 @@ func (s *Service) credentialsOf(ctx context.Context, u storage.User) ([]*authv1.
 	return out, nil
 }
 
+// removedRecords are the removed credentials as u.Removed keeps them:
+// these first, then the ones before, at most storage.MaxRemoved.
+func removedRecords(now int64, removed []*authv1.Credential, before []storage.RemovedCredential) []storage.RemovedCredential {
+	var out []storage.RemovedCredential
+	for _, c := range removed {
+		out = append(out, storage.RemovedCredential{Kind: c.GetKind(), ID: c.GetId(), Description: c.GetDescription(), Created: int64(c.GetCreated()),
+			AddedBy: c.GetAddedBy(), Removed: now})
+	}
+	out = append(out, before...)
+	return out[:min(len(out), storage.MaxRemoved)]
+}
+
+// removedOf lists u's removed credentials, newest first.
+func removedOf(u storage.User) []*authv1.Credential {
+	var out []*authv1.Credential
+	for _, r := range u.Removed {
+		out = append(out, &authv1.Credential{Kind: r.Kind, Id: r.ID, Description: r.Description, Created: uint32(r.Created), AddedBy: r.AddedBy, Removed: uint32(r.Removed)})
+	}
+	return out
+}
+
 // unprovenUsers returns the users that hold an unproven credential.
 func (s *Service) unprovenUsers(ctx context.Context) (map[int32]bool, error) {
 	out := map[int32]bool{}
@@ -259,7 +280,7 @@ func (p Public) ListCredentials(ctx context.Context, _ *authv1.ListCredentialsRe
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	return &authv1.ListCredentialsResponse{Credentials: cs}, nil
+	return &authv1.ListCredentialsResponse{Credentials: cs, Removed: removedOf(u)}, nil
 }
 
 // RemoveCredential removes one of the holder's keys or passkeys. A proven
@@ -314,7 +335,7 @@ func (a Admin) ListUserCredentials(ctx context.Context, r *authv1.ListUserCreden
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
-	return &authv1.ListUserCredentialsResponse{Credentials: cs}, nil
+	return &authv1.ListUserCredentialsResponse{Credentials: cs, Removed: removedOf(u)}, nil
 }
 
 // RemoveUserCredential removes a user's key or passkey and revokes the

@@ -108,6 +108,14 @@ func TestResetRevokesAStrangersKey(t *testing.T) {
 	if len(cs) != 1 || cs[0].GetKind() != "password" || cs[0].GetAddedBy() != "reset" || !cs[0].GetProven() || cs[0].GetCreated() == 0 {
 		t.Fatalf("credentials after = %v", cs)
 	}
+	// The account keeps what was removed, for its page.
+	listed, err := e.adm.ListUserCredentials(ctx, &authv1.ListUserCredentialsRequest{Email: victim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm := listed.GetRemoved(); len(rm) != 1 || rm[0].GetKind() != "key" || rm[0].GetRemoved() == 0 || rm[0].GetDescription() != "key" {
+		t.Fatalf("removed listed = %v", rm)
+	}
 	if unprovenFlag(t, e, victim) {
 		t.Fatal("still marked unproven")
 	}

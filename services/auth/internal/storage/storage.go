@@ -212,7 +212,10 @@ func New(db kv.Store, sealer Sealer) *KV { return NewSplit(db, db, sealer) }
 // signature-flow token response.
 func NewSplit(db, codes kv.Store, sealer Sealer) *KV {
 	return &KV{db: db, codes: codes, sealer: sealer, now: time.Now, LogRetention: defaultLogRetention,
-		users: kv.NewJSONCache(decodedRecords, func(u User) User { u.Scopes = slices.Clone(u.Scopes); return u }),
+		users: kv.NewJSONCache(decodedRecords, func(u User) User {
+			u.Scopes, u.Removed = slices.Clone(u.Scopes), slices.Clone(u.Removed)
+			return u
+		}),
 		clients: kv.NewJSONCache(decodedRecords, func(c Client) Client {
 			c.RedirectURLs = slices.Clone(c.RedirectURLs)
 			return c

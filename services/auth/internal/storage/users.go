@@ -41,6 +41,24 @@ type User struct {
 	PasswordSet  int64  `json:"password_set,omitempty"`
 	PasswordBy   string `json:"password_by,omitempty"`
 	PasswordUsed int64  `json:"password_used,omitempty"`
+	// Removed are the credentials the owner's proofs of the address
+	// removed, newest first, at most MaxRemoved: the account page shows
+	// them.
+	Removed []RemovedCredential `json:"removed,omitempty"`
+}
+
+// MaxRemoved bounds User.Removed.
+const MaxRemoved = 10
+
+// RemovedCredential is a credential removed when its account's owner
+// proved the address.
+type RemovedCredential struct {
+	Kind        string `json:"kind"`
+	ID          string `json:"id"`
+	Description string `json:"description,omitempty"`
+	Created     int64  `json:"created,omitempty"`
+	AddedBy     string `json:"added_by,omitempty"`
+	Removed     int64  `json:"removed"`
 }
 
 // How a credential was added (UserKey.AddedBy, Passkey.AddedBy,
