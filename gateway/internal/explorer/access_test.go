@@ -68,6 +68,7 @@ var wantAccess = map[string]access{
 	"POST /explorer/account/passkeys/begin":       signedIn,
 	"POST /explorer/account/passkeys":             signedIn,
 	"POST /explorer/account/passkeys/remove":      signedIn,
+	"POST /explorer/account/credentials/remove":   signedIn,
 }
 
 func TestRouteAccess(t *testing.T) {

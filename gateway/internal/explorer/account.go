@@ -58,6 +58,10 @@ type accountData struct {
 	Passkeys     passkeyData
 	passkeyError string
 	passkeyArgs  []any
+	// Credentials is the credential section (credentials.go);
+	// credentialError its form's message key.
+	Credentials     credentialData
+	credentialError string
 }
 
 func (a *App) account(q *req) error {
@@ -111,6 +115,10 @@ func (a *App) accountPage(q *req, code int, d accountData) {
 		d.Message = v.T(d.Error, d.Args...)
 	}
 	d.Passkeys = a.passkeys(q)
+	d.Credentials = a.credentials(q)
+	if d.credentialError != "" {
+		d.Credentials.Error = v.T(d.credentialError)
+	}
 	if d.passkeyError != "" {
 		d.Passkeys.Error = v.T(d.passkeyError, d.passkeyArgs...)
 	}
