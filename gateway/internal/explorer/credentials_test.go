@@ -64,7 +64,9 @@ func TestAccountCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	form := func(kind, id string) url.Values { return url.Values{CSRFField: {sess.CSRF}, "kind": {kind}, "id": {id}} }
+	form := func(kind, id string) url.Values {
+		return url.Values{CSRFField: {sess.CSRF}, "kind": {kind}, "id": {id}}
+	}
 	for _, tc := range []struct {
 		name string
 		form url.Values
