@@ -66,6 +66,7 @@ func (a *App) routes() []route {
 	rs := a.registryRoutes()
 	rs = append(rs, a.operatorRoutes()...)
 	rs = append(rs, a.userRoutes()...)
+	rs = append(rs, a.userCredentialRoutes()...)
 	rs = append(rs, a.clientRoutes()...)
 	rs = append(rs, a.keyRoutes()...)
 	rs = append(rs, a.accountRoutes()...)

@@ -41,3 +41,37 @@ func init() {
 		messages[k] = v
 	}
 }
+
+// userCredentialMessages are the console's (users_credentials.go and
+// templates/operator-user-credentials.html, the marks in the users list).
+var userCredentialMessages = i18n.Catalogue{
+	"op.users.creds":                 {i18n.English: "Ways to sign in", i18n.German: "Anmeldewege"},
+	"op.users.creds.show":            {i18n.English: "Show and remove", i18n.German: "Anzeigen und entfernen"},
+	"op.users.creds.someunproven":    {i18n.English: "some nobody has proven", i18n.German: "manche von niemandem bestätigt"},
+	"op.users.creds.title":           {i18n.English: "Ways to sign in", i18n.German: "Anmeldewege"},
+	"op.users.creds.intro":           {i18n.English: "Every way to sign in to %s: how and when it was added, whether anyone has proven it (added by an operator, or by the holder of the verified address), when it was last used. Removing a key or passkey ends every sign-in of the user.", i18n.German: "Jeder Anmeldeweg von %s: wie und wann er hinzugefügt wurde, ob jemand ihn bestätigt hat (von einem Betreiber hinzugefügt oder vom Inhaber der bestätigten Adresse), wann er zuletzt benutzt wurde. Das Entfernen eines Schlüssels oder Passkeys beendet jede Anmeldung des Benutzers."},
+	"op.users.creds.proven":          {i18n.English: "Proven", i18n.German: "Bestätigt"},
+	"op.users.creds.none":            {i18n.English: "The user has no way to sign in.", i18n.German: "Der Benutzer hat keinen Anmeldeweg."},
+	"op.users.creds.done":            {i18n.English: "Removed; every sign-in of the user has ended.", i18n.German: "Entfernt; jede Anmeldung des Benutzers ist beendet."},
+	"op.users.creds.remove.warn":     {i18n.English: "It will no longer sign anyone in, and every token of the user ends now.", i18n.German: "Damit meldet sich dann niemand mehr an, und jedes Token des Benutzers endet sofort."},
+	"op.users.creds.gone":            {i18n.English: "Removed when the owner confirmed the address", i18n.German: "Entfernt, als der Inhaber die Adresse bestätigte"},
+	"op.users.creds.by.registration": {i18n.English: "registered without sign-in", i18n.German: "ohne Anmeldung registriert"},
+	"op.users.creds.by.holder":       {i18n.English: "by the signed-in holder", i18n.German: "vom angemeldeten Inhaber"},
+	"op.users.creds.by.operator":     {i18n.English: "by an operator", i18n.German: "von einem Betreiber"},
+	"op.users.creds.by.reset":        {i18n.English: "with a reset link", i18n.German: "mit einem Link zum Zurücksetzen"},
+	"op.users.mark.unproven":         {i18n.English: "unproven credentials", i18n.German: "unbestätigte Anmeldewege"},
+	"op.users.mark.unverified":       {i18n.English: "address unverified", i18n.German: "Adresse unbestätigt"},
+	"op.users.grant.title":           {i18n.English: "Confirm the grant", i18n.German: "Vergabe bestätigen"},
+	"op.users.grant.intro":           {i18n.English: "Whoever holds the credentials of %s gets the role. Check them first:", i18n.German: "Wer die Anmeldewege von %s hält, bekommt die Rolle. Prüfen Sie sie zuerst:"},
+	"op.users.grant.confirm":         {i18n.English: "I have checked the account and grant the roles anyway.", i18n.German: "Ich habe das Konto geprüft und vergebe die Rollen trotzdem."},
+	"op.users.grant.go":              {i18n.English: "Grant the roles", i18n.German: "Rollen vergeben"},
+}
+
+func init() {
+	for k, v := range userCredentialMessages {
+		if _, dup := messages[k]; dup {
+			panic("explorer: message " + k + " is in both catalogues")
+		}
+		messages[k] = v
+	}
+}
