@@ -115,8 +115,13 @@ func TestExplorerUsers(t *testing.T) {
 		t.Errorf("the users view lacks the last sign-in:\n%s", body)
 	}
 
-	// Scopes: the next sign-in carries them.
-	if code, body := usersForm(t, s, c, csrf, "scopes", url.Values{"email": {graceEmail}, "role": {identity.ScopeUserSearch}, "other": {"mdr:secret"}}); code != 200 ||
+	// Scopes: the next sign-in carries them. Nobody has confirmed the
+	// address yet, so the grant asks to be confirmed first.
+	if code, body := usersForm(t, s, c, csrf, "scopes", url.Values{"email": {graceEmail}, "role": {identity.ScopeUserSearch}, "other": {"mdr:secret"}}); code != http.StatusConflict ||
+		!strings.Contains(body, "its address is not verified") || !strings.Contains(body, `name="confirm" value="yes"`) {
+		t.Fatalf("unconfirmed scopes: %d\n%s", code, body)
+	}
+	if code, body := usersForm(t, s, c, csrf, "scopes", url.Values{"email": {graceEmail}, "role": {identity.ScopeUserSearch}, "other": {"mdr:secret"}, "confirm": {"yes"}}); code != 200 ||
 		!strings.Contains(body, "The roles and scopes of "+graceEmail+" are saved") {
 		t.Fatalf("scopes: %d\n%s", code, body)
 	}
