@@ -2,6 +2,7 @@ package explorer
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"google.golang.org/grpc/codes"
@@ -85,9 +86,18 @@ func (a *App) credentialRemove(q *req) error {
 		return fail(http.StatusServiceUnavailable, "error.notconfigured")
 	}
 	f := q.r.PostForm
-	_, err := a.cfg.Auth.RemoveCredential(q.bearer(), &authv1.RemoveCredentialRequest{Kind: f.Get("kind"), Id: f.Get("id")})
+	res, err := a.cfg.Auth.RemoveCredential(q.bearer(), &authv1.RemoveCredentialRequest{Kind: f.Get("kind"), Id: f.Get("id")})
 	switch status.Code(err) {
 	case codes.OK:
+		// One nobody had proven: every token of the user ended, this
+		// session's too. Sign this browser out; the next sign-in comes
+		// back to the page that says it is removed.
+		if res.GetSignedOut() {
+			_ = a.cfg.Store.Delete(q.r.Context(), q.sess.ID)
+			http.SetCookie(q.w, a.cookie(q.r, ""))
+			http.Redirect(q.w, q.r, LoginPath+"?"+url.Values{"return": {AccountPath + "?credential=removed"}}.Encode(), http.StatusSeeOther)
+			return nil
+		}
 	case codes.FailedPrecondition:
 		a.accountPage(q, http.StatusBadRequest, accountData{credentialError: "acct.cred.last"})
 		return nil

@@ -33,6 +33,8 @@ func (f *fakeAccountAuth) RemoveCredential(ctx context.Context, r *authv1.Remove
 	switch {
 	case r.GetKind() == "key" && r.GetId() == "12":
 		return &authv1.RemoveCredentialResponse{}, nil
+	case r.GetKind() == "key" && r.GetId() == "14":
+		return &authv1.RemoveCredentialResponse{SignedOut: true}, nil
 	case r.GetKind() == "key" && r.GetId() == "13":
 		return nil, status.Error(codes.FailedPrecondition, "this is your only way to sign in")
 	case r.GetKind() == "password":
@@ -101,6 +103,15 @@ func TestAccountCredentials(t *testing.T) {
 	fa.mu.Unlock()
 	if done := b.do("GET", AccountPath+"?credential=removed", nil).Body.String(); !strings.Contains(done, "It has been removed.") {
 		t.Fatalf("after the removal:\n%s", done)
+	}
+	// An unproven one's removal ended every session: this browser is
+	// signed out, and the sign-in comes back to the page.
+	rec = b.do("POST", CredentialRemove, form("key", "14"))
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != LoginPath+"?return=%2Fexplorer%2Faccount%3Fcredential%3Dremoved" {
+		t.Fatalf("remove with sign-out = %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if _, err := e.store.Get(context.Background(), sess.ID); err == nil {
+		t.Fatal("the session outlived the removal")
 	}
 	for k, v := range credentialMessages {
 		for _, l := range i18n.Supported {

@@ -1110,7 +1110,10 @@ func (x *RemoveCredentialRequest) GetId() string {
 }
 
 type RemoveCredentialResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// signed_out: removing it (one nobody had proven) revoked every token
+	// of the user, the caller's included.
+	SignedOut     bool `protobuf:"varint,1,opt,name=signed_out,json=signedOut,proto3" json:"signed_out,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1143,6 +1146,13 @@ func (x *RemoveCredentialResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use RemoveCredentialResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCredentialResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_account_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RemoveCredentialResponse) GetSignedOut() bool {
+	if x != nil {
+		return x.SignedOut
+	}
+	return false
 }
 
 var File_auth_v1_account_proto protoreflect.FileDescriptor
@@ -1208,8 +1218,10 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"=\n" +
 	"\x17RemoveCredentialRequest\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\"\x1a\n" +
-	"\x18RemoveCredentialResponse*\x94\x01\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"9\n" +
+	"\x18RemoveCredentialResponse\x12\x1d\n" +
+	"\n" +
+	"signed_out\x18\x01 \x01(\bR\tsignedOut*\x94\x01\n" +
 	"\x13AccountTokenPurpose\x12%\n" +
 	"!ACCOUNT_TOKEN_PURPOSE_UNSPECIFIED\x10\x00\x12(\n" +
 	"$ACCOUNT_TOKEN_PURPOSE_PASSWORD_RESET\x10\x01\x12,\n" +

@@ -186,46 +186,48 @@ func (s *Service) revokeUnproven(ctx context.Context, u storage.User, how string
 }
 
 // removeCredential removes u's key or passkey of kind and id, and returns
-// it. Removing one that was unproven (or any, for an operator: force)
-// revokes every token of the user issued so far: whoever held it may
-// hold tokens. The password cannot be removed.
-func (s *Service) removeCredential(ctx context.Context, u storage.User, kind, id string, force bool) (*authv1.Credential, error) {
+// it and whether the user's tokens were revoked: removing one that was
+// unproven (or any, for an operator: force) revokes every token of the
+// user issued so far, since whoever held it may hold tokens. The password
+// cannot be removed.
+func (s *Service) removeCredential(ctx context.Context, u storage.User, kind, id string, force bool) (*authv1.Credential, bool, error) {
 	if len(id) > 1024 {
-		return nil, notFound("no such credential")
+		return nil, false, notFound("no such credential")
 	}
 	var c *authv1.Credential
 	switch strings.TrimSpace(kind) {
 	case kindKey:
 		n, err := strconv.ParseInt(strings.TrimSpace(id), 10, 32)
 		if err != nil || n <= 0 {
-			return nil, notFound("no such key")
+			return nil, false, notFound("no such key")
 		}
 		k, err := s.store.DeleteUserKey(ctx, u.ID, int32(n))
 		if errors.Is(err, storage.ErrNotFound) {
-			return nil, notFound("no such key")
+			return nil, false, notFound("no such key")
 		} else if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		c = keyCredential(k)
 	case kindPasskey:
 		p, err := s.store.DeletePasskey(ctx, u.ID, id)
 		if errors.Is(err, storage.ErrNotFound) {
-			return nil, notFound("no such passkey")
+			return nil, false, notFound("no such passkey")
 		} else if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		c = passkeyCredential(p)
 	case kindPassword:
-		return nil, invalid("the password cannot be removed, only changed")
+		return nil, false, invalid("the password cannot be removed, only changed")
 	default:
-		return nil, invalid("kind must be key or passkey")
+		return nil, false, invalid("kind must be key or passkey")
 	}
 	if force || !c.Proven {
 		if err := s.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error { cur.RevokedBefore = s.revokeNow(cur.RevokedBefore); return nil }); err != nil {
-			return c, err
+			return c, false, err
 		}
+		return c, true, nil
 	}
-	return c, nil
+	return c, false, nil
 }
 
 // lastWay refuses a holder's removal of the only way left to sign in: an
@@ -305,10 +307,11 @@ func (p Public) RemoveCredential(ctx context.Context, r *authv1.RemoveCredential
 	if err := p.lastWay(ctx, u); err != nil {
 		return nil, p.err(ctx, err)
 	}
-	if _, err := p.removeCredential(ctx, u, r.GetKind(), r.GetId(), false); err != nil {
+	_, out, err := p.removeCredential(ctx, u, r.GetKind(), r.GetId(), false)
+	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	return &authv1.RemoveCredentialResponse{}, nil
+	return &authv1.RemoveCredentialResponse{SignedOut: out}, nil
 }
 
 // adminUser is the user of email for the credential methods; a user
@@ -345,7 +348,7 @@ func (a Admin) RemoveUserCredential(ctx context.Context, r *authv1.RemoveUserCre
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
-	if _, err := a.removeCredential(ctx, u, r.GetKind(), r.GetId(), true); err != nil {
+	if _, _, err := a.removeCredential(ctx, u, r.GetKind(), r.GetId(), true); err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.RemoveUserCredentialResponse{}, nil

@@ -221,3 +221,32 @@ func TestRemoveCredentials(t *testing.T) {
 	_, err = e.adm.RemoveUserCredential(ctx, &authv1.RemoveUserCredentialRequest{Email: "self@example.org", Kind: "bogus", Id: "1"})
 	wantCode(t, err, codes.InvalidArgument)
 }
+
+// The holder of an account with a password removes its unproven key: the
+// answer says every token ended, the caller's too.
+func TestHolderRemovesUnprovenKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	k := userKey()
+	reg := register(t, e, "self@example.org", k)
+	if _, err := e.adm.SetPassword(ctx, &authv1.SetPasswordRequest{Email: "self@example.org", Password: "an operator's horse"}); err != nil {
+		t.Fatal(err)
+	}
+	sr, err := e.pub.SignRequest(ctx, &authv1.SignRequestRequest{KeyId: reg.GetKeyId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: sr.GetCode(), Signature: sign(t, k, sr.GetCode())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.pub.RemoveCredential(bearer(tok.GetAccessToken()), &authv1.RemoveCredentialRequest{Kind: "key", Id: strconv.Itoa(int(reg.GetKeyId()))})
+	if err != nil || !res.GetSignedOut() {
+		t.Fatalf("remove = %v %v", res, err)
+	}
+	_, err = e.pub.GetUserInfo(bearer(tok.GetAccessToken()), &authv1.GetUserInfoRequest{})
+	wantCode(t, err, codes.PermissionDenied)
+	if cs := e.credentials(t, "self@example.org"); len(cs) != 1 || cs[0].GetKind() != "password" || cs[0].GetAddedBy() != "operator" {
+		t.Fatalf("credentials after = %v", cs)
+	}
+}
