@@ -284,15 +284,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		})
 	}
 	listUsers := t.Command(cmdutil.Admin{
-		Name: "users", Usage: "users", Help: "list every user",
+		Name: "users", Usage: "users", Help: "list every user (VERIFIED: the address; UNPROVEN: a credential nobody proved)",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).ListUsers(ctx, &authv1.ListUsersRequest{})
 			if err != nil {
 				return err
 			}
-			tw := cmdutil.Table(stdout, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tSCOPES")
+			// UNPROVEN: a credential nobody proved (`auth credentials EMAIL`).
+			tw := cmdutil.Table(stdout, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tVERIFIED\tUNPROVEN\tSCOPES")
 			for _, u := range res.GetUsers() {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%s\n", u.GetId(), u.GetEmail(), u.GetRealName(), u.GetDisabled(), u.GetHasPassword(), strings.Join(u.GetScopes(), ","))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%t\t%t\t%s\n", u.GetId(), u.GetEmail(), orDash(u.GetRealName()), u.GetDisabled(), u.GetHasPassword(),
+					u.GetEmailVerified(), u.GetUnprovenCredentials(), strings.Join(u.GetScopes(), ","))
 			}
 			return tw.Flush()
 		},
