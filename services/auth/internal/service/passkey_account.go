@@ -173,7 +173,7 @@ func (p Public) RemovePasskey(ctx context.Context, r *authv1.RemovePasskeyReques
 			return nil, p.err(ctx, err)
 		}
 	}
-	return &authv1.RemovePasskeyResponse{}, nil
+	return &authv1.RemovePasskeyResponse{SignedOut: gone.Unproven}, nil
 }
 
 // errCeremony is the one answer for a ceremony that cannot be finished:
