@@ -281,7 +281,7 @@ func (a Admin) SetUserScopes(ctx context.Context, r *authv1.SetUserScopesRequest
 		if !r.GetConfirm() && (unproven || !u.EmailVerified) && grantsNew(u.Scopes, r.GetScopes()) {
 			what := "its address is not verified"
 			if unproven {
-				what = "it has credentials nobody has proven (a key registered while its address was unverified)"
+				what = "it has credentials nobody has proven (added while its address was unverified)"
 			}
 			return rpcerr.New(rpcerr.ErrPrecondition, "%s: %s; confirm to grant the role anyway", u.Email, what)
 		}
