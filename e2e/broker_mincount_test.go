@@ -20,7 +20,7 @@ import (
 func TestBrokerMinCount(t *testing.T) {
 	t.Parallel()
 	s := explorerStack(t, Options{BrokerArgs: []string{"-registration", "approval", "-watch-interval", "1s", "-min-count", "5"}})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "broker:researcher", demoEmail)
 	charite := registerBank(t, s, "bank@charite.example")
 	dresden := registerBank(t, s, "bank@dresden.example")
 	s.BrokerCLI(t, 0, "approve-bank", "-site", "charite", charite.email)

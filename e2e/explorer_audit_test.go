@@ -66,7 +66,7 @@ func explorerAudit(t *testing.T, o Options) {
 		}
 	}
 
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	s.AuthCLI(t, 0, "create-user", "-email", graceEmail, "-password", gracePass, "-name", "Grace Hopper")
 	op := userID(t, s, demoEmail)
 	c := signInHTTP(t, s)
@@ -157,7 +157,7 @@ func TestExplorerAuditBrowser(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	p.signIn(s)
 	p.do("open the audit view", chromedp.Navigate(s.URL+"/explorer/operator/audit"), chromedp.WaitVisible(chromedp.ID("audit-actor")))
 	p.do("filter by keyboard", chromedp.SendKeys(chromedp.ID("audit-action"), "auth."), chromedp.Submit(chromedp.ID("audit-action")),

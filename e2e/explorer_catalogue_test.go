@@ -19,7 +19,7 @@ func TestExplorerCatalogue(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "broker:researcher", demoEmail)
 
 	p.signInToBuilder(s)
 	p.markDocument()

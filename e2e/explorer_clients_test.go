@@ -39,7 +39,7 @@ func TestExplorerClients(t *testing.T) {
 		}
 	}
 
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	op := userID(t, s, demoEmail)
 	c := signInHTTP(t, s)
 	code, body := getPage(t, c, s.URL+"/explorer/operator/clients")
@@ -189,7 +189,7 @@ func TestExplorerClientsBrowser(t *testing.T) {
 	}
 	p.signOut()
 
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	p.signIn(s)
 	li := `li[data-client="lab-app"]`
 	p.do("open the clients view", chromedp.Navigate(s.URL+"/explorer/operator/clients"), chromedp.WaitVisible(chromedp.ID("clients-heading")))

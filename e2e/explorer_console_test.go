@@ -70,7 +70,7 @@ func TestConsoleRefusedEverywhere(t *testing.T) {
 	s.AuthCLI(t, 0, "create-user", "-email", graceEmail)
 	s.AuthCLI(t, 0, "create-user", "-email", "eve@lab.example")
 	s.AuthCLI(t, 0, "disable-user", "eve@lab.example")
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	paths := crawlConsole(t, s, signInHTTP(t, s))
 	var names []string
 	for k := range paths {
@@ -115,14 +115,14 @@ func TestConsoleRefusedEverywhere(t *testing.T) {
 			}
 		}
 	}
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeResearcher, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeResearcher, demoEmail)
 	walk("researcher", func(pattern string) string {
 		if strings.Contains(pattern, "/operator/users") || strings.HasSuffix(pattern, "/operator/") {
 			return "lacks the role (scope fris:operator or fris:user-admin)"
 		}
 		return "lacks the operator role (scope fris:operator)"
 	})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeUserAdmin, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeUserAdmin, demoEmail)
 	walk("user admin", func(pattern string) string {
 		if strings.Contains(pattern, "/operator/users") || strings.HasSuffix(pattern, "/operator/") {
 			return ""
@@ -142,7 +142,7 @@ func TestExplorerUserAdmin(t *testing.T) {
 	s := explorerStack(t, Options{})
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client", "-redirect-url", callback)
 	s.AuthCLI(t, 0, "create-user", "-email", "op@lab.example", "-password", "operator password", "-scopes", identity.ScopeOperator)
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeUserAdmin, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeUserAdmin, demoEmail)
 	ua := userID(t, s, demoEmail)
 	c := signInHTTP(t, s)
 	_, home := getPage(t, c, s.URL+"/explorer/")
@@ -238,7 +238,7 @@ func TestConsoleAndLoginBrowser(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 
 	p.do("open the login page", chromedp.Navigate(s.URL+"/explorer/login?return=%2Fexplorer%2Foperator%2Fusers"), chromedp.WaitVisible(chromedp.ID("email")))
 	p.wantText("header.bar .brand", "FRIS Explorer")

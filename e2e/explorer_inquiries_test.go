@@ -23,7 +23,7 @@ import (
 func inquiryStack(t *testing.T, brokerArgs ...string) (*Stack, bank, bank) {
 	t.Helper()
 	s := explorerStack(t, Options{BrokerArgs: append([]string{"-registration", "approval", "-watch-interval", "1s"}, brokerArgs...)})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "broker:researcher", demoEmail)
 	a := registerBank(t, s, "bank@charite.example")
 	b := registerBank(t, s, "bank@dresden.example")
 	s.BrokerCLI(t, 0, "approve-bank", "-site", "charite", a.email)

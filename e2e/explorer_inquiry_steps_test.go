@@ -21,7 +21,7 @@ import (
 func TestExplorerInquirySteps(t *testing.T) {
 	t.Parallel()
 	s := explorerStack(t, Options{BrokerArgs: []string{"-registration", "approval", "-watch-interval", "1s"}, GatewayArgs: []string{"-max-body", "1048576"}})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "broker:researcher", demoEmail)
 	bankA := registerBank(t, s, "bank@charite.example")
 	bankB := registerBank(t, s, "bank@dresden.example")
 	s.BrokerCLI(t, 0, "approve-bank", "-site", "charite", bankA.email)

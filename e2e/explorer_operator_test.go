@@ -81,7 +81,7 @@ func TestExplorerOperator(t *testing.T) {
 	upText(t, s, http.MethodPut, charite.spec()+"/uploadStats", "<Uploadstats/>", 200, charite.xml()...)
 
 	// A researcher (no operator role): no link, and the pages say why.
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeResearcher, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeResearcher, demoEmail)
 	p.signIn(s)
 	if n := p.count(`a[href^="/explorer/operator"]`); n != 0 {
 		t.Errorf("a researcher's page has %d links to the operator views", n)
@@ -94,7 +94,7 @@ func TestExplorerOperator(t *testing.T) {
 
 	// The role reaches the user's next token: signing in again, which the
 	// operator view asks for and then returns to.
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeResearcher+","+identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeResearcher+","+identity.ScopeOperator, demoEmail)
 	p.do("open the banks view signed out", chromedp.Navigate(s.URL+"/explorer/operator/banks"), chromedp.WaitVisible(chromedp.ID("email")))
 	p.do("sign in as an operator", chromedp.SendKeys(chromedp.ID("email"), demoEmail), chromedp.SendKeys(chromedp.ID("password"), demoPass),
 		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("li.pending")))
@@ -268,7 +268,7 @@ func operatorPagesFast(t *testing.T, s *Stack) {
 	t.Helper()
 	seedSites(t, s)
 	upText(t, s, http.MethodPut, charite.spec()+"/pats/FAST-1", patientDoc("FAST-1", "Patient", ""), 201, charite.xml()...)
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	c := signInHTTP(t, s)
 	for _, lang := range []string{"en", "de"} {
 		for _, path := range []string{"/explorer/operator/banks", "/explorer/operator/sites", "/explorer/operator/monitoring", "/explorer/operator/registry"} {

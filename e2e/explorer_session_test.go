@@ -85,7 +85,7 @@ func TestExplorerSession(t *testing.T) {
 	// second request after signing in refreshes.
 	s := explorerStack(t, Options{AuthArgs: []string{"-access-ttl", "62s"}})
 	s.MDRCLI(t, 0, "import", filepath.Join(repoRoot, "e2e/testdata/extra.json"))
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "mdr:secret", demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "mdr:secret", demoEmail)
 	anon := &http.Client{Timeout: 30 * time.Second}
 	user := signInHTTP(t, s)
 

@@ -75,7 +75,7 @@ func TestExplorerUsers(t *testing.T) {
 		t.Fatalf("non-operator: %d\n%s", code, body)
 	}
 
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	op := userID(t, s, demoEmail)
 	c := signInHTTP(t, s)
 	code, body := getPage(t, c, s.URL+"/explorer/operator/users?q=lovelace")
@@ -115,8 +115,13 @@ func TestExplorerUsers(t *testing.T) {
 		t.Errorf("the users view lacks the last sign-in:\n%s", body)
 	}
 
-	// Scopes: the next sign-in carries them.
-	if code, body := usersForm(t, s, c, csrf, "scopes", url.Values{"email": {graceEmail}, "role": {identity.ScopeUserSearch}, "other": {"mdr:secret"}}); code != 200 ||
+	// Scopes: the next sign-in carries them. Nobody has confirmed the
+	// address yet, so the grant asks to be confirmed first.
+	if code, body := usersForm(t, s, c, csrf, "scopes", url.Values{"email": {graceEmail}, "role": {identity.ScopeUserSearch}, "other": {"mdr:secret"}}); code != http.StatusConflict ||
+		!strings.Contains(body, "its address is not verified") || !strings.Contains(body, `name="confirm" value="yes"`) {
+		t.Fatalf("unconfirmed scopes: %d\n%s", code, body)
+	}
+	if code, body := usersForm(t, s, c, csrf, "scopes", url.Values{"email": {graceEmail}, "role": {identity.ScopeUserSearch}, "other": {"mdr:secret"}, "confirm": {"yes"}}); code != 200 ||
 		!strings.Contains(body, "The roles and scopes of "+graceEmail+" are saved") {
 		t.Fatalf("scopes: %d\n%s", code, body)
 	}
@@ -175,7 +180,7 @@ func TestExplorerUsersBrowser(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	p.signIn(s)
 	p.do("open the users view", chromedp.Navigate(s.URL+"/explorer/operator/users"), chromedp.WaitVisible(chromedp.ID("users-q")))
 	p.wantText("#users-heading + p", "1–1 of 1")

@@ -57,7 +57,7 @@ func TestPasskeyBrowser(t *testing.T) {
 
 	// The operator: a user without a password, and the operator role.
 	s.AuthCLI(t, 0, "create-user", "-email", email, "-name", "Grace Hopper", "-email-verified")
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, email)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, email)
 
 	if _, err := chromedp.Call(p.ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
 		t.Fatalf("WebAuthn domain: %v", err)

@@ -93,7 +93,7 @@ func TestRoles(t *testing.T) {
 
 	// An operator grants both roles. The token issued before keeps its
 	// scopes; the next one, by refresh or by signing in again, has them.
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher,users:search", u.email)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "broker:researcher,users:search", u.email)
 	wantInsufficientScope(t, s, http.MethodGet, researcherAPI, access, "broker:researcher")
 	res, v := postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"refresh_token":%q}`, refresh))
 	wantStatus(t, res, v, 200)
@@ -115,7 +115,7 @@ func TestRoles(t *testing.T) {
 	s.Get(t, search, 200, "Authorization", "Bearer "+demo)
 
 	// Revoking takes effect the same way: at the next token.
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "", u.email)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "", u.email)
 	res, v = postJSON(t, s, oauth+"/token", fmt.Sprintf(`{"refresh_token":%q}`, field(t, v, "refresh_token")))
 	wantStatus(t, res, v, 200)
 	revoked, _, _ := tokens(t, v)
@@ -209,7 +209,7 @@ func TestAuditEvents(t *testing.T) {
 	waitAudit(t, s.Auth, "auth.register", map[string]any{"outcome": "success", "actor": userID, "target": "self@fris.test", "client_addr": "127.0.0.1"})
 
 	// An operator's grant, through the admin API.
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", "self@fris.test")
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "broker:researcher", "self@fris.test")
 	waitAudit(t, s.Auth, "auth.admin.SetUserScopes", map[string]any{"outcome": "success", "actor": "admin-api", "email": "self@fris.test", "scopes": "broker:researcher"})
 
 	// A bank registers, an operator approves it, the bank deletes itself.

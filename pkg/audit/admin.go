@@ -85,7 +85,7 @@ func adminAction(service, method string) string {
 func loggable(name string) bool {
 	switch name {
 	case "email", "client_id", "site_id", "teiler_id", "teiler", "username", "id", "name", "author",
-		"scopes", "disabled", "email_verified", "type", "if_missing", "target_sites", "revoke_tokens":
+		"scopes", "disabled", "email_verified", "type", "if_missing", "target_sites", "revoke_tokens", "kind", "confirm":
 		return true
 	}
 	return false

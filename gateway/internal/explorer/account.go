@@ -60,6 +60,10 @@ type accountData struct {
 	passkeyArgs  []any
 	// Rule is the password policy the form shows (password_policy.go).
 	Rule passwordRule
+	// Credentials is the credential section (credentials.go);
+	// credentialError its form's message key.
+	Credentials     credentialData
+	credentialError string
 }
 
 func (a *App) account(q *req) error {
@@ -114,6 +118,10 @@ func (a *App) accountPage(q *req, code int, d accountData) {
 	}
 	d.Passkeys = a.passkeys(q)
 	d.Rule = a.passwordRule(q, v)
+	d.Credentials = a.credentials(q)
+	if d.credentialError != "" {
+		d.Credentials.Error = v.T(d.credentialError)
+	}
 	if d.passkeyError != "" {
 		d.Passkeys.Error = v.T(d.passkeyError, d.passkeyArgs...)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"google.golang.org/grpc/codes"
@@ -156,8 +157,16 @@ func (a *App) passkeyRemove(q *req) error {
 	if err := passkeyForm(q); err != nil {
 		return err
 	}
-	if _, err := a.cfg.Auth.RemovePasskey(q.bearer(), &authv1.RemovePasskeyRequest{Id: q.r.PostForm.Get("id")}); err != nil {
+	res, err := a.cfg.Auth.RemovePasskey(q.bearer(), &authv1.RemovePasskeyRequest{Id: q.r.PostForm.Get("id")})
+	if err != nil {
 		return err
+	}
+	// An unproven passkey's removal ended every session, this one's too.
+	if res.GetSignedOut() {
+		_ = a.cfg.Store.Delete(q.r.Context(), q.sess.ID)
+		http.SetCookie(q.w, a.cookie(q.r, ""))
+		http.Redirect(q.w, q.r, LoginPath+"?"+url.Values{"return": {AccountPath + "?passkey=removed#passkeys-heading"}}.Encode(), http.StatusSeeOther)
+		return nil
 	}
 	http.Redirect(q.w, q.r, AccountPath+"?passkey=removed#passkeys-heading", http.StatusSeeOther)
 	return nil

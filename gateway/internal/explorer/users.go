@@ -72,7 +72,9 @@ type userLine struct {
 	Locked      bool
 	HasPassword bool
 	Verified    bool
-	Roles       []roleBox
+	// Unproven: the account has a credential nobody proved.
+	Unproven bool
+	Roles    []roleBox
 	// Other are the scopes that are no known role, space-separated.
 	Other   string
 	Created when
@@ -123,7 +125,7 @@ func (a *App) users(q *req) error {
 	from, to := (d.Page-1)*usersPerPage, min(d.Page*usersPerPage, len(found))
 	for i, u := range found[from:to] {
 		l := userLine{ID: "user-" + strconv.Itoa(from+i), Email: u.GetEmail(), Self: q.sess.User != nil && strings.EqualFold(u.GetEmail(), q.sess.User.Email), Name: u.GetRealName(), Disabled: u.GetDisabled(),
-			HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Roles: q.roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
+			HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Unproven: u.GetUnprovenCredentials(), Roles: q.roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
 			Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr(),
 			Locked: !q.isOperator() && slices.ContainsFunc(u.GetScopes(), identity.Privileged)}
 		d.Users = append(d.Users, l)
@@ -257,7 +259,17 @@ func (a *App) userAction(act userAct) func(*req) error {
 			if !ok {
 				return fail(http.StatusBadRequest, "op.users.error.scopes")
 			}
-			_, err = a.cfg.Users.SetUserScopes(q.ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: scopes})
+			confirmed := f.Get("confirm") == "yes"
+			_, err = a.cfg.Users.SetUserScopes(q.ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: scopes, Confirm: confirmed})
+			// A grant to an account nobody has proven: the same form
+			// again, to be confirmed knowingly.
+			if status.Code(err) == codes.FailedPrecondition && !confirmed {
+				v := a.opView(q, "op.users.grant.title", "users")
+				v.Crumbs = []crumb{{v.T("op.title"), OperatorPath}, {v.T("op.users.title"), UsersPath}, {v.Title, ""}}
+				v.Data = grantConfirmData{Email: email, Reason: status.Convert(err).Message(), Roles: f["role"], Other: f.Get("other")}
+				a.render(q, http.StatusConflict, "operator-user-grant", v)
+				return nil
+			}
 			done = "scopes"
 		case userEndSessions:
 			_, err = a.cfg.Users.RevokeUser(q.ctx, &authv1.RevokeUserRequest{Email: email})

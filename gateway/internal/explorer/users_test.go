@@ -89,6 +89,11 @@ func (f *fakeUsers) SetUserScopes(ctx context.Context, r *authv1.SetUserScopesRe
 		return nil, status.Error(codes.PermissionDenied, "only an operator grants the role fris:operator")
 	}
 	if u := f.find(r.GetEmail()); u != nil {
+		// As auth: a new role for an account with unproven credentials
+		// needs confirm.
+		if u.GetUnprovenCredentials() && !r.GetConfirm() && slices.ContainsFunc(r.GetScopes(), func(s string) bool { return !slices.Contains(u.GetScopes(), s) }) {
+			return nil, status.Error(codes.FailedPrecondition, u.GetEmail()+": it has credentials nobody has proven; confirm to grant the role anyway")
+		}
 		u.Scopes = r.GetScopes()
 	}
 	return &authv1.SetUserScopesResponse{}, nil

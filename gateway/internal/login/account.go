@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -41,6 +42,9 @@ const (
 	LinkSent         = "If an account has this address, we have sent it a link to set a new password. The link works once, for a short time."
 	PasswordSet      = "Your password has been changed, and you have been signed out everywhere. Sign in with your new password."
 	EmailVerified    = "Your email address is confirmed. Thank you."
+	// CredentialsRemoved heads the list of what the owner's proof of the
+	// address removed (docs/security.md, Credential lifecycle).
+	CredentialsRemoved = "Nobody had proven these ways to sign in to your account, so they have been removed, and every sign-in made with them has ended:"
 )
 
 type forgotPage struct {
@@ -64,6 +68,27 @@ type noticePage struct {
 	base
 	Title, Nonce, Message, Link, LinkText string
 	Alert                                 bool
+	// Removed: the credentials the owner's reset or verification removed,
+	// under RemovedIntro.
+	Removed      []removedCredential
+	RemovedIntro string
+}
+
+// removedCredential is a removed credential as the notice names it.
+type removedCredential struct {
+	Kind, ID, Description, Added, AddedBy string
+}
+
+func removedCredentials(cs []*authv1.Credential) []removedCredential {
+	var out []removedCredential
+	for _, c := range cs {
+		r := removedCredential{Kind: c.GetKind(), ID: c.GetId(), Description: c.GetDescription(), AddedBy: c.GetAddedBy()}
+		if c.GetCreated() != 0 {
+			r.Added = time.Unix(int64(c.GetCreated()), 0).UTC().Format("2006-01-02 15:04 UTC")
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // forgot serves GET and POST of the forgot-password page. The authorize
@@ -146,7 +171,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.accountContext(r)
 	defer cancel()
-	_, err := h.cfg.Client.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: tok, Password: pw})
+	res, err := h.cfg.Client.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: tok, Password: pw})
 	switch status.Code(err) {
 	case codes.OK:
 	case codes.InvalidArgument: // the password policy: the link is not spent
@@ -161,7 +186,7 @@ func (h *Handler) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.setCSRF(w, r, "", -1)
-	h.notice(w, r, http.StatusOK, noticePage{Title: "Password changed", Message: PasswordSet})
+	h.notice(w, r, http.StatusOK, noticePage{Title: "Password changed", Message: PasswordSet, Removed: removedCredentials(res.GetRemoved())})
 }
 
 // resetForm shows the reset form while the link is live, with the message
@@ -196,6 +221,9 @@ func (h *Handler) deadLink(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) notice(w http.ResponseWriter, r *http.Request, code int, p noticePage) {
 	p.base, p.Nonce = newBase(w, r, ""), token(16)
+	if len(p.Removed) > 0 {
+		p.RemovedIntro = CredentialsRemoved
+	}
 	h.render(w, code, "notice.html", p.Nonce, p, "")
 }
 
@@ -306,10 +334,10 @@ func (h *Handler) verify(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.accountContext(r)
 	defer cancel()
-	_, err := h.cfg.Client.VerifyEmail(ctx, &authv1.VerifyEmailRequest{Token: vals.Get("token")})
+	res, err := h.cfg.Client.VerifyEmail(ctx, &authv1.VerifyEmailRequest{Token: vals.Get("token")})
 	switch status.Code(err) {
 	case codes.OK:
-		h.notice(w, r, http.StatusOK, noticePage{Title: "Email address confirmed", Message: EmailVerified})
+		h.notice(w, r, http.StatusOK, noticePage{Title: "Email address confirmed", Message: EmailVerified, Removed: removedCredentials(res.GetRemoved())})
 	case codes.NotFound:
 		h.deadVerifyLink(w, r)
 	default:

@@ -66,7 +66,10 @@ func (f *accountAuth) VerifyEmail(_ context.Context, in *authv1.VerifyEmailReque
 		return nil, status.Error(codes.NotFound, "this link has expired or has been used already")
 	}
 	f.spent = true
-	return &authv1.VerifyEmailResponse{Email: "ada@example.org"}, nil
+	return &authv1.VerifyEmailResponse{Email: "ada@example.org", Removed: []*authv1.Credential{
+		{Kind: "key", Id: "7", Description: "<b>stranger</b>", Created: 1700000000, AddedBy: "registration"},
+		{Kind: "passkey", Id: "cred-1", AddedBy: "holder"},
+	}}, nil
 }
 
 func (f *accountAuth) CheckAccountToken(_ context.Context, in *authv1.CheckAccountTokenRequest, _ ...grpc.CallOption) (*authv1.CheckAccountTokenResponse, error) {
@@ -291,6 +294,13 @@ func TestVerifyPage(t *testing.T) {
 	rec = serve(h, "POST", "/oauth2/verify", url.Values{"token": {"verify-token"}, CSRFField: {goodCSRF}})
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), EmailVerified) {
 		t.Fatalf("POST verify = %d:\n%s", rec.Code, rec.Body)
+	}
+	// What the owner's proof removed is named, escaped.
+	for _, want := range []string{CredentialsRemoved, `<li data-kind="key" data-id="7">Key 7 „&lt;b&gt;stranger&lt;/b&gt;“, added 2023-11-14 22:13 UTC (registered without sign-in)</li>`,
+		`<li data-kind="passkey" data-id="cred-1">Passkey cred-1 (added by the signed-in holder)</li>`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Fatalf("POST verify lacks %q:\n%s", want, rec.Body)
+		}
 	}
 	rec = serve(h, "POST", "/oauth2/verify", url.Values{"token": {"verify-token"}, CSRFField: {goodCSRF}})
 	if rec.Code != 404 || !strings.Contains(rec.Body.String(), DeadLink) {

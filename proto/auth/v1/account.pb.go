@@ -330,8 +330,12 @@ func (x *ResetPasswordRequest) GetPassword() string {
 }
 
 type ResetPasswordResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Email string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// removed are the credentials nobody had proven (a key registered while
+	// the address was unverified), revoked because following the link
+	// proved the address: the page names them.
+	Removed       []*Credential `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -371,6 +375,13 @@ func (x *ResetPasswordResponse) GetEmail() string {
 		return x.Email
 	}
 	return ""
+}
+
+func (x *ResetPasswordResponse) GetRemoved() []*Credential {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
 }
 
 // VerifyEmailRequest spends a verification token.
@@ -419,8 +430,10 @@ func (x *VerifyEmailRequest) GetToken() string {
 }
 
 type VerifyEmailResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Email string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// removed: as ResetPasswordResponse's.
+	Removed       []*Credential `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -460,6 +473,13 @@ func (x *VerifyEmailResponse) GetEmail() string {
 		return x.Email
 	}
 	return ""
+}
+
+func (x *VerifyEmailResponse) GetRemoved() []*Credential {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
 }
 
 // ChangePasswordRequest changes the password of the user of the access
@@ -918,6 +938,318 @@ func (*SignOutEverywhereResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_account_proto_rawDescGZIP(), []int{16}
 }
 
+// Credential is one way to sign in to an account: its password, a
+// registered key or a passkey (docs/security.md, Credential lifecycle).
+type Credential struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind is password, key or passkey.
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// id names it among the account's credentials of its kind: a key's
+	// number, a passkey's credential id, empty for the password.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// description is what its holder called it (a key's description, a
+	// passkey's name).
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// created: seconds since the Unix epoch (0: not recorded).
+	Created uint32 `protobuf:"varint,4,opt,name=created,proto3" json:"created,omitempty"`
+	// added_by is how it was added: registration (POST /oauth2/register,
+	// anonymous), holder (the signed-in account holder), operator, reset
+	// (a mailed reset link), or empty when not recorded.
+	AddedBy string `protobuf:"bytes,5,opt,name=added_by,json=addedBy,proto3" json:"added_by,omitempty"`
+	// proven: added by an operator, or by the holder of the verified
+	// address; an unproven credential is revoked when the owner proves the
+	// address.
+	Proven bool `protobuf:"varint,6,opt,name=proven,proto3" json:"proven,omitempty"`
+	// last_used: seconds since the Unix epoch of its latest successful
+	// sign-in, to the minute (0: never, or not recorded).
+	LastUsed uint32 `protobuf:"varint,7,opt,name=last_used,json=lastUsed,proto3" json:"last_used,omitempty"`
+	// removed: seconds since the Unix epoch when the owner's proof of the
+	// address removed it (only in a list of removed credentials).
+	Removed       uint32 `protobuf:"varint,8,opt,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Credential) Reset() {
+	*x = Credential{}
+	mi := &file_auth_v1_account_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Credential) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Credential) ProtoMessage() {}
+
+func (x *Credential) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Credential.ProtoReflect.Descriptor instead.
+func (*Credential) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *Credential) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Credential) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Credential) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Credential) GetCreated() uint32 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *Credential) GetAddedBy() string {
+	if x != nil {
+		return x.AddedBy
+	}
+	return ""
+}
+
+func (x *Credential) GetProven() bool {
+	if x != nil {
+		return x.Proven
+	}
+	return false
+}
+
+func (x *Credential) GetLastUsed() uint32 {
+	if x != nil {
+		return x.LastUsed
+	}
+	return 0
+}
+
+func (x *Credential) GetRemoved() uint32 {
+	if x != nil {
+		return x.Removed
+	}
+	return 0
+}
+
+// ListCredentialsRequest lists the credentials of the user of the access
+// token in the `authorization` metadata.
+type ListCredentialsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCredentialsRequest) Reset() {
+	*x = ListCredentialsRequest{}
+	mi := &file_auth_v1_account_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCredentialsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCredentialsRequest) ProtoMessage() {}
+
+func (x *ListCredentialsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCredentialsRequest.ProtoReflect.Descriptor instead.
+func (*ListCredentialsRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{18}
+}
+
+type ListCredentialsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// credentials: the password first, then keys and passkeys, oldest first.
+	Credentials []*Credential `protobuf:"bytes,1,rep,name=credentials,proto3" json:"credentials,omitempty"`
+	// removed: what the owner's proofs of the address removed (the newest
+	// few), newest first.
+	Removed       []*Credential `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCredentialsResponse) Reset() {
+	*x = ListCredentialsResponse{}
+	mi := &file_auth_v1_account_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCredentialsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCredentialsResponse) ProtoMessage() {}
+
+func (x *ListCredentialsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCredentialsResponse.ProtoReflect.Descriptor instead.
+func (*ListCredentialsResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListCredentialsResponse) GetCredentials() []*Credential {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+func (x *ListCredentialsResponse) GetRemoved() []*Credential {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
+// RemoveCredentialRequest removes one of the caller's keys or passkeys;
+// the password cannot be removed.
+type RemoveCredentialRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind is key or passkey.
+	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveCredentialRequest) Reset() {
+	*x = RemoveCredentialRequest{}
+	mi := &file_auth_v1_account_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveCredentialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveCredentialRequest) ProtoMessage() {}
+
+func (x *RemoveCredentialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveCredentialRequest.ProtoReflect.Descriptor instead.
+func (*RemoveCredentialRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RemoveCredentialRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RemoveCredentialRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type RemoveCredentialResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// signed_out: removing it (one nobody had proven) revoked every token
+	// of the user, the caller's included.
+	SignedOut     bool `protobuf:"varint,1,opt,name=signed_out,json=signedOut,proto3" json:"signed_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveCredentialResponse) Reset() {
+	*x = RemoveCredentialResponse{}
+	mi := &file_auth_v1_account_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveCredentialResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveCredentialResponse) ProtoMessage() {}
+
+func (x *RemoveCredentialResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveCredentialResponse.ProtoReflect.Descriptor instead.
+func (*RemoveCredentialResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RemoveCredentialResponse) GetSignedOut() bool {
+	if x != nil {
+		return x.SignedOut
+	}
+	return false
+}
+
 var File_auth_v1_account_proto protoreflect.FileDescriptor
 
 const file_auth_v1_account_proto_rawDesc = "" +
@@ -935,13 +1267,15 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\x05email\x18\x01 \x01(\tR\x05email\"H\n" +
 	"\x14ResetPasswordRequest\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1a\n" +
-	"\bpassword\x18\x02 \x01(\tR\bpassword\"-\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"a\n" +
 	"\x15ResetPasswordResponse\x12\x14\n" +
-	"\x05email\x18\x01 \x01(\tR\x05email\"*\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x122\n" +
+	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"*\n" +
 	"\x12VerifyEmailRequest\x12\x14\n" +
-	"\x05token\x18\x01 \x01(\tR\x05token\"+\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"_\n" +
 	"\x13VerifyEmailResponse\x12\x14\n" +
-	"\x05email\x18\x01 \x01(\tR\x05email\"e\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x122\n" +
+	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"e\n" +
 	"\x15ChangePasswordRequest\x12)\n" +
 	"\x10current_password\x18\x01 \x01(\tR\x0fcurrentPassword\x12!\n" +
 	"\fnew_password\x18\x02 \x01(\tR\vnewPassword\"\x7f\n" +
@@ -967,7 +1301,27 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\x14ListSessionsResponse\x128\n" +
 	"\bsessions\x18\x01 \x03(\v2\x1c.fris.auth.v1.AccountSessionR\bsessions\"\x1a\n" +
 	"\x18SignOutEverywhereRequest\"\x1b\n" +
-	"\x19SignOutEverywhereResponse*\x94\x01\n" +
+	"\x19SignOutEverywhereResponse\"\xd6\x01\n" +
+	"\n" +
+	"Credential\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x18\n" +
+	"\acreated\x18\x04 \x01(\rR\acreated\x12\x19\n" +
+	"\badded_by\x18\x05 \x01(\tR\aaddedBy\x12\x16\n" +
+	"\x06proven\x18\x06 \x01(\bR\x06proven\x12\x1b\n" +
+	"\tlast_used\x18\a \x01(\rR\blastUsed\x12\x18\n" +
+	"\aremoved\x18\b \x01(\rR\aremoved\"\x18\n" +
+	"\x16ListCredentialsRequest\"\x89\x01\n" +
+	"\x17ListCredentialsResponse\x12:\n" +
+	"\vcredentials\x18\x01 \x03(\v2\x18.fris.auth.v1.CredentialR\vcredentials\x122\n" +
+	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"=\n" +
+	"\x17RemoveCredentialRequest\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"9\n" +
+	"\x18RemoveCredentialResponse\x12\x1d\n" +
+	"\n" +
+	"signed_out\x18\x01 \x01(\bR\tsignedOut*\x94\x01\n" +
 	"\x13AccountTokenPurpose\x12%\n" +
 	"!ACCOUNT_TOKEN_PURPOSE_UNSPECIFIED\x10\x00\x12(\n" +
 	"$ACCOUNT_TOKEN_PURPOSE_PASSWORD_RESET\x10\x01\x12,\n" +
@@ -986,7 +1340,7 @@ func file_auth_v1_account_proto_rawDescGZIP() []byte {
 }
 
 var file_auth_v1_account_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_auth_v1_account_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_auth_v1_account_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_auth_v1_account_proto_goTypes = []any{
 	(AccountTokenPurpose)(0),             // 0: fris.auth.v1.AccountTokenPurpose
 	(*RequestPasswordResetRequest)(nil),  // 1: fris.auth.v1.RequestPasswordResetRequest
@@ -1006,15 +1360,24 @@ var file_auth_v1_account_proto_goTypes = []any{
 	(*ListSessionsResponse)(nil),         // 15: fris.auth.v1.ListSessionsResponse
 	(*SignOutEverywhereRequest)(nil),     // 16: fris.auth.v1.SignOutEverywhereRequest
 	(*SignOutEverywhereResponse)(nil),    // 17: fris.auth.v1.SignOutEverywhereResponse
+	(*Credential)(nil),                   // 18: fris.auth.v1.Credential
+	(*ListCredentialsRequest)(nil),       // 19: fris.auth.v1.ListCredentialsRequest
+	(*ListCredentialsResponse)(nil),      // 20: fris.auth.v1.ListCredentialsResponse
+	(*RemoveCredentialRequest)(nil),      // 21: fris.auth.v1.RemoveCredentialRequest
+	(*RemoveCredentialResponse)(nil),     // 22: fris.auth.v1.RemoveCredentialResponse
 }
 var file_auth_v1_account_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.CheckAccountTokenRequest.purpose:type_name -> fris.auth.v1.AccountTokenPurpose
-	14, // 1: fris.auth.v1.ListSessionsResponse.sessions:type_name -> fris.auth.v1.AccountSession
-	2,  // [2:2] is the sub-list for method output_type
-	2,  // [2:2] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	18, // 1: fris.auth.v1.ResetPasswordResponse.removed:type_name -> fris.auth.v1.Credential
+	18, // 2: fris.auth.v1.VerifyEmailResponse.removed:type_name -> fris.auth.v1.Credential
+	14, // 3: fris.auth.v1.ListSessionsResponse.sessions:type_name -> fris.auth.v1.AccountSession
+	18, // 4: fris.auth.v1.ListCredentialsResponse.credentials:type_name -> fris.auth.v1.Credential
+	18, // 5: fris.auth.v1.ListCredentialsResponse.removed:type_name -> fris.auth.v1.Credential
+	6,  // [6:6] is the sub-list for method output_type
+	6,  // [6:6] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_account_proto_init() }
@@ -1028,7 +1391,7 @@ func file_auth_v1_account_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_account_proto_rawDesc), len(file_auth_v1_account_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

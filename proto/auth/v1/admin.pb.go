@@ -675,8 +675,11 @@ type UserRecord struct {
 	// and the address it came from.
 	LastSignIn     uint32 `protobuf:"varint,11,opt,name=last_sign_in,json=lastSignIn,proto3" json:"last_sign_in,omitempty"`
 	LastSignInAddr string `protobuf:"bytes,12,opt,name=last_sign_in_addr,json=lastSignInAddr,proto3" json:"last_sign_in_addr,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// unproven_credentials: the account has a credential nobody proved
+	// (a key registered while the address was unverified).
+	UnprovenCredentials bool `protobuf:"varint,13,opt,name=unproven_credentials,json=unprovenCredentials,proto3" json:"unproven_credentials,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *UserRecord) Reset() {
@@ -791,6 +794,13 @@ func (x *UserRecord) GetLastSignInAddr() string {
 		return x.LastSignInAddr
 	}
 	return ""
+}
+
+func (x *UserRecord) GetUnprovenCredentials() bool {
+	if x != nil {
+		return x.UnprovenCredentials
+	}
+	return false
 }
 
 type CreateUserRequest struct {
@@ -1108,9 +1118,13 @@ func (*SetPasswordResponse) Descriptor() ([]byte, []int) {
 }
 
 type SetUserScopesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
-	Scopes        []string               `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Email  string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	Scopes []string               `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// confirm grants a scope the account does not hold yet although its
+	// address is unverified or it has unproven credentials; without it such
+	// a grant is refused (FailedPrecondition).
+	Confirm       bool `protobuf:"varint,3,opt,name=confirm,proto3" json:"confirm,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1157,6 +1171,13 @@ func (x *SetUserScopesRequest) GetScopes() []string {
 		return x.Scopes
 	}
 	return nil
+}
+
+func (x *SetUserScopesRequest) GetConfirm() bool {
+	if x != nil {
+		return x.Confirm
+	}
+	return false
 }
 
 type SetUserScopesResponse struct {
@@ -1939,11 +1960,208 @@ func (x *RotateKeysResponse) GetKey() *SigningKey {
 	return nil
 }
 
+type ListUserCredentialsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserCredentialsRequest) Reset() {
+	*x = ListUserCredentialsRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserCredentialsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserCredentialsRequest) ProtoMessage() {}
+
+func (x *ListUserCredentialsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserCredentialsRequest.ProtoReflect.Descriptor instead.
+func (*ListUserCredentialsRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ListUserCredentialsRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+type ListUserCredentialsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// credentials: the password first, then keys and passkeys, oldest first.
+	Credentials []*Credential `protobuf:"bytes,1,rep,name=credentials,proto3" json:"credentials,omitempty"`
+	// removed: as ListCredentialsResponse's.
+	Removed       []*Credential `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserCredentialsResponse) Reset() {
+	*x = ListUserCredentialsResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserCredentialsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserCredentialsResponse) ProtoMessage() {}
+
+func (x *ListUserCredentialsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserCredentialsResponse.ProtoReflect.Descriptor instead.
+func (*ListUserCredentialsResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ListUserCredentialsResponse) GetCredentials() []*Credential {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+func (x *ListUserCredentialsResponse) GetRemoved() []*Credential {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
+// RemoveUserCredentialRequest removes one of a user's keys or passkeys and
+// revokes every token of the user issued so far.
+type RemoveUserCredentialRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Email string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// kind is key or passkey.
+	Kind          string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Id            string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveUserCredentialRequest) Reset() {
+	*x = RemoveUserCredentialRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveUserCredentialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveUserCredentialRequest) ProtoMessage() {}
+
+func (x *RemoveUserCredentialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveUserCredentialRequest.ProtoReflect.Descriptor instead.
+func (*RemoveUserCredentialRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *RemoveUserCredentialRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *RemoveUserCredentialRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RemoveUserCredentialRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type RemoveUserCredentialResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveUserCredentialResponse) Reset() {
+	*x = RemoveUserCredentialResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveUserCredentialResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveUserCredentialResponse) ProtoMessage() {}
+
+func (x *RemoveUserCredentialResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveUserCredentialResponse.ProtoReflect.Descriptor instead.
+func (*RemoveUserCredentialResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{39}
+}
+
 var File_auth_v1_admin_proto protoreflect.FileDescriptor
 
 const file_auth_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x13auth/v1/admin.proto\x12\ffris.auth.v1\x1a\x12auth/v1/auth.proto\"\x84\x01\n" +
+	"\x13auth/v1/admin.proto\x12\ffris.auth.v1\x1a\x15auth/v1/account.proto\x1a\x12auth/v1/auth.proto\"\x84\x01\n" +
 	"\fClientRecord\x12,\n" +
 	"\x06client\x18\x01 \x01(\v2\x14.fris.auth.v1.ClientR\x06client\x12\x1a\n" +
 	"\bdisabled\x18\x02 \x01(\bR\bdisabled\x12\x18\n" +
@@ -1985,7 +2203,7 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x17\n" +
 	"\x15ListAllClientsRequest\"N\n" +
 	"\x16ListAllClientsResponse\x124\n" +
-	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\x99\x03\n" +
+	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\xcc\x03\n" +
 	"\n" +
 	"UserRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12\x14\n" +
@@ -2001,7 +2219,8 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	" \x01(\rR\acreated\x12 \n" +
 	"\flast_sign_in\x18\v \x01(\rR\n" +
 	"lastSignIn\x12)\n" +
-	"\x11last_sign_in_addr\x18\f \x01(\tR\x0elastSignInAddr\"\x86\x02\n" +
+	"\x11last_sign_in_addr\x18\f \x01(\tR\x0elastSignInAddr\x121\n" +
+	"\x14unproven_credentials\x18\r \x01(\bR\x13unprovenCredentials\"\x86\x02\n" +
 	"\x11CreateUserRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1b\n" +
 	"\treal_name\x18\x02 \x01(\tR\brealName\x12\x1a\n" +
@@ -2019,10 +2238,11 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x12SetPasswordRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\"\x15\n" +
-	"\x13SetPasswordResponse\"D\n" +
+	"\x13SetPasswordResponse\"^\n" +
 	"\x14SetUserScopesRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x16\n" +
-	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\x17\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x18\n" +
+	"\aconfirm\x18\x03 \x01(\bR\aconfirm\"\x17\n" +
 	"\x15SetUserScopesResponse\")\n" +
 	"\x11RevokeUserRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\"\x14\n" +
@@ -2059,7 +2279,17 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x18.fris.auth.v1.SigningKeyR\x04keys\"\x13\n" +
 	"\x11RotateKeysRequest\"@\n" +
 	"\x12RotateKeysResponse\x12*\n" +
-	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key2\x9c\v\n" +
+	"\x03key\x18\x01 \x01(\v2\x18.fris.auth.v1.SigningKeyR\x03key\"2\n" +
+	"\x1aListUserCredentialsRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\"\x8d\x01\n" +
+	"\x1bListUserCredentialsResponse\x12:\n" +
+	"\vcredentials\x18\x01 \x03(\v2\x18.fris.auth.v1.CredentialR\vcredentials\x122\n" +
+	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"W\n" +
+	"\x1bRemoveUserCredentialRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\"\x1e\n" +
+	"\x1cRemoveUserCredentialResponse2\xf7\f\n" +
 	"\tAuthAdmin\x12U\n" +
 	"\fCreateClient\x12!.fris.auth.v1.CreateClientRequest\x1a\".fris.auth.v1.CreateClientResponse\x12d\n" +
 	"\x11SetClientDisabled\x12&.fris.auth.v1.SetClientDisabledRequest\x1a'.fris.auth.v1.SetClientDisabledResponse\x12[\n" +
@@ -2079,7 +2309,9 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"RotateKeys\x12\x1f.fris.auth.v1.RotateKeysRequest\x1a .fris.auth.v1.RotateKeysResponse\x12d\n" +
 	"\x11SendPasswordReset\x12&.fris.auth.v1.SendPasswordResetRequest\x1a'.fris.auth.v1.SendPasswordResetResponse\x12^\n" +
-	"\x0fListUserSignIns\x12$.fris.auth.v1.ListUserSignInsRequest\x1a%.fris.auth.v1.ListUserSignInsResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
+	"\x0fListUserSignIns\x12$.fris.auth.v1.ListUserSignInsRequest\x1a%.fris.auth.v1.ListUserSignInsResponse\x12j\n" +
+	"\x13ListUserCredentials\x12(.fris.auth.v1.ListUserCredentialsRequest\x1a).fris.auth.v1.ListUserCredentialsResponse\x12m\n" +
+	"\x14RemoveUserCredential\x12).fris.auth.v1.RemoveUserCredentialRequest\x1a*.fris.auth.v1.RemoveUserCredentialResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_admin_proto_rawDescOnce sync.Once
@@ -2093,97 +2325,108 @@ func file_auth_v1_admin_proto_rawDescGZIP() []byte {
 	return file_auth_v1_admin_proto_rawDescData
 }
 
-var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_auth_v1_admin_proto_goTypes = []any{
-	(*ClientRecord)(nil),               // 0: fris.auth.v1.ClientRecord
-	(*CreateClientRequest)(nil),        // 1: fris.auth.v1.CreateClientRequest
-	(*CreateClientResponse)(nil),       // 2: fris.auth.v1.CreateClientResponse
-	(*SetClientDisabledRequest)(nil),   // 3: fris.auth.v1.SetClientDisabledRequest
-	(*SetClientDisabledResponse)(nil),  // 4: fris.auth.v1.SetClientDisabledResponse
-	(*UpdateClientRequest)(nil),        // 5: fris.auth.v1.UpdateClientRequest
-	(*UpdateClientResponse)(nil),       // 6: fris.auth.v1.UpdateClientResponse
-	(*RotateClientSecretRequest)(nil),  // 7: fris.auth.v1.RotateClientSecretRequest
-	(*RotateClientSecretResponse)(nil), // 8: fris.auth.v1.RotateClientSecretResponse
-	(*ListAllClientsRequest)(nil),      // 9: fris.auth.v1.ListAllClientsRequest
-	(*ListAllClientsResponse)(nil),     // 10: fris.auth.v1.ListAllClientsResponse
-	(*UserRecord)(nil),                 // 11: fris.auth.v1.UserRecord
-	(*CreateUserRequest)(nil),          // 12: fris.auth.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),         // 13: fris.auth.v1.CreateUserResponse
-	(*SetUserDisabledRequest)(nil),     // 14: fris.auth.v1.SetUserDisabledRequest
-	(*SetUserDisabledResponse)(nil),    // 15: fris.auth.v1.SetUserDisabledResponse
-	(*SetPasswordRequest)(nil),         // 16: fris.auth.v1.SetPasswordRequest
-	(*SetPasswordResponse)(nil),        // 17: fris.auth.v1.SetPasswordResponse
-	(*SetUserScopesRequest)(nil),       // 18: fris.auth.v1.SetUserScopesRequest
-	(*SetUserScopesResponse)(nil),      // 19: fris.auth.v1.SetUserScopesResponse
-	(*RevokeUserRequest)(nil),          // 20: fris.auth.v1.RevokeUserRequest
-	(*RevokeUserResponse)(nil),         // 21: fris.auth.v1.RevokeUserResponse
-	(*RevokeClientRequest)(nil),        // 22: fris.auth.v1.RevokeClientRequest
-	(*RevokeClientResponse)(nil),       // 23: fris.auth.v1.RevokeClientResponse
-	(*ListUsersRequest)(nil),           // 24: fris.auth.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),          // 25: fris.auth.v1.ListUsersResponse
-	(*SendPasswordResetRequest)(nil),   // 26: fris.auth.v1.SendPasswordResetRequest
-	(*SendPasswordResetResponse)(nil),  // 27: fris.auth.v1.SendPasswordResetResponse
-	(*SignInRecord)(nil),               // 28: fris.auth.v1.SignInRecord
-	(*ListUserSignInsRequest)(nil),     // 29: fris.auth.v1.ListUserSignInsRequest
-	(*ListUserSignInsResponse)(nil),    // 30: fris.auth.v1.ListUserSignInsResponse
-	(*SigningKey)(nil),                 // 31: fris.auth.v1.SigningKey
-	(*ListKeysRequest)(nil),            // 32: fris.auth.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),           // 33: fris.auth.v1.ListKeysResponse
-	(*RotateKeysRequest)(nil),          // 34: fris.auth.v1.RotateKeysRequest
-	(*RotateKeysResponse)(nil),         // 35: fris.auth.v1.RotateKeysResponse
-	(*Client)(nil),                     // 36: fris.auth.v1.Client
-	(*Locality)(nil),                   // 37: fris.auth.v1.Locality
+	(*ClientRecord)(nil),                 // 0: fris.auth.v1.ClientRecord
+	(*CreateClientRequest)(nil),          // 1: fris.auth.v1.CreateClientRequest
+	(*CreateClientResponse)(nil),         // 2: fris.auth.v1.CreateClientResponse
+	(*SetClientDisabledRequest)(nil),     // 3: fris.auth.v1.SetClientDisabledRequest
+	(*SetClientDisabledResponse)(nil),    // 4: fris.auth.v1.SetClientDisabledResponse
+	(*UpdateClientRequest)(nil),          // 5: fris.auth.v1.UpdateClientRequest
+	(*UpdateClientResponse)(nil),         // 6: fris.auth.v1.UpdateClientResponse
+	(*RotateClientSecretRequest)(nil),    // 7: fris.auth.v1.RotateClientSecretRequest
+	(*RotateClientSecretResponse)(nil),   // 8: fris.auth.v1.RotateClientSecretResponse
+	(*ListAllClientsRequest)(nil),        // 9: fris.auth.v1.ListAllClientsRequest
+	(*ListAllClientsResponse)(nil),       // 10: fris.auth.v1.ListAllClientsResponse
+	(*UserRecord)(nil),                   // 11: fris.auth.v1.UserRecord
+	(*CreateUserRequest)(nil),            // 12: fris.auth.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),           // 13: fris.auth.v1.CreateUserResponse
+	(*SetUserDisabledRequest)(nil),       // 14: fris.auth.v1.SetUserDisabledRequest
+	(*SetUserDisabledResponse)(nil),      // 15: fris.auth.v1.SetUserDisabledResponse
+	(*SetPasswordRequest)(nil),           // 16: fris.auth.v1.SetPasswordRequest
+	(*SetPasswordResponse)(nil),          // 17: fris.auth.v1.SetPasswordResponse
+	(*SetUserScopesRequest)(nil),         // 18: fris.auth.v1.SetUserScopesRequest
+	(*SetUserScopesResponse)(nil),        // 19: fris.auth.v1.SetUserScopesResponse
+	(*RevokeUserRequest)(nil),            // 20: fris.auth.v1.RevokeUserRequest
+	(*RevokeUserResponse)(nil),           // 21: fris.auth.v1.RevokeUserResponse
+	(*RevokeClientRequest)(nil),          // 22: fris.auth.v1.RevokeClientRequest
+	(*RevokeClientResponse)(nil),         // 23: fris.auth.v1.RevokeClientResponse
+	(*ListUsersRequest)(nil),             // 24: fris.auth.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 25: fris.auth.v1.ListUsersResponse
+	(*SendPasswordResetRequest)(nil),     // 26: fris.auth.v1.SendPasswordResetRequest
+	(*SendPasswordResetResponse)(nil),    // 27: fris.auth.v1.SendPasswordResetResponse
+	(*SignInRecord)(nil),                 // 28: fris.auth.v1.SignInRecord
+	(*ListUserSignInsRequest)(nil),       // 29: fris.auth.v1.ListUserSignInsRequest
+	(*ListUserSignInsResponse)(nil),      // 30: fris.auth.v1.ListUserSignInsResponse
+	(*SigningKey)(nil),                   // 31: fris.auth.v1.SigningKey
+	(*ListKeysRequest)(nil),              // 32: fris.auth.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),             // 33: fris.auth.v1.ListKeysResponse
+	(*RotateKeysRequest)(nil),            // 34: fris.auth.v1.RotateKeysRequest
+	(*RotateKeysResponse)(nil),           // 35: fris.auth.v1.RotateKeysResponse
+	(*ListUserCredentialsRequest)(nil),   // 36: fris.auth.v1.ListUserCredentialsRequest
+	(*ListUserCredentialsResponse)(nil),  // 37: fris.auth.v1.ListUserCredentialsResponse
+	(*RemoveUserCredentialRequest)(nil),  // 38: fris.auth.v1.RemoveUserCredentialRequest
+	(*RemoveUserCredentialResponse)(nil), // 39: fris.auth.v1.RemoveUserCredentialResponse
+	(*Client)(nil),                       // 40: fris.auth.v1.Client
+	(*Locality)(nil),                     // 41: fris.auth.v1.Locality
+	(*Credential)(nil),                   // 42: fris.auth.v1.Credential
 }
 var file_auth_v1_admin_proto_depIdxs = []int32{
-	36, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
+	40, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
 	0,  // 1: fris.auth.v1.CreateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 2: fris.auth.v1.UpdateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 3: fris.auth.v1.RotateClientSecretResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 4: fris.auth.v1.ListAllClientsResponse.clients:type_name -> fris.auth.v1.ClientRecord
-	37, // 5: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
-	37, // 6: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
+	41, // 5: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
+	41, // 6: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
 	11, // 7: fris.auth.v1.CreateUserResponse.user:type_name -> fris.auth.v1.UserRecord
 	11, // 8: fris.auth.v1.ListUsersResponse.users:type_name -> fris.auth.v1.UserRecord
 	28, // 9: fris.auth.v1.ListUserSignInsResponse.sign_ins:type_name -> fris.auth.v1.SignInRecord
 	31, // 10: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
 	31, // 11: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
-	1,  // 12: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
-	3,  // 13: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
-	9,  // 14: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
-	5,  // 15: fris.auth.v1.AuthAdmin.UpdateClient:input_type -> fris.auth.v1.UpdateClientRequest
-	7,  // 16: fris.auth.v1.AuthAdmin.RotateClientSecret:input_type -> fris.auth.v1.RotateClientSecretRequest
-	12, // 17: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
-	14, // 18: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
-	16, // 19: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
-	18, // 20: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
-	24, // 21: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
-	20, // 22: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
-	22, // 23: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
-	32, // 24: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
-	34, // 25: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
-	26, // 26: fris.auth.v1.AuthAdmin.SendPasswordReset:input_type -> fris.auth.v1.SendPasswordResetRequest
-	29, // 27: fris.auth.v1.AuthAdmin.ListUserSignIns:input_type -> fris.auth.v1.ListUserSignInsRequest
-	2,  // 28: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
-	4,  // 29: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
-	10, // 30: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
-	6,  // 31: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
-	8,  // 32: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
-	13, // 33: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
-	15, // 34: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
-	17, // 35: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
-	19, // 36: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
-	25, // 37: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
-	21, // 38: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
-	23, // 39: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
-	33, // 40: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
-	35, // 41: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
-	27, // 42: fris.auth.v1.AuthAdmin.SendPasswordReset:output_type -> fris.auth.v1.SendPasswordResetResponse
-	30, // 43: fris.auth.v1.AuthAdmin.ListUserSignIns:output_type -> fris.auth.v1.ListUserSignInsResponse
-	28, // [28:44] is the sub-list for method output_type
-	12, // [12:28] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	42, // 12: fris.auth.v1.ListUserCredentialsResponse.credentials:type_name -> fris.auth.v1.Credential
+	42, // 13: fris.auth.v1.ListUserCredentialsResponse.removed:type_name -> fris.auth.v1.Credential
+	1,  // 14: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
+	3,  // 15: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
+	9,  // 16: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
+	5,  // 17: fris.auth.v1.AuthAdmin.UpdateClient:input_type -> fris.auth.v1.UpdateClientRequest
+	7,  // 18: fris.auth.v1.AuthAdmin.RotateClientSecret:input_type -> fris.auth.v1.RotateClientSecretRequest
+	12, // 19: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
+	14, // 20: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
+	16, // 21: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
+	18, // 22: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
+	24, // 23: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
+	20, // 24: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
+	22, // 25: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
+	32, // 26: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
+	34, // 27: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
+	26, // 28: fris.auth.v1.AuthAdmin.SendPasswordReset:input_type -> fris.auth.v1.SendPasswordResetRequest
+	29, // 29: fris.auth.v1.AuthAdmin.ListUserSignIns:input_type -> fris.auth.v1.ListUserSignInsRequest
+	36, // 30: fris.auth.v1.AuthAdmin.ListUserCredentials:input_type -> fris.auth.v1.ListUserCredentialsRequest
+	38, // 31: fris.auth.v1.AuthAdmin.RemoveUserCredential:input_type -> fris.auth.v1.RemoveUserCredentialRequest
+	2,  // 32: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
+	4,  // 33: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
+	10, // 34: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
+	6,  // 35: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
+	8,  // 36: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
+	13, // 37: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
+	15, // 38: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
+	17, // 39: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
+	19, // 40: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
+	25, // 41: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
+	21, // 42: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
+	23, // 43: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
+	33, // 44: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
+	35, // 45: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
+	27, // 46: fris.auth.v1.AuthAdmin.SendPasswordReset:output_type -> fris.auth.v1.SendPasswordResetResponse
+	30, // 47: fris.auth.v1.AuthAdmin.ListUserSignIns:output_type -> fris.auth.v1.ListUserSignInsResponse
+	37, // 48: fris.auth.v1.AuthAdmin.ListUserCredentials:output_type -> fris.auth.v1.ListUserCredentialsResponse
+	39, // 49: fris.auth.v1.AuthAdmin.RemoveUserCredential:output_type -> fris.auth.v1.RemoveUserCredentialResponse
+	32, // [32:50] is the sub-list for method output_type
+	14, // [14:32] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_admin_proto_init() }
@@ -2191,6 +2434,7 @@ func file_auth_v1_admin_proto_init() {
 	if File_auth_v1_admin_proto != nil {
 		return
 	}
+	file_auth_v1_account_proto_init()
 	file_auth_v1_auth_proto_init()
 	file_auth_v1_admin_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
@@ -2199,7 +2443,7 @@ func file_auth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_admin_proto_rawDesc), len(file_auth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   36,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,22 +22,24 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AuthAdmin_CreateClient_FullMethodName       = "/fris.auth.v1.AuthAdmin/CreateClient"
-	AuthAdmin_SetClientDisabled_FullMethodName  = "/fris.auth.v1.AuthAdmin/SetClientDisabled"
-	AuthAdmin_ListAllClients_FullMethodName     = "/fris.auth.v1.AuthAdmin/ListAllClients"
-	AuthAdmin_UpdateClient_FullMethodName       = "/fris.auth.v1.AuthAdmin/UpdateClient"
-	AuthAdmin_RotateClientSecret_FullMethodName = "/fris.auth.v1.AuthAdmin/RotateClientSecret"
-	AuthAdmin_CreateUser_FullMethodName         = "/fris.auth.v1.AuthAdmin/CreateUser"
-	AuthAdmin_SetUserDisabled_FullMethodName    = "/fris.auth.v1.AuthAdmin/SetUserDisabled"
-	AuthAdmin_SetPassword_FullMethodName        = "/fris.auth.v1.AuthAdmin/SetPassword"
-	AuthAdmin_SetUserScopes_FullMethodName      = "/fris.auth.v1.AuthAdmin/SetUserScopes"
-	AuthAdmin_ListUsers_FullMethodName          = "/fris.auth.v1.AuthAdmin/ListUsers"
-	AuthAdmin_RevokeUser_FullMethodName         = "/fris.auth.v1.AuthAdmin/RevokeUser"
-	AuthAdmin_RevokeClient_FullMethodName       = "/fris.auth.v1.AuthAdmin/RevokeClient"
-	AuthAdmin_ListKeys_FullMethodName           = "/fris.auth.v1.AuthAdmin/ListKeys"
-	AuthAdmin_RotateKeys_FullMethodName         = "/fris.auth.v1.AuthAdmin/RotateKeys"
-	AuthAdmin_SendPasswordReset_FullMethodName  = "/fris.auth.v1.AuthAdmin/SendPasswordReset"
-	AuthAdmin_ListUserSignIns_FullMethodName    = "/fris.auth.v1.AuthAdmin/ListUserSignIns"
+	AuthAdmin_CreateClient_FullMethodName         = "/fris.auth.v1.AuthAdmin/CreateClient"
+	AuthAdmin_SetClientDisabled_FullMethodName    = "/fris.auth.v1.AuthAdmin/SetClientDisabled"
+	AuthAdmin_ListAllClients_FullMethodName       = "/fris.auth.v1.AuthAdmin/ListAllClients"
+	AuthAdmin_UpdateClient_FullMethodName         = "/fris.auth.v1.AuthAdmin/UpdateClient"
+	AuthAdmin_RotateClientSecret_FullMethodName   = "/fris.auth.v1.AuthAdmin/RotateClientSecret"
+	AuthAdmin_CreateUser_FullMethodName           = "/fris.auth.v1.AuthAdmin/CreateUser"
+	AuthAdmin_SetUserDisabled_FullMethodName      = "/fris.auth.v1.AuthAdmin/SetUserDisabled"
+	AuthAdmin_SetPassword_FullMethodName          = "/fris.auth.v1.AuthAdmin/SetPassword"
+	AuthAdmin_SetUserScopes_FullMethodName        = "/fris.auth.v1.AuthAdmin/SetUserScopes"
+	AuthAdmin_ListUsers_FullMethodName            = "/fris.auth.v1.AuthAdmin/ListUsers"
+	AuthAdmin_RevokeUser_FullMethodName           = "/fris.auth.v1.AuthAdmin/RevokeUser"
+	AuthAdmin_RevokeClient_FullMethodName         = "/fris.auth.v1.AuthAdmin/RevokeClient"
+	AuthAdmin_ListKeys_FullMethodName             = "/fris.auth.v1.AuthAdmin/ListKeys"
+	AuthAdmin_RotateKeys_FullMethodName           = "/fris.auth.v1.AuthAdmin/RotateKeys"
+	AuthAdmin_SendPasswordReset_FullMethodName    = "/fris.auth.v1.AuthAdmin/SendPasswordReset"
+	AuthAdmin_ListUserSignIns_FullMethodName      = "/fris.auth.v1.AuthAdmin/ListUserSignIns"
+	AuthAdmin_ListUserCredentials_FullMethodName  = "/fris.auth.v1.AuthAdmin/ListUserCredentials"
+	AuthAdmin_RemoveUserCredential_FullMethodName = "/fris.auth.v1.AuthAdmin/RemoveUserCredential"
 )
 
 // AuthAdminClient is the client API for AuthAdmin service.
@@ -67,6 +69,10 @@ type AuthAdminClient interface {
 	// without a mail server); NotFound for an unknown or disabled user.
 	SendPasswordReset(ctx context.Context, in *SendPasswordResetRequest, opts ...grpc.CallOption) (*SendPasswordResetResponse, error)
 	ListUserSignIns(ctx context.Context, in *ListUserSignInsRequest, opts ...grpc.CallOption) (*ListUserSignInsResponse, error)
+	// ListUserCredentials and RemoveUserCredential: a user's password, keys
+	// and passkeys, how each was added and last used; removing one.
+	ListUserCredentials(ctx context.Context, in *ListUserCredentialsRequest, opts ...grpc.CallOption) (*ListUserCredentialsResponse, error)
+	RemoveUserCredential(ctx context.Context, in *RemoveUserCredentialRequest, opts ...grpc.CallOption) (*RemoveUserCredentialResponse, error)
 }
 
 type authAdminClient struct {
@@ -237,6 +243,26 @@ func (c *authAdminClient) ListUserSignIns(ctx context.Context, in *ListUserSignI
 	return out, nil
 }
 
+func (c *authAdminClient) ListUserCredentials(ctx context.Context, in *ListUserCredentialsRequest, opts ...grpc.CallOption) (*ListUserCredentialsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListUserCredentialsResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_ListUserCredentials_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authAdminClient) RemoveUserCredential(ctx context.Context, in *RemoveUserCredentialRequest, opts ...grpc.CallOption) (*RemoveUserCredentialResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveUserCredentialResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_RemoveUserCredential_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthAdminServer is the server API for AuthAdmin service.
 // All implementations must embed UnimplementedAuthAdminServer
 // for forward compatibility.
@@ -264,6 +290,10 @@ type AuthAdminServer interface {
 	// without a mail server); NotFound for an unknown or disabled user.
 	SendPasswordReset(context.Context, *SendPasswordResetRequest) (*SendPasswordResetResponse, error)
 	ListUserSignIns(context.Context, *ListUserSignInsRequest) (*ListUserSignInsResponse, error)
+	// ListUserCredentials and RemoveUserCredential: a user's password, keys
+	// and passkeys, how each was added and last used; removing one.
+	ListUserCredentials(context.Context, *ListUserCredentialsRequest) (*ListUserCredentialsResponse, error)
+	RemoveUserCredential(context.Context, *RemoveUserCredentialRequest) (*RemoveUserCredentialResponse, error)
 	mustEmbedUnimplementedAuthAdminServer()
 }
 
@@ -321,6 +351,12 @@ func (UnimplementedAuthAdminServer) SendPasswordReset(context.Context, *SendPass
 }
 func (UnimplementedAuthAdminServer) ListUserSignIns(context.Context, *ListUserSignInsRequest) (*ListUserSignInsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListUserSignIns not implemented")
+}
+func (UnimplementedAuthAdminServer) ListUserCredentials(context.Context, *ListUserCredentialsRequest) (*ListUserCredentialsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListUserCredentials not implemented")
+}
+func (UnimplementedAuthAdminServer) RemoveUserCredential(context.Context, *RemoveUserCredentialRequest) (*RemoveUserCredentialResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveUserCredential not implemented")
 }
 func (UnimplementedAuthAdminServer) mustEmbedUnimplementedAuthAdminServer() {}
 func (UnimplementedAuthAdminServer) testEmbeddedByValue()                   {}
@@ -631,6 +667,42 @@ func _AuthAdmin_ListUserSignIns_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthAdmin_ListUserCredentials_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListUserCredentialsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).ListUserCredentials(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_ListUserCredentials_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).ListUserCredentials(ctx, req.(*ListUserCredentialsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthAdmin_RemoveUserCredential_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveUserCredentialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).RemoveUserCredential(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_RemoveUserCredential_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).RemoveUserCredential(ctx, req.(*RemoveUserCredentialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthAdmin_ServiceDesc is the grpc.ServiceDesc for AuthAdmin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -701,6 +773,14 @@ var AuthAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListUserSignIns",
 			Handler:    _AuthAdmin_ListUserSignIns_Handler,
+		},
+		{
+			MethodName: "ListUserCredentials",
+			Handler:    _AuthAdmin_ListUserCredentials_Handler,
+		},
+		{
+			MethodName: "RemoveUserCredential",
+			Handler:    _AuthAdmin_RemoveUserCredential_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2679,7 +2679,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\n" +
 	"credential\x18\x03 \x01(\tR\n" +
 	"credential\x12\x16\n" +
-	"\x06device\x18\x04 \x01(\tR\x06device2\xa9\x16\n" +
+	"\x06device\x18\x04 \x01(\tR\x06device2\xec\x17\n" +
 	"\vAuthService\x12t\n" +
 	"\vListClients\x12 .fris.auth.v1.ListClientsRequest\x1a!.fris.auth.v1.ListClientsResponse\" \x82\xd3\xe4\x93\x02\x1ab\aclients\x12\x0f/oauth2/clients\x12i\n" +
 	"\tListCerts\x12\x1e.fris.auth.v1.ListCertsRequest\x1a\x1f.fris.auth.v1.ListCertsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15b\x04keys\x12\r/oauth2/certs\x12Q\n" +
@@ -2703,7 +2703,9 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x0eChangePassword\x12#.fris.auth.v1.ChangePasswordRequest\x1a$.fris.auth.v1.ChangePasswordResponse\x12Y\n" +
 	"\x11GetPasswordPolicy\x12&.fris.auth.v1.GetPasswordPolicyRequest\x1a\x1c.fris.auth.v1.PasswordPolicy\x12U\n" +
 	"\fListSessions\x12!.fris.auth.v1.ListSessionsRequest\x1a\".fris.auth.v1.ListSessionsResponse\x12d\n" +
-	"\x11SignOutEverywhere\x12&.fris.auth.v1.SignOutEverywhereRequest\x1a'.fris.auth.v1.SignOutEverywhereResponse\x12y\n" +
+	"\x11SignOutEverywhere\x12&.fris.auth.v1.SignOutEverywhereRequest\x1a'.fris.auth.v1.SignOutEverywhereResponse\x12^\n" +
+	"\x0fListCredentials\x12$.fris.auth.v1.ListCredentialsRequest\x1a%.fris.auth.v1.ListCredentialsResponse\x12a\n" +
+	"\x10RemoveCredential\x12%.fris.auth.v1.RemoveCredentialRequest\x1a&.fris.auth.v1.RemoveCredentialResponse\x12y\n" +
 	"\x18BeginPasskeyRegistration\x12-.fris.auth.v1.BeginPasskeyRegistrationRequest\x1a..fris.auth.v1.BeginPasskeyRegistrationResponse\x12|\n" +
 	"\x19FinishPasskeyRegistration\x12..fris.auth.v1.FinishPasskeyRegistrationRequest\x1a/.fris.auth.v1.FinishPasskeyRegistrationResponse\x12U\n" +
 	"\fListPasskeys\x12!.fris.auth.v1.ListPasskeysRequest\x1a\".fris.auth.v1.ListPasskeysResponse\x12X\n" +
@@ -2769,23 +2771,27 @@ var file_auth_v1_auth_proto_goTypes = []any{
 	(*GetPasswordPolicyRequest)(nil),          // 41: fris.auth.v1.GetPasswordPolicyRequest
 	(*ListSessionsRequest)(nil),               // 42: fris.auth.v1.ListSessionsRequest
 	(*SignOutEverywhereRequest)(nil),          // 43: fris.auth.v1.SignOutEverywhereRequest
-	(*BeginPasskeyRegistrationRequest)(nil),   // 44: fris.auth.v1.BeginPasskeyRegistrationRequest
-	(*FinishPasskeyRegistrationRequest)(nil),  // 45: fris.auth.v1.FinishPasskeyRegistrationRequest
-	(*ListPasskeysRequest)(nil),               // 46: fris.auth.v1.ListPasskeysRequest
-	(*RemovePasskeyRequest)(nil),              // 47: fris.auth.v1.RemovePasskeyRequest
-	(*RegisterResponse)(nil),                  // 48: fris.auth.v1.RegisterResponse
-	(*RequestPasswordResetResponse)(nil),      // 49: fris.auth.v1.RequestPasswordResetResponse
-	(*CheckAccountTokenResponse)(nil),         // 50: fris.auth.v1.CheckAccountTokenResponse
-	(*ResetPasswordResponse)(nil),             // 51: fris.auth.v1.ResetPasswordResponse
-	(*VerifyEmailResponse)(nil),               // 52: fris.auth.v1.VerifyEmailResponse
-	(*ChangePasswordResponse)(nil),            // 53: fris.auth.v1.ChangePasswordResponse
-	(*PasswordPolicy)(nil),                    // 54: fris.auth.v1.PasswordPolicy
-	(*ListSessionsResponse)(nil),              // 55: fris.auth.v1.ListSessionsResponse
-	(*SignOutEverywhereResponse)(nil),         // 56: fris.auth.v1.SignOutEverywhereResponse
-	(*BeginPasskeyRegistrationResponse)(nil),  // 57: fris.auth.v1.BeginPasskeyRegistrationResponse
-	(*FinishPasskeyRegistrationResponse)(nil), // 58: fris.auth.v1.FinishPasskeyRegistrationResponse
-	(*ListPasskeysResponse)(nil),              // 59: fris.auth.v1.ListPasskeysResponse
-	(*RemovePasskeyResponse)(nil),             // 60: fris.auth.v1.RemovePasskeyResponse
+	(*ListCredentialsRequest)(nil),            // 44: fris.auth.v1.ListCredentialsRequest
+	(*RemoveCredentialRequest)(nil),           // 45: fris.auth.v1.RemoveCredentialRequest
+	(*BeginPasskeyRegistrationRequest)(nil),   // 46: fris.auth.v1.BeginPasskeyRegistrationRequest
+	(*FinishPasskeyRegistrationRequest)(nil),  // 47: fris.auth.v1.FinishPasskeyRegistrationRequest
+	(*ListPasskeysRequest)(nil),               // 48: fris.auth.v1.ListPasskeysRequest
+	(*RemovePasskeyRequest)(nil),              // 49: fris.auth.v1.RemovePasskeyRequest
+	(*RegisterResponse)(nil),                  // 50: fris.auth.v1.RegisterResponse
+	(*RequestPasswordResetResponse)(nil),      // 51: fris.auth.v1.RequestPasswordResetResponse
+	(*CheckAccountTokenResponse)(nil),         // 52: fris.auth.v1.CheckAccountTokenResponse
+	(*ResetPasswordResponse)(nil),             // 53: fris.auth.v1.ResetPasswordResponse
+	(*VerifyEmailResponse)(nil),               // 54: fris.auth.v1.VerifyEmailResponse
+	(*ChangePasswordResponse)(nil),            // 55: fris.auth.v1.ChangePasswordResponse
+	(*PasswordPolicy)(nil),                    // 56: fris.auth.v1.PasswordPolicy
+	(*ListSessionsResponse)(nil),              // 57: fris.auth.v1.ListSessionsResponse
+	(*SignOutEverywhereResponse)(nil),         // 58: fris.auth.v1.SignOutEverywhereResponse
+	(*ListCredentialsResponse)(nil),           // 59: fris.auth.v1.ListCredentialsResponse
+	(*RemoveCredentialResponse)(nil),          // 60: fris.auth.v1.RemoveCredentialResponse
+	(*BeginPasskeyRegistrationResponse)(nil),  // 61: fris.auth.v1.BeginPasskeyRegistrationResponse
+	(*FinishPasskeyRegistrationResponse)(nil), // 62: fris.auth.v1.FinishPasskeyRegistrationResponse
+	(*ListPasskeysResponse)(nil),              // 63: fris.auth.v1.ListPasskeysResponse
+	(*RemovePasskeyResponse)(nil),             // 64: fris.auth.v1.RemovePasskeyResponse
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.ListClientsResponse.clients:type_name -> fris.auth.v1.Client
@@ -2819,42 +2825,46 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	41, // 28: fris.auth.v1.AuthService.GetPasswordPolicy:input_type -> fris.auth.v1.GetPasswordPolicyRequest
 	42, // 29: fris.auth.v1.AuthService.ListSessions:input_type -> fris.auth.v1.ListSessionsRequest
 	43, // 30: fris.auth.v1.AuthService.SignOutEverywhere:input_type -> fris.auth.v1.SignOutEverywhereRequest
-	44, // 31: fris.auth.v1.AuthService.BeginPasskeyRegistration:input_type -> fris.auth.v1.BeginPasskeyRegistrationRequest
-	45, // 32: fris.auth.v1.AuthService.FinishPasskeyRegistration:input_type -> fris.auth.v1.FinishPasskeyRegistrationRequest
-	46, // 33: fris.auth.v1.AuthService.ListPasskeys:input_type -> fris.auth.v1.ListPasskeysRequest
-	47, // 34: fris.auth.v1.AuthService.RemovePasskey:input_type -> fris.auth.v1.RemovePasskeyRequest
-	33, // 35: fris.auth.v1.AuthService.BeginPasskeyLogin:input_type -> fris.auth.v1.BeginPasskeyLoginRequest
-	35, // 36: fris.auth.v1.AuthService.FinishPasskeyLogin:input_type -> fris.auth.v1.FinishPasskeyLoginRequest
-	2,  // 37: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
-	5,  // 38: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
-	8,  // 39: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
-	22, // 40: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
-	10, // 41: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
-	12, // 42: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
-	14, // 43: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
-	16, // 44: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
-	19, // 45: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
-	24, // 46: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
-	26, // 47: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
-	48, // 48: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
-	30, // 49: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
-	32, // 50: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
-	49, // 51: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
-	50, // 52: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
-	51, // 53: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
-	52, // 54: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
-	53, // 55: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
-	54, // 56: fris.auth.v1.AuthService.GetPasswordPolicy:output_type -> fris.auth.v1.PasswordPolicy
-	55, // 57: fris.auth.v1.AuthService.ListSessions:output_type -> fris.auth.v1.ListSessionsResponse
-	56, // 58: fris.auth.v1.AuthService.SignOutEverywhere:output_type -> fris.auth.v1.SignOutEverywhereResponse
-	57, // 59: fris.auth.v1.AuthService.BeginPasskeyRegistration:output_type -> fris.auth.v1.BeginPasskeyRegistrationResponse
-	58, // 60: fris.auth.v1.AuthService.FinishPasskeyRegistration:output_type -> fris.auth.v1.FinishPasskeyRegistrationResponse
-	59, // 61: fris.auth.v1.AuthService.ListPasskeys:output_type -> fris.auth.v1.ListPasskeysResponse
-	60, // 62: fris.auth.v1.AuthService.RemovePasskey:output_type -> fris.auth.v1.RemovePasskeyResponse
-	34, // 63: fris.auth.v1.AuthService.BeginPasskeyLogin:output_type -> fris.auth.v1.BeginPasskeyLoginResponse
-	32, // 64: fris.auth.v1.AuthService.FinishPasskeyLogin:output_type -> fris.auth.v1.LoginResponse
-	37, // [37:65] is the sub-list for method output_type
-	9,  // [9:37] is the sub-list for method input_type
+	44, // 31: fris.auth.v1.AuthService.ListCredentials:input_type -> fris.auth.v1.ListCredentialsRequest
+	45, // 32: fris.auth.v1.AuthService.RemoveCredential:input_type -> fris.auth.v1.RemoveCredentialRequest
+	46, // 33: fris.auth.v1.AuthService.BeginPasskeyRegistration:input_type -> fris.auth.v1.BeginPasskeyRegistrationRequest
+	47, // 34: fris.auth.v1.AuthService.FinishPasskeyRegistration:input_type -> fris.auth.v1.FinishPasskeyRegistrationRequest
+	48, // 35: fris.auth.v1.AuthService.ListPasskeys:input_type -> fris.auth.v1.ListPasskeysRequest
+	49, // 36: fris.auth.v1.AuthService.RemovePasskey:input_type -> fris.auth.v1.RemovePasskeyRequest
+	33, // 37: fris.auth.v1.AuthService.BeginPasskeyLogin:input_type -> fris.auth.v1.BeginPasskeyLoginRequest
+	35, // 38: fris.auth.v1.AuthService.FinishPasskeyLogin:input_type -> fris.auth.v1.FinishPasskeyLoginRequest
+	2,  // 39: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
+	5,  // 40: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
+	8,  // 41: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
+	22, // 42: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
+	10, // 43: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
+	12, // 44: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
+	14, // 45: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
+	16, // 46: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
+	19, // 47: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
+	24, // 48: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
+	26, // 49: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
+	50, // 50: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
+	30, // 51: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
+	32, // 52: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
+	51, // 53: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
+	52, // 54: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
+	53, // 55: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
+	54, // 56: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
+	55, // 57: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
+	56, // 58: fris.auth.v1.AuthService.GetPasswordPolicy:output_type -> fris.auth.v1.PasswordPolicy
+	57, // 59: fris.auth.v1.AuthService.ListSessions:output_type -> fris.auth.v1.ListSessionsResponse
+	58, // 60: fris.auth.v1.AuthService.SignOutEverywhere:output_type -> fris.auth.v1.SignOutEverywhereResponse
+	59, // 61: fris.auth.v1.AuthService.ListCredentials:output_type -> fris.auth.v1.ListCredentialsResponse
+	60, // 62: fris.auth.v1.AuthService.RemoveCredential:output_type -> fris.auth.v1.RemoveCredentialResponse
+	61, // 63: fris.auth.v1.AuthService.BeginPasskeyRegistration:output_type -> fris.auth.v1.BeginPasskeyRegistrationResponse
+	62, // 64: fris.auth.v1.AuthService.FinishPasskeyRegistration:output_type -> fris.auth.v1.FinishPasskeyRegistrationResponse
+	63, // 65: fris.auth.v1.AuthService.ListPasskeys:output_type -> fris.auth.v1.ListPasskeysResponse
+	64, // 66: fris.auth.v1.AuthService.RemovePasskey:output_type -> fris.auth.v1.RemovePasskeyResponse
+	34, // 67: fris.auth.v1.AuthService.BeginPasskeyLogin:output_type -> fris.auth.v1.BeginPasskeyLoginResponse
+	32, // 68: fris.auth.v1.AuthService.FinishPasskeyLogin:output_type -> fris.auth.v1.LoginResponse
+	39, // [39:69] is the sub-list for method output_type
+	9,  // [9:39] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name

@@ -45,6 +45,8 @@ const (
 	AuthService_GetPasswordPolicy_FullMethodName         = "/fris.auth.v1.AuthService/GetPasswordPolicy"
 	AuthService_ListSessions_FullMethodName              = "/fris.auth.v1.AuthService/ListSessions"
 	AuthService_SignOutEverywhere_FullMethodName         = "/fris.auth.v1.AuthService/SignOutEverywhere"
+	AuthService_ListCredentials_FullMethodName           = "/fris.auth.v1.AuthService/ListCredentials"
+	AuthService_RemoveCredential_FullMethodName          = "/fris.auth.v1.AuthService/RemoveCredential"
 	AuthService_BeginPasskeyRegistration_FullMethodName  = "/fris.auth.v1.AuthService/BeginPasskeyRegistration"
 	AuthService_FinishPasskeyRegistration_FullMethodName = "/fris.auth.v1.AuthService/FinishPasskeyRegistration"
 	AuthService_ListPasskeys_FullMethodName              = "/fris.auth.v1.AuthService/ListPasskeys"
@@ -92,6 +94,10 @@ type AuthServiceClient interface {
 	// revoking every token of the user (this one's included).
 	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
 	SignOutEverywhere(ctx context.Context, in *SignOutEverywhereRequest, opts ...grpc.CallOption) (*SignOutEverywhereResponse, error)
+	// ListCredentials and RemoveCredential: the token's user's password,
+	// keys and passkeys; removing a key or passkey.
+	ListCredentials(ctx context.Context, in *ListCredentialsRequest, opts ...grpc.CallOption) (*ListCredentialsResponse, error)
+	RemoveCredential(ctx context.Context, in *RemoveCredentialRequest, opts ...grpc.CallOption) (*RemoveCredentialResponse, error)
 	// Passkeys (passkey.proto): the registration ceremony, the list and
 	// removal read the access token from the `authorization` metadata; the
 	// sign-in ceremony backs the login page as Login does.
@@ -331,6 +337,26 @@ func (c *authServiceClient) SignOutEverywhere(ctx context.Context, in *SignOutEv
 	return out, nil
 }
 
+func (c *authServiceClient) ListCredentials(ctx context.Context, in *ListCredentialsRequest, opts ...grpc.CallOption) (*ListCredentialsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCredentialsResponse)
+	err := c.cc.Invoke(ctx, AuthService_ListCredentials_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) RemoveCredential(ctx context.Context, in *RemoveCredentialRequest, opts ...grpc.CallOption) (*RemoveCredentialResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveCredentialResponse)
+	err := c.cc.Invoke(ctx, AuthService_RemoveCredential_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *authServiceClient) BeginPasskeyRegistration(ctx context.Context, in *BeginPasskeyRegistrationRequest, opts ...grpc.CallOption) (*BeginPasskeyRegistrationResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(BeginPasskeyRegistrationResponse)
@@ -430,6 +456,10 @@ type AuthServiceServer interface {
 	// revoking every token of the user (this one's included).
 	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
 	SignOutEverywhere(context.Context, *SignOutEverywhereRequest) (*SignOutEverywhereResponse, error)
+	// ListCredentials and RemoveCredential: the token's user's password,
+	// keys and passkeys; removing a key or passkey.
+	ListCredentials(context.Context, *ListCredentialsRequest) (*ListCredentialsResponse, error)
+	RemoveCredential(context.Context, *RemoveCredentialRequest) (*RemoveCredentialResponse, error)
 	// Passkeys (passkey.proto): the registration ceremony, the list and
 	// removal read the access token from the `authorization` metadata; the
 	// sign-in ceremony backs the login page as Login does.
@@ -514,6 +544,12 @@ func (UnimplementedAuthServiceServer) ListSessions(context.Context, *ListSession
 }
 func (UnimplementedAuthServiceServer) SignOutEverywhere(context.Context, *SignOutEverywhereRequest) (*SignOutEverywhereResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SignOutEverywhere not implemented")
+}
+func (UnimplementedAuthServiceServer) ListCredentials(context.Context, *ListCredentialsRequest) (*ListCredentialsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCredentials not implemented")
+}
+func (UnimplementedAuthServiceServer) RemoveCredential(context.Context, *RemoveCredentialRequest) (*RemoveCredentialResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveCredential not implemented")
 }
 func (UnimplementedAuthServiceServer) BeginPasskeyRegistration(context.Context, *BeginPasskeyRegistrationRequest) (*BeginPasskeyRegistrationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method BeginPasskeyRegistration not implemented")
@@ -950,6 +986,42 @@ func _AuthService_SignOutEverywhere_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_ListCredentials_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCredentialsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).ListCredentials(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_ListCredentials_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).ListCredentials(ctx, req.(*ListCredentialsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_RemoveCredential_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveCredentialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).RemoveCredential(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_RemoveCredential_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).RemoveCredential(ctx, req.(*RemoveCredentialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AuthService_BeginPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(BeginPasskeyRegistrationRequest)
 	if err := dec(in); err != nil {
@@ -1152,6 +1224,14 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SignOutEverywhere",
 			Handler:    _AuthService_SignOutEverywhere_Handler,
+		},
+		{
+			MethodName: "ListCredentials",
+			Handler:    _AuthService_ListCredentials_Handler,
+		},
+		{
+			MethodName: "RemoveCredential",
+			Handler:    _AuthService_RemoveCredential_Handler,
 		},
 		{
 			MethodName: "BeginPasskeyRegistration",

@@ -424,7 +424,11 @@ func (x *RemovePasskeyRequest) GetId() string {
 }
 
 type RemovePasskeyResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// signed_out: the passkey was unproven (added while the address was
+	// unverified), and removing it revoked every token of the user, the
+	// caller's included.
+	SignedOut     bool `protobuf:"varint,1,opt,name=signed_out,json=signedOut,proto3" json:"signed_out,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -459,6 +463,13 @@ func (*RemovePasskeyResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_passkey_proto_rawDescGZIP(), []int{8}
 }
 
+func (x *RemovePasskeyResponse) GetSignedOut() bool {
+	if x != nil {
+		return x.SignedOut
+	}
+	return false
+}
+
 var File_auth_v1_passkey_proto protoreflect.FileDescriptor
 
 const file_auth_v1_passkey_proto_rawDesc = "" +
@@ -485,8 +496,10 @@ const file_auth_v1_passkey_proto_rawDesc = "" +
 	"\x14ListPasskeysResponse\x121\n" +
 	"\bpasskeys\x18\x01 \x03(\v2\x15.fris.auth.v1.PasskeyR\bpasskeys\"&\n" +
 	"\x14RemovePasskeyRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x17\n" +
-	"\x15RemovePasskeyResponseB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
+	"\x02id\x18\x01 \x01(\tR\x02id\"6\n" +
+	"\x15RemovePasskeyResponse\x12\x1d\n" +
+	"\n" +
+	"signed_out\x18\x01 \x01(\bR\tsignedOutB\x1fZ\x1dfris.dev/proto/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_passkey_proto_rawDescOnce sync.Once

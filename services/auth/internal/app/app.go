@@ -190,7 +190,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Ops:     map[string]http.Handler{"GET /jwks": jwks, "GET /revocations": revocations},
 		// The Explorer's users view (docs/security.md): finding, creating,
 		// disabling users, their scopes, a reset link, their recent
-		// sign-ins and ending their sessions; never passwords. A user
+		// sign-ins, their credentials (listed, a key or passkey removed) and
+		// ending their sessions; never passwords. A user
 		// administrator reaches these, and the service keeps them off
 		// privileged users (admin_users.go).
 		Operator: slices.Concat(userMethods, []string{
@@ -212,6 +213,7 @@ var userMethods = []string{
 	authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
 	authv1.AuthAdmin_RevokeUser_FullMethodName, authv1.AuthAdmin_SendPasswordReset_FullMethodName,
 	authv1.AuthAdmin_ListUserSignIns_FullMethodName,
+	authv1.AuthAdmin_ListUserCredentials_FullMethodName, authv1.AuthAdmin_RemoveUserCredential_FullMethodName,
 }
 
 // accountMailer is the SMTP server of -smtp-addr, nil without one: the

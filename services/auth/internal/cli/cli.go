@@ -233,29 +233,68 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		},
 	})
-	var scopeList string
+	var (
+		scopeList    string
+		scopeConfirm bool
+	)
 	setScopes := t.Command(cmdutil.Admin{
-		Name: "set-scopes", Usage: "set-scopes -scopes a,b EMAIL", Help: "set the extra scopes of a user's tokens",
-		Flags: func(fs *flag.FlagSet) { fs.StringVar(&scopeList, "scopes", "", "comma-separated scopes (empty: none)") },
+		Name: "set-scopes", Usage: "set-scopes -scopes a,b [-confirm] EMAIL", Help: "set the extra scopes of a user's tokens",
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&scopeList, "scopes", "", "comma-separated scopes (empty: none)")
+			fs.BoolVar(&scopeConfirm, "confirm", false, "grant although the user's address is unverified or it has unproven credentials (see `auth credentials EMAIL`)")
+		},
 		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
-			email, err := t.One(args, "set-scopes -scopes a,b EMAIL")
+			email, err := t.One(args, "set-scopes -scopes a,b [-confirm] EMAIL")
 			if err != nil {
 				return err
 			}
-			_, err = admin(cc).SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: cmdutil.SplitList(scopeList)})
+			_, err = admin(cc).SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: email, Scopes: cmdutil.SplitList(scopeList), Confirm: scopeConfirm})
 			return err
 		},
 	})
+	credentials := t.Command(cmdutil.Admin{
+		Name: "credentials", Usage: "credentials EMAIL", Help: "list a user's password, keys and passkeys: how each was added, whether it is proven, when last used",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			email, err := t.One(args, "credentials EMAIL")
+			if err != nil {
+				return err
+			}
+			res, err := admin(cc).ListUserCredentials(ctx, &authv1.ListUserCredentialsRequest{Email: email})
+			if err != nil {
+				return err
+			}
+			tw := cmdutil.Table(stdout, "KIND\tID\tDESCRIPTION\tCREATED\tADDED BY\tPROVEN\tLAST USED")
+			for _, c := range res.GetCredentials() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\t%s\n", c.GetKind(), orDash(c.GetId()), orDash(c.GetDescription()), when(c.GetCreated()),
+					orDash(c.GetAddedBy()), c.GetProven(), when(c.GetLastUsed()))
+			}
+			return tw.Flush()
+		},
+	})
+	removeCredential := func(name, kind string) *ffcli.Command {
+		return t.Command(cmdutil.Admin{
+			Name: name, Usage: name + " EMAIL ID", Help: "remove a user's " + kind + " (see `auth credentials EMAIL`) and end the user's tokens",
+			Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+				if len(args) != 2 {
+					return fmt.Errorf("%w: auth %s EMAIL ID", cmdutil.ErrUsage, name)
+				}
+				_, err := admin(cc).RemoveUserCredential(ctx, &authv1.RemoveUserCredentialRequest{Email: args[0], Kind: kind, Id: args[1]})
+				return err
+			},
+		})
+	}
 	listUsers := t.Command(cmdutil.Admin{
-		Name: "users", Usage: "users", Help: "list every user",
+		Name: "users", Usage: "users", Help: "list every user (VERIFIED: the address; UNPROVEN: a credential nobody proved)",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).ListUsers(ctx, &authv1.ListUsersRequest{})
 			if err != nil {
 				return err
 			}
-			tw := cmdutil.Table(stdout, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tSCOPES")
+			// UNPROVEN: a credential nobody proved (`auth credentials EMAIL`).
+			tw := cmdutil.Table(stdout, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tVERIFIED\tUNPROVEN\tSCOPES")
 			for _, u := range res.GetUsers() {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%s\n", u.GetId(), u.GetEmail(), u.GetRealName(), u.GetDisabled(), u.GetHasPassword(), strings.Join(u.GetScopes(), ","))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%t\t%t\t%s\n", u.GetId(), u.GetEmail(), orDash(u.GetRealName()), u.GetDisabled(), u.GetHasPassword(),
+					u.GetEmailVerified(), u.GetUnprovenCredentials(), strings.Join(u.GetScopes(), ","))
 			}
 			return tw.Flush()
 		},
@@ -296,5 +335,22 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	bk, rs := backup.Commands(t, stdout)
 	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), updateClient, rotateSecret, revokeClient, listClients,
 		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
+		credentials, removeCredential("remove-key", "key"), removeCredential("remove-passkey", "passkey"),
 		listKeys, rotate, bk, rs).ParseAndRun(ctx, args)
+}
+
+// orDash shows an empty column as "-", so the table keeps its columns.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// when is a listing's time: RFC 3339 in UTC, "-" for none.
+func when(unix uint32) string {
+	if unix == 0 {
+		return "-"
+	}
+	return time.Unix(int64(unix), 0).UTC().Format(time.RFC3339)
 }

@@ -237,14 +237,24 @@ func (p Public) ResetPassword(ctx context.Context, r *authv1.ResetPasswordReques
 	} else if err != nil {
 		return nil, p.err(ctx, err)
 	}
+	// Following the link proved the mailbox: what nobody proved before
+	// (a stranger's key registered for the address) goes, before the
+	// update revokes every token it may have got.
+	removed, err := p.revokeUnproven(ctx, u, "reset")
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
 	// Whoever learnt the old password may hold tokens: the new one ends
-	// every session, as an operator's set-password does. Following the
-	// link proved the mailbox too.
+	// every session, as an operator's set-password does.
 	err = p.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error {
 		if !stillGood(t, *cur) {
 			return errDeadLink
 		}
 		cur.PasswordHash, cur.RevokedBefore = h, p.revokeNow(cur.RevokedBefore)
+		cur.PasswordSet, cur.PasswordBy = p.now().Unix(), storage.AddedReset
+		if len(removed) > 0 {
+			cur.Removed = removedRecords(p.now().Unix(), removed, cur.Removed)
+		}
 		if storage.NormalizeEmail(cur.Email) == storage.NormalizeEmail(t.Email) {
 			cur.EmailVerified = true
 		}
@@ -253,5 +263,5 @@ func (p Public) ResetPassword(ctx context.Context, r *authv1.ResetPasswordReques
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	return &authv1.ResetPasswordResponse{Email: u.Email}, nil
+	return &authv1.ResetPasswordResponse{Email: u.Email, Removed: removed}, nil
 }

@@ -63,15 +63,26 @@ func (p Public) VerifyEmail(ctx context.Context, r *authv1.VerifyEmailRequest) (
 	} else if err != nil {
 		return nil, p.err(ctx, err)
 	}
+	// The owner has proven the address: what nobody proved before goes,
+	// and with it every token issued so far (a stranger's key may have
+	// got some).
+	removed, err := p.revokeUnproven(ctx, u, "verification")
+	if err != nil {
+		return nil, p.err(ctx, err)
+	}
 	err = p.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error {
 		if !stillGood(t, *cur) {
 			return errDeadLink
 		}
 		cur.EmailVerified = true
+		if len(removed) > 0 {
+			cur.RevokedBefore = p.revokeNow(cur.RevokedBefore)
+			cur.Removed = removedRecords(p.now().Unix(), removed, cur.Removed)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	return &authv1.VerifyEmailResponse{Email: u.Email}, nil
+	return &authv1.VerifyEmailResponse{Email: u.Email, Removed: removed}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"fris.dev/pkg/inputlimit"
+	"fris.dev/pkg/rpcerr"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/keys"
 	"fris.dev/services/auth/internal/storage"
@@ -185,7 +186,7 @@ func (a Admin) CreateUser(ctx context.Context, r *authv1.CreateUserRequest) (*au
 		if err != nil {
 			return nil, a.err(ctx, err)
 		}
-		u.PasswordHash = h
+		u.PasswordHash, u.PasswordSet, u.PasswordBy = h, u.Created, storage.AddedOperator
 	}
 	created, _, err := a.store.CreateUser(ctx, u, nil)
 	if err != nil {
@@ -247,6 +248,7 @@ func (a Admin) SetPassword(ctx context.Context, r *authv1.SetPasswordRequest) (*
 	// it may hold tokens.
 	if err := a.updateByEmail(ctx, r.GetEmail(), func(u *storage.User) error {
 		u.PasswordHash, u.RevokedBefore = h, a.revokeNow(u.RevokedBefore)
+		u.PasswordSet, u.PasswordBy = a.now().Unix(), storage.AddedOperator
 		return nil
 	}); err != nil {
 		return nil, a.err(ctx, err)
@@ -261,7 +263,30 @@ func (a Admin) SetUserScopes(ctx context.Context, r *authv1.SetUserScopesRequest
 	if err := mayGrant(ctx, r.GetScopes()); err != nil {
 		return nil, a.err(ctx, err)
 	}
-	if err := a.updateUser(ctx, r.GetEmail(), func(u *storage.User) error { u.Scopes = r.GetScopes(); return nil }); err != nil {
+	// A role granted to an account nobody has proven is a role for
+	// whoever holds its credentials: the caller confirms it knowingly.
+	unproven := false
+	if !r.GetConfirm() {
+		u, err := a.store.GetUserByEmail(ctx, r.GetEmail())
+		if err != nil {
+			return nil, a.err(ctx, fmt.Errorf("user %q: %w", r.GetEmail(), err))
+		}
+		if unproven, err = a.hasUnproven(ctx, u); err != nil {
+			return nil, a.err(ctx, err)
+		}
+	}
+	err := a.updateUser(ctx, r.GetEmail(), func(u *storage.User) error {
+		if !r.GetConfirm() && (unproven || !u.EmailVerified) && grantsNew(u.Scopes, r.GetScopes()) {
+			what := "its address is not verified"
+			if unproven {
+				what = "it has credentials nobody has proven (added while its address was unverified)"
+			}
+			return rpcerr.New(rpcerr.ErrPrecondition, "%s: %s; confirm to grant the role anyway", u.Email, what)
+		}
+		u.Scopes = r.GetScopes()
+		return nil
+	})
+	if err != nil {
 		return nil, a.err(ctx, err)
 	}
 	return &authv1.SetUserScopesResponse{}, nil
@@ -277,6 +302,10 @@ func (a Admin) ListUsers(ctx context.Context, _ *authv1.ListUsersRequest) (*auth
 	if err != nil {
 		a.log.WarnContext(ctx, "reading the sign-ins", "err", err)
 	}
+	unproven, err := a.unprovenUsers(ctx)
+	if err != nil {
+		return nil, a.err(ctx, err)
+	}
 	out := &authv1.ListUsersResponse{}
 	lim := limited(ctx)
 	for _, u := range us {
@@ -285,6 +314,7 @@ func (a Admin) ListUsers(ctx context.Context, _ *authv1.ListUsersRequest) (*auth
 			continue
 		}
 		r := userRecord(u)
+		r.UnprovenCredentials = unproven[u.ID]
 		if si, ok := signIns[u.ID]; ok {
 			r.LastSignIn, r.LastSignInAddr = uint32(si.At), si.Addr
 		}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"fris.dev/pkg/identity"
@@ -163,4 +164,14 @@ func (a Admin) ListUserSignIns(ctx context.Context, r *authv1.ListUserSignInsReq
 		out.SignIns = append(out.SignIns, &authv1.SignInRecord{At: uint32(ev.At), Method: ev.Method, ClientId: ev.Client, Addr: ev.Addr})
 	}
 	return out, nil
+}
+
+// grantsNew reports whether scopes holds one that have does not.
+func grantsNew(have, scopes []string) bool {
+	for _, s := range scopes {
+		if !slices.Contains(have, s) {
+			return true
+		}
+	}
+	return false
 }

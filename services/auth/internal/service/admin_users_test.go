@@ -72,7 +72,7 @@ func TestUserAdminCannotEscalate(t *testing.T) {
 	if _, err := e.adm.CreateUser(ua, &authv1.CreateUserRequest{Email: "new@example.org", Scopes: []string{identity.ScopeResearcher}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.adm.SetUserScopes(ua, &authv1.SetUserScopesRequest{Email: "ada@example.org", Scopes: []string{identity.ScopeResearcher, "mdr:x"}}); err != nil {
+	if _, err := e.adm.SetUserScopes(ua, &authv1.SetUserScopesRequest{Email: "ada@example.org", Scopes: []string{identity.ScopeResearcher, "mdr:x"}, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.adm.SetUserDisabled(ua, &authv1.SetUserDisabledRequest{Email: "ada@example.org", Disabled: true}); err != nil {
@@ -109,7 +109,7 @@ func TestUserAdminCannotEscalate(t *testing.T) {
 		t.Fatalf("the operator changed: %+v", u)
 	}
 	// An operator, and bin/auth, may.
-	if _, err := e.adm.SetUserScopes(as(identity.ScopeOperator), &authv1.SetUserScopesRequest{Email: "ada@example.org", Scopes: []string{identity.ScopeUserAdmin}}); err != nil {
+	if _, err := e.adm.SetUserScopes(as(identity.ScopeOperator), &authv1.SetUserScopesRequest{Email: "ada@example.org", Scopes: []string{identity.ScopeUserAdmin}, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.adm.SetUserDisabled(bg, &authv1.SetUserDisabledRequest{Email: "op@example.org", Disabled: true}); err != nil {

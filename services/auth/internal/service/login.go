@@ -125,6 +125,7 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
+	p.passwordUsed(ctx, u)
 	user = u.ID
 	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
 }

@@ -109,7 +109,10 @@ func (p Public) FinishPasskeyRegistration(ctx context.Context, r *authv1.FinishP
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	pk := storage.Passkey{ID: credentialID(cred.ID), UserID: u.ID, Name: name, Created: p.now().Unix(), Credential: rec}
+	// Added while nobody has verified the address, it is unproven: the
+	// owner's proof removes it (credentials.go).
+	pk := storage.Passkey{ID: credentialID(cred.ID), UserID: u.ID, Name: name, Created: p.now().Unix(), Credential: rec,
+		AddedBy: storage.AddedHolder, Unproven: !u.EmailVerified}
 	added = pk.ID
 	switch err := p.store.AddPasskey(ctx, pk, MaxPasskeys); {
 	case errors.Is(err, storage.ErrTooMany):
@@ -141,7 +144,7 @@ func (p Public) ListPasskeys(ctx context.Context, _ *authv1.ListPasskeysRequest)
 // RemovePasskey deletes one of the user's passkeys: it signs no one in
 // from then on. Sessions it began stand, as a changed password's do not:
 // removing a passkey is tidying up; whoever fears a stolen one signs out
-// everywhere.
+// everywhere. An unproven passkey's removal ends them (credentials.go).
 func (p Public) RemovePasskey(ctx context.Context, r *authv1.RemovePasskeyRequest) (_ *authv1.RemovePasskeyResponse, err error) {
 	var actor string
 	defer func() {
@@ -158,12 +161,19 @@ func (p Public) RemovePasskey(ctx context.Context, r *authv1.RemovePasskeyReques
 	if len(r.GetId()) > 1024 {
 		return nil, p.err(ctx, notFound("no such passkey"))
 	}
-	if _, err := p.store.DeletePasskey(ctx, u.ID, r.GetId()); errors.Is(err, storage.ErrNotFound) {
+	gone, err := p.store.DeletePasskey(ctx, u.ID, r.GetId())
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, p.err(ctx, notFound("no such passkey"))
 	} else if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	return &authv1.RemovePasskeyResponse{}, nil
+	// One nobody had proven ends every session, as RemoveCredential's.
+	if gone.Unproven {
+		if err := p.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error { cur.RevokedBefore = p.revokeNow(cur.RevokedBefore); return nil }); err != nil {
+			return nil, p.err(ctx, err)
+		}
+	}
+	return &authv1.RemovePasskeyResponse{SignedOut: gone.Unproven}, nil
 }
 
 // errCeremony is the one answer for a ceremony that cannot be finished:

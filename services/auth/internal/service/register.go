@@ -55,7 +55,10 @@ func (p Public) Register(ctx context.Context, r *authv1.RegisterRequest) (res *a
 	}
 	sum := sha512.Sum512(der)
 	u, k, err := p.store.CreateUser(ctx, storage.User{Email: email, RealName: r.GetName(), Scopes: append([]string(nil), p.cfg.RegisterScopes...), Created: p.now().Unix()},
-		&storage.UserKey{DER: der, SHA512: hex.EncodeToString(sum[:]), Description: r.GetDescription(), Created: p.now().Unix()})
+		&storage.UserKey{DER: der, SHA512: hex.EncodeToString(sum[:]), Description: r.GetDescription(), Created: p.now().Unix(),
+			// Anonymous, for an address nobody has verified: unproven
+			// until an operator vouches, removed when the owner proves it.
+			AddedBy: storage.AddedRegistration})
 	if errors.Is(err, storage.ErrExists) {
 		return nil, p.err(ctx, rpcerr.New(kv.ErrExists, "a user with this email address (or this key) already exists"))
 	} else if err != nil {

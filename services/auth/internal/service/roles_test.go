@@ -64,7 +64,7 @@ func TestGrantTakesEffectOnRefresh(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	res, _ := signInByKey(t, e, "self@example.org")
-	if _, err := e.adm.SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: "self@example.org", Scopes: []string{identity.ScopeUserSearch}}); err != nil {
+	if _, err := e.adm.SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: "self@example.org", Scopes: []string{identity.ScopeUserSearch}, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 	// The token issued before the grant still lacks it.

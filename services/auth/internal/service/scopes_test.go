@@ -40,7 +40,7 @@ func TestScopesAreTokens(t *testing.T) {
 		t.Errorf("a refused grant changed the scopes: %q", u.Scopes)
 	}
 	for _, good := range []string{"FRIS:OPERATOR", "mdr:x", "a!#$%&'()*+,-./:;<=>?@[]^_`{|}~", identity.ScopeOperator} {
-		if _, err := e.adm.SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: "ada@example.org", Scopes: []string{good}}); err != nil {
+		if _, err := e.adm.SetUserScopes(ctx, &authv1.SetUserScopesRequest{Email: "ada@example.org", Scopes: []string{good}, Confirm: true}); err != nil {
 			t.Errorf("SetUserScopes %q: %v", good, err)
 		}
 	}

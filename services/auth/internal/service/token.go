@@ -306,6 +306,7 @@ func (p Public) signedCode(ctx context.Context, r *authv1.TokenRequest) (tokens.
 	set, err := p.signInShaped(ctx, u, c, "", identity.Incoming(ctx, identity.KeyClientAddr), shapeOf(r))
 	if err == nil {
 		p.recordSignIn(ctx, u.ID, storage.MethodKey, c.ID)
+		p.keyUsed(ctx, key)
 	}
 	return set, err
 }

@@ -36,6 +36,13 @@ type Passkey struct {
 	Created    int64  `json:"created"`
 	LastUsed   int64  `json:"last_used,omitempty"`
 	Credential []byte `json:"credential"`
+	// AddedBy and Proven: as UserKey's. A passkey is added by its
+	// signed-in holder; it is proven when the address was verified then.
+	// Records older than the fields count as proven: until them a
+	// passkey was only ever added by a holder signed in with a password,
+	// which an operator or a reset link set.
+	AddedBy  string `json:"added_by,omitempty"`
+	Unproven bool   `json:"unproven,omitempty"`
 }
 
 // Ceremony is a begun registration or sign-in: the challenge the answer

@@ -54,6 +54,13 @@ type Store interface {
 
 	GetUserKey(ctx context.Context, id int32) (UserKey, error)
 	GetUserKeyByHash(ctx context.Context, sha512hex string) (UserKey, error)
+	// UserKeys, AllUserKeys, UpdateUserKey, DeleteUserKey and AllPasskeys:
+	// the credentials of an account (credentials.go).
+	UserKeys(ctx context.Context, user int32) ([]UserKey, error)
+	AllUserKeys(ctx context.Context) ([]UserKey, error)
+	UpdateUserKey(ctx context.Context, id int32, fn func(*UserKey) error) error
+	DeleteUserKey(ctx context.Context, user, id int32) (UserKey, error)
+	AllPasskeys(ctx context.Context) ([]Passkey, error)
 
 	// PutGrant stores a single-use code until g.Expires.
 	PutGrant(ctx context.Context, code string, g Grant) error
@@ -205,7 +212,10 @@ func New(db kv.Store, sealer Sealer) *KV { return NewSplit(db, db, sealer) }
 // signature-flow token response.
 func NewSplit(db, codes kv.Store, sealer Sealer) *KV {
 	return &KV{db: db, codes: codes, sealer: sealer, now: time.Now, LogRetention: defaultLogRetention,
-		users: kv.NewJSONCache(decodedRecords, func(u User) User { u.Scopes = slices.Clone(u.Scopes); return u }),
+		users: kv.NewJSONCache(decodedRecords, func(u User) User {
+			u.Scopes, u.Removed = slices.Clone(u.Scopes), slices.Clone(u.Removed)
+			return u
+		}),
 		clients: kv.NewJSONCache(decodedRecords, func(c Client) Client {
 			c.RedirectURLs = slices.Clone(c.RedirectURLs)
 			return c

@@ -35,7 +35,44 @@ type User struct {
 	// RevokedBefore (unix seconds): the user's tokens issued before it
 	// (iat < RevokedBefore) are revoked; see UpdateUser.
 	RevokedBefore int64 `json:"revoked_before,omitempty"`
+	// PasswordSet and PasswordBy: when and how the password was last set
+	// (an AddedBy value; 0 and "" in records older than the field).
+	// PasswordUsed: its latest successful sign-in, to the minute.
+	PasswordSet  int64  `json:"password_set,omitempty"`
+	PasswordBy   string `json:"password_by,omitempty"`
+	PasswordUsed int64  `json:"password_used,omitempty"`
+	// Removed are the credentials the owner's proofs of the address
+	// removed, newest first, at most MaxRemoved: the account page shows
+	// them.
+	Removed []RemovedCredential `json:"removed,omitempty"`
 }
+
+// MaxRemoved bounds User.Removed.
+const MaxRemoved = 10
+
+// RemovedCredential is a credential removed when its account's owner
+// proved the address.
+type RemovedCredential struct {
+	Kind        string `json:"kind"`
+	ID          string `json:"id"`
+	Description string `json:"description,omitempty"`
+	Created     int64  `json:"created,omitempty"`
+	AddedBy     string `json:"added_by,omitempty"`
+	Removed     int64  `json:"removed"`
+}
+
+// How a credential was added (UserKey.AddedBy, Passkey.AddedBy,
+// User.PasswordBy). Records older than the field have "".
+const (
+	// AddedRegistration: anonymous POST /oauth2/register.
+	AddedRegistration = "registration"
+	// AddedHolder: the signed-in account holder.
+	AddedHolder = "holder"
+	// AddedOperator: an operator (bin/auth, the console).
+	AddedOperator = "operator"
+	// AddedReset: the holder of a mailed reset link.
+	AddedReset = "reset"
+)
 
 // UserKey is a user's registered RSA public key.
 type UserKey struct {
@@ -45,6 +82,15 @@ type UserKey struct {
 	SHA512      string `json:"sha512"`
 	Description string `json:"description,omitempty"`
 	Created     int64  `json:"created"`
+	// AddedBy is how the key was added (AddedRegistration, ...); Proven:
+	// added by an operator, or by the holder of the verified address. A
+	// key registered anonymously is unproven, and so is one of a record
+	// older than the field: the owner's proof of the address removes it.
+	AddedBy string `json:"added_by,omitempty"`
+	Proven  bool   `json:"proven,omitempty"`
+	// LastUsed (unix seconds): its latest successful sign-in, to the
+	// minute.
+	LastUsed int64 `json:"last_used,omitempty"`
 }
 
 // NormalizeEmail is the form emails are compared in.

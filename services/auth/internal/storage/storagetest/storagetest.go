@@ -25,6 +25,7 @@ func Run(t *testing.T, openKV func(t *testing.T) kv.Store, wrap func(t *testing.
 	}{
 		{"Clients", false, onStore(testClients)},
 		{"UsersAndKeys", false, onStore(testUsersAndKeys)},
+		{"UserKeysRemoved", false, onStore(testUserKeysRemoved)},
 		{"ConcurrentUserIDsAreUnique", false, onStore(testConcurrentUserIDsAreUnique)},
 		{"GrantsAreSingleUse", true, onStore(testGrantsAreSingleUse)},
 		{"AccountTokensAreSingleUse", false, onStore(testAccountTokensAreSingleUse)},
