@@ -36,7 +36,7 @@ func TestAttackAuditFlood(t *testing.T) {
 func auditFlood(t *testing.T, o Options) {
 	o.AuthArgs = append(o.AuthArgs, "-audit-keep", "50")
 	s := explorerStack(t, o)
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	s.AuthCLI(t, 0, "create-user", "-email", graceEmail, "-password", gracePass, "-name", "Grace Hopper")
 
 	kinds := []struct{ action, form string }{

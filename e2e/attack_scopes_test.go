@@ -28,7 +28,7 @@ func TestAttackMalformedScope(t *testing.T) {
 			t.Errorf("set-scopes %q: the CLI does not say why:\n%s", bad, out)
 		}
 	}
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	c := signInHTTP(t, s)
 	_, body := getPage(t, c, s.URL+"/explorer/operator/users")
 	m := csrfRE.FindStringSubmatch(body)
@@ -88,7 +88,7 @@ func TestAttackUserAdminReadsOperator(t *testing.T) {
 		t.Fatalf("the operator's sign-in: %d %s", res.StatusCode, b)
 	}
 
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeUserAdmin, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeUserAdmin, demoEmail)
 	ua := signInHTTP(t, s)
 	code, body := getPage(t, ua, s.URL+"/explorer/operator/users/sign-ins?email="+url.QueryEscape(opEmail))
 	if code != http.StatusForbidden || strings.Contains(body, "127.0.0.23") || !strings.Contains(body, "only an operator sees their sign-ins") {
@@ -104,7 +104,7 @@ func TestAttackUserAdminReadsOperator(t *testing.T) {
 		}
 	}
 	// An operator sees it all.
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	o := signInHTTP(t, s)
 	if code, body := getPage(t, o, s.URL+"/explorer/operator/users/sign-ins?email="+url.QueryEscape(opEmail)); code != http.StatusOK || !strings.Contains(body, "127.0.0.23") {
 		t.Errorf("an operator's view of an operator's sign-ins: %d\n%.1500s", code, body)

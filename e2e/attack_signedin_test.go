@@ -28,7 +28,7 @@ func TestAttackSignedInBehindOneAddress(t *testing.T) {
 		// the cap here, never by the timeout meanwhile.
 		GatewayArgs: []string{"-max-conns-per-addr", "8", "-max-inflight-per-addr", "8", "-read-header-timeout", "1m"},
 	})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", "broker:researcher", demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", "broker:researcher", demoEmail)
 	s.AuthCLI(t, 0, "create-user", "-email", "eve@fris.test", "-password", "another password", "-name", "Eve Researcher", "-email-verified", "-scopes", "broker:researcher")
 	charite := registerBank(t, s, "bank@charite.example")
 	s.BrokerCLI(t, 0, "approve-bank", "-site", "charite", charite.email)

@@ -53,7 +53,7 @@ func TestAttackNotUTF8(t *testing.T) {
 	t.Parallel()
 	s := explorerStack(t, Options{})
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client", "-redirect-url", callback)
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator+","+identity.ScopeResearcher, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator+","+identity.ScopeResearcher, demoEmail)
 	op := signInHTTP(t, s)
 	_, home := getPage(t, op, s.URL+"/explorer/")
 	m := csrfRE.FindStringSubmatch(home)
