@@ -124,8 +124,25 @@ func openStreamVia(ctx context.Context, t *testing.T, s *Stack, c *http.Client, 
 // still a stranger: of 136 idle connections it opens, the 8 past the
 // address's 128 are closed at once. (Before the per-subject budgets, the
 // address's 128 refused every stream past the 128th.)
+//
+// Twice: with the streams of one inquiry sharing a broker watch (the
+// default: 40 watches), and with a watch each, the 1,000 calls on the
+// gateway's connection to the broker that 1,000 researchers with an
+// inquiry each hold. (At the services' -max-streams of 1,000, those left
+// the gateway no call to the broker: the bank's reply waited out its
+// deadline.)
 func TestAttackThousandSignedInStreams(t *testing.T) {
 	t.Parallel()
+	// The test holds 1,000 streams and the stranger's connections (the
+	// gateway, a process of its own, raises its own limit).
+	raiseNoFile(t, 4096)
+	t.Run("shared watches", func(t *testing.T) { thousandStreams(t, 40) })
+	t.Run("a watch each", func(t *testing.T) { thousandStreams(t, 1000, "-explorer-share-streams=false") })
+}
+
+// thousandStreams is TestAttackThousandSignedInStreams on a stack whose
+// gateway has gatewayArgs, where the streams hold watches broker watches.
+func thousandStreams(t *testing.T, watches int, gatewayArgs ...string) {
 	const (
 		researchers, tabs = 40, 25
 		streams           = researchers * tabs
@@ -133,16 +150,13 @@ func TestAttackThousandSignedInStreams(t *testing.T) {
 		addrCap  = 128
 		stranger = addrCap + 8
 	)
-	// The test holds 1,000 streams and the stranger's connections (the
-	// gateway, a process of its own, raises its own limit).
-	raiseNoFile(t, 4*streams)
 	start := time.Now()
 	s := explorerStack(t, Options{
 		BrokerArgs: []string{"-registration", "approval"},
 		// A long header timeout: the stranger's idle connections are
 		// closed by the cap here, never by the timeout meanwhile. No cap
 		// is set: the gateway's are its defaults.
-		GatewayArgs: []string{"-read-header-timeout", "1m"},
+		GatewayArgs: append([]string{"-read-header-timeout", "1m"}, gatewayArgs...),
 	})
 	charite := registerBank(t, s, "bank@charite.example")
 	s.BrokerCLI(t, 0, "approve-bank", "-site", "charite", charite.email)
@@ -199,6 +213,9 @@ func TestAttackThousandSignedInStreams(t *testing.T) {
 	t.Logf("%d streams open in %v", streams, time.Since(opened).Round(time.Millisecond))
 	if n := gatewayGauge(t, s, "fris_explorer_results_streams"); n != streams {
 		t.Fatalf("%v results streams open, want %d", n, streams)
+	}
+	if n := gatewayGauge(t, s, "fris_explorer_results_watches"); n != float64(watches) {
+		t.Fatalf("the streams hold %v broker watches, want %d", n, watches)
 	}
 	if n := gatewayGauge(t, s, "fris_gateway_conns_refused_total"); n != 0 {
 		t.Fatalf("%v connections refused while the streams opened, want none", n)
