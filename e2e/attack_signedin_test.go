@@ -133,11 +133,17 @@ func openStreamVia(ctx context.Context, t *testing.T, s *Stack, c *http.Client, 
 // deadline.)
 func TestAttackThousandSignedInStreams(t *testing.T) {
 	t.Parallel()
-	// The test holds 1,000 streams and the stranger's connections (the
-	// gateway, a process of its own, raises its own limit).
+	// The test holds 2,000 streams and the strangers' connections (the
+	// gateways, processes of their own, raise their own limit).
 	raiseNoFile(t, 4096)
-	t.Run("shared watches", func(t *testing.T) { thousandStreams(t, 40) })
-	t.Run("a watch each", func(t *testing.T) { thousandStreams(t, 1000, "-explorer-share-streams=false") })
+	t.Run("shared watches", func(t *testing.T) {
+		t.Parallel()
+		thousandStreams(t, 40)
+	})
+	t.Run("a watch each", func(t *testing.T) {
+		t.Parallel()
+		thousandStreams(t, 1000, "-explorer-share-streams=false")
+	})
 }
 
 // thousandStreams is TestAttackThousandSignedInStreams on a stack whose
