@@ -102,8 +102,8 @@ const (
 )
 
 // RegisterFlags adds -grpc-addr, -ops-addr and -shutdown-timeout with the
-// given defaults. A MaxRecvBytes set before is the service's default of
-// -max-recv-bytes (else 64 MiB).
+// given defaults. A MaxRecvBytes or MaxStreams set before is the service's
+// default of -max-recv-bytes (else 64 MiB) or -max-streams (else 1000).
 func (c *Config) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", grpcAddr, "gRPC listen address")
 	fs.StringVar(&c.OpsAddr, "ops-addr", opsAddr, "HTTP address for /healthz, /readyz and /metrics (empty: off)")
@@ -112,7 +112,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, grpcAddr, opsAddr string) {
 	fs.IntVar(&c.GCPercent, "gogc", DefaultGCPercent, "garbage collector target percentage, as GOGC (an explicit GOGC environment variable wins)")
 	fs.IntVar(&c.StreamWorkers, "stream-workers", 32, "goroutines kept to serve RPCs (0: one new goroutine per RPC)")
 	fs.IntVar(&c.MaxConns, "max-conns", 1024, "most concurrent gRPC connections (0: no cap)")
-	fs.IntVar(&c.MaxStreams, "max-streams", 1000, "most concurrent RPCs on one gRPC connection (0: no cap)")
+	fs.IntVar(&c.MaxStreams, "max-streams", cmp.Or(c.MaxStreams, 1000), "most concurrent RPCs on one gRPC connection (0: no cap)")
 	fs.IntVar(&c.OpsMaxConns, "ops-max-conns", 64, "most concurrent connections to the operations port (0: no cap)")
 	c.TLS.RegisterFlags(fs, mtls.Dev(mtls.DefaultDir(), component(fs)))
 }

@@ -30,6 +30,14 @@ type Config struct {
 
 // RegisterFlags adds the serve flags to fs.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	// Each results stream the gateway holds open on an inquiry of its own
+	// (1,000 researchers behind one address, one tab each) is a
+	// WatchReplies call on the gateway's one connection here. At the
+	// services' 1,000 RPCs a connection, 1,000 such streams left no room
+	// for the gateway's other calls (a bank's reply waited out its
+	// deadline): the broker admits as many calls on a connection as it
+	// admits watches, and 1,000 more.
+	c.Server.MaxStreams = service.MaxWatchers + 1000
 	c.Base.RegisterFlags(fs, "127.0.0.1:9104", "127.0.0.1:9204")
 	c.Public.RegisterFlags(fs)
 	c.Signup.RegisterFlags(fs)

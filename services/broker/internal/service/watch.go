@@ -11,9 +11,9 @@ import (
 	brokerv1 "fris.dev/proto/broker/v1"
 )
 
-// maxWatchers bounds the open WatchReplies calls of one replica: each holds
+// MaxWatchers bounds the open WatchReplies calls of one replica: each holds
 // a goroutine and re-reads the store every WatchInterval.
-const maxWatchers = 10000
+const MaxWatchers = 10000
 
 // notifier wakes the watchers of an inquiry when this replica stores a
 // reply to it. Replies stored by another replica are found by the
@@ -29,7 +29,7 @@ type notifier struct {
 func (w *notifier) subscribe(id string) (<-chan struct{}, func(), error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.n >= maxWatchers {
+	if w.n >= MaxWatchers {
 		return nil, nil, rpcerr.New(rpcerr.ErrTooLarge, "too many open watches on this broker; try again later")
 	}
 	if w.byInq == nil {

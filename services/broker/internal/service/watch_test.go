@@ -148,7 +148,7 @@ func TestWatchEndsOnShutdown(t *testing.T) {
 func TestNotifierBounded(t *testing.T) {
 	var w notifier
 	var cancels []func()
-	for range maxWatchers {
+	for range MaxWatchers {
 		_, c, err := w.subscribe("1")
 		if err != nil {
 			t.Fatal(err)
