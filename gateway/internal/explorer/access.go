@@ -71,6 +71,7 @@ func (a *App) routes() []route {
 	rs = append(rs, a.accountRoutes()...)
 	rs = append(rs, a.auditRoutes()...)
 	rs = append(rs, a.settingsRoutes()...)
+	rs = append(rs, a.throttleRoutes()...)
 	rs = append(rs, a.passkeyRoutes()...)
 	rs = append(rs, a.exposeRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
