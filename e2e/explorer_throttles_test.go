@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
 	"fris.dev/pkg/identity"
 )
 
@@ -174,4 +177,54 @@ func TestExplorerThrottles(t *testing.T) {
 	if out := s.AuthCLI(t, 0, "throttles"); strings.Contains(out, graceEmail) {
 		t.Errorf("bin/auth throttles after the lift:\n%s", out)
 	}
+}
+
+// TestExplorerThrottlesBrowser: the throttles view in Chromium, light and
+// dark, English and German, on a phone-sized screen too: axe-core finds no
+// serious issue; the operator lifts a slowed account by keyboard and its
+// holder signs in at once.
+func TestExplorerThrottlesBrowser(t *testing.T) {
+	t.Parallel()
+	p := newPage(t)
+	s := throttleStack(t)
+	grace := slowGrace(t, s)
+	site := from127(t, s, "127.0.1.9", nil)
+	for i := range 4 {
+		site.do(t, http.MethodGet, charite.spec()+"/uploadStats", "", "Authorization", basic(charite.user, "guess "+strconv.Itoa(i)))
+	}
+	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	p.signIn(s)
+	p.do("open the console", chromedp.Navigate(s.URL+"/explorer/operator/"), chromedp.WaitVisible(chromedp.CSS("nav.optabs")))
+	p.do("open the throttles tab", chromedp.Click(chromedp.CSS(`nav.optabs a[href="/explorer/operator/throttles"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr.throttle[data-kind="ceiling"]`)))
+	p.wantText("h1", "Throttles")
+	p.wantText(`tr.throttle[data-kind="ceiling"]`, graceEmail, "Sign-in with a password", "this account from every address", "left")
+	p.wantText(`tr.throttle[data-service="upload"]`, charite.user, "127.0.1.9", "Site credential (uploads)")
+	p.check("operator-throttles-en")
+
+	p.do("switch to German", chromedp.Click(chromedp.CSS(`a[hreflang="de"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="de"]`)))
+	p.wantText("h1", "Drosselungen")
+	p.check("operator-throttles-de")
+	p.do("lift Grace's by keyboard", chromedp.Focus(chromedp.CSS(`tr.throttle[data-kind="ceiling"] button`)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="lifted"]`)))
+	p.wantText("#op-status", "Die Drosselung von "+graceEmail+" ist aufgehoben")
+	if n := p.count(`tr.throttle[data-kind="ceiling"]`); n != 0 {
+		t.Errorf("Grace's throttle is still listed (%d)", n)
+	}
+	p.check("operator-throttles-lifted-de")
+	if res, b := grace.signIn(t, graceEmail, gracePass); res.StatusCode != http.StatusFound {
+		t.Fatalf("Grace's sign-in after the lift = %d %s", res.StatusCode, b)
+	}
+
+	// Last, as the emulation stays: a phone-sized screen.
+	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
+	p.do("open the view", chromedp.Navigate(s.URL+"/explorer/operator/throttles"), chromedp.WaitVisible(chromedp.CSS(`tr.throttle`)))
+	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if width > 360 {
+		t.Errorf("the throttles view is %d px wide on a 360 px screen", width)
+	}
+	p.check("operator-throttles-360px")
 }
