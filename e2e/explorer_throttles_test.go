@@ -18,12 +18,11 @@ import (
 // throttleStack is an Explorer stack with the attack suite's small limits
 // (attackStack): an account's ceiling of 10 failures an hour from all
 // addresses, 3 per account and address, a site credential's 3.
-func throttleStack(t *testing.T) *Stack {
+func throttleStack(t *testing.T, o Options) *Stack {
 	t.Helper()
-	s := explorerStack(t, Options{
-		AuthArgs:   []string{"-limit-login", "3/1h:1s..1m", "-limit-addr", "1000/1h", "-limit-account-ceiling", "10/1h"},
-		UploadArgs: []string{"-limit-basic", "3/1h:1s..1m", "-limit-addr", "1000/1h", "-secret-cache-ttl", "1ms"},
-	})
+	o.AuthArgs = append(o.AuthArgs, "-limit-login", "3/1h:1s..1m", "-limit-addr", "1000/1h", "-limit-account-ceiling", "10/1h")
+	o.UploadArgs = append(o.UploadArgs, "-limit-basic", "3/1h:1s..1m", "-limit-addr", "1000/1h", "-secret-cache-ttl", "1ms")
+	s := explorerStack(t, o)
 	// The login form's client, which the guessers use, and a site
 	// credential.
 	s.AuthCLI(t, 0, "create-client", "-client-id", demoClient, "-secret", demoSecret, "-name", "E2E Client", "-redirect-url", callback)
@@ -75,10 +74,16 @@ func slowGrace(t *testing.T, s *Stack) peer {
 // view lists both (auth's and upload's), as `bin/auth throttles` does; a
 // lift from another site is refused; the operator lifts the account's,
 // audited with the operator as actor, and the user signs in at once from
-// the address that was refused; the site credential's stays listed.
+// the address that was refused; the site credential's stays listed. On
+// both stores: the limiters' state is in process or in Redis.
 func TestExplorerThrottles(t *testing.T) {
 	t.Parallel()
-	s := throttleStack(t)
+	t.Run("bolt", func(t *testing.T) { explorerThrottles(t, Options{}) })
+	t.Run("redis", func(t *testing.T) { explorerThrottles(t, Options{Redis: true}) })
+}
+
+func explorerThrottles(t *testing.T, o Options) {
+	s := throttleStack(t, o)
 	grace := slowGrace(t, s)
 	site := from127(t, s, "127.0.1.9", nil)
 	for i := range 4 {
@@ -186,7 +191,7 @@ func TestExplorerThrottles(t *testing.T) {
 func TestExplorerThrottlesBrowser(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
-	s := throttleStack(t)
+	s := throttleStack(t, Options{})
 	grace := slowGrace(t, s)
 	site := from127(t, s, "127.0.1.9", nil)
 	for i := range 4 {
