@@ -74,8 +74,9 @@ func slowGrace(t *testing.T, s *Stack) peer {
 // view lists both (auth's and upload's), as `bin/auth throttles` does; a
 // lift from another site is refused; the operator lifts the account's,
 // audited with the operator as actor, and the user signs in at once from
-// the address that was refused; the site credential's stays listed. On
-// both stores: the limiters' state is in process or in Redis.
+// the address that was refused; the site credential's stays listed until
+// `bin/upload lift-throttle` lifts it. On both stores: the limiters' state
+// is in process or in Redis.
 func TestExplorerThrottles(t *testing.T) {
 	t.Parallel()
 	t.Run("bolt", func(t *testing.T) { explorerThrottles(t, Options{}) })
@@ -182,6 +183,18 @@ func explorerThrottles(t *testing.T, o Options) {
 	if out := s.AuthCLI(t, 0, "throttles"); strings.Contains(out, graceEmail) {
 		t.Errorf("bin/auth throttles after the lift:\n%s", out)
 	}
+	// The site credential's, with bin/upload: gone from the view, audited
+	// with the admin API as actor.
+	if out := s.UploadCLI(t, 0, "throttles"); !strings.Contains(out, siteRow.id) || !strings.Contains(out, charite.user) {
+		t.Errorf("bin/upload throttles:\n%s", out)
+	}
+	if out := s.UploadCLI(t, 0, "lift-throttle", siteRow.id); !strings.Contains(out, "lifted "+siteRow.id) {
+		t.Errorf("bin/upload lift-throttle:\n%s", out)
+	}
+	if _, page := getPage(t, c, view); len(throttleRows(page)) != 0 || !strings.Contains(page, "Nothing is slowed now.") {
+		t.Errorf("the view after both lifts:\n%s", page)
+	}
+	waitAudit(t, s.Upload, "upload.admin.LiftThrottle", map[string]any{"actor": "admin-api", "target": charite.user, "addr": "127.0.1.9", "outcome": "success"})
 }
 
 // TestExplorerThrottlesBrowser: the throttles view in Chromium, light and
