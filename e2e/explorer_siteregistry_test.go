@@ -36,7 +36,7 @@ func TestExplorerSiteRegistry(t *testing.T) {
 	b := registerBank(t, s, "biobank@mainz.example")
 
 	// A researcher: refused, and nothing reaches the registry.
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeResearcher, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeResearcher, demoEmail)
 	r := signInHTTP(t, s)
 	if code, body := getPage(t, r, s.URL+"/explorer/operator/site-registry"); code != http.StatusForbidden || !strings.Contains(body, "lacks the operator role") {
 		t.Fatalf("a researcher's site registry: %d\n%s", code, body)
@@ -50,7 +50,7 @@ func TestExplorerSiteRegistry(t *testing.T) {
 		t.Fatalf("a researcher's new site: %d\n%s", res.StatusCode, body)
 	}
 
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator+","+identity.ScopeResearcher, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator+","+identity.ScopeResearcher, demoEmail)
 	op := userID(t, s, demoEmail)
 	c := signInHTTP(t, s)
 	code, body := getPage(t, c, s.URL+"/explorer/operator/site-registry")
@@ -139,7 +139,7 @@ func TestExplorerSiteRegistryBrowser(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
 	s := explorerStack(t, Options{})
-	s.AuthCLI(t, 0, "set-scopes", "-scopes", identity.ScopeOperator, demoEmail)
+	s.AuthCLI(t, 0, "set-scopes", "-confirm", "-scopes", identity.ScopeOperator, demoEmail)
 	p.signIn(s)
 	p.do("open the banks view", chromedp.Navigate(s.URL+"/explorer/operator/banks"), chromedp.WaitVisible(chromedp.CSS(".optabs")))
 	p.do("open the site registry by its tab", chromedp.Click(chromedp.CSS(`.optabs a[href="/explorer/operator/site-registry"]`)),

@@ -54,7 +54,7 @@ func (g *Guard) Begin(ctx context.Context, account string, known bool) (*Attempt
 	for _, k := range ks {
 		wait, err := g.reserve(ctx, k)
 		if err == nil && wait > 0 {
-			err = g.refuse(ctx, account, k.kind, wait)
+			err = g.refuse(ctx, k, account, a.addr, wait)
 		}
 		if err != nil {
 			a.giveBack(ctx)
@@ -127,7 +127,7 @@ func (a *Attempt) Failed(ctx context.Context) {
 	}
 	ctx = context.WithoutCancel(ctx)
 	for _, k := range a.taken {
-		if err := a.g.backoff(ctx, k); err != nil {
+		if err := a.g.failure(ctx, k, a.account, a.addr); err != nil {
 			a.g.l.warn(ctx, "recording a failed attempt", "flow", a.g.flow, "err", err)
 		}
 	}
@@ -155,18 +155,24 @@ func (a *Attempt) Done(ctx context.Context, err error) {
 	}
 }
 
-func (g *Guard) backoff(ctx context.Context, k key) error {
-	if k.p.Backoff <= 0 {
-		return nil
+// failure counts a failure on k (within the policy's window, or the time
+// its budget takes to refill), sets the back-off lock the count calls for,
+// and records k as throttled when it now refuses.
+func (g *Guard) failure(ctx context.Context, k key, account, addr string) error {
+	window := k.p.Window
+	if window <= 0 {
+		window = time.Duration(k.p.Limit.Burst) * k.p.Limit.interval()
 	}
-	n, err := g.l.b.count(ctx, g.name(k, "n"), k.p.Window)
+	n, err := g.l.b.count(ctx, g.name(k, "n"), window)
 	if err != nil {
 		return err
 	}
 	if d := k.p.backoff(n); d > 0 {
-		_, err = g.l.b.take(ctx, g.name(k, "b"), lock(d))
+		if _, err := g.l.b.take(ctx, g.name(k, "b"), lock(d)); err != nil {
+			return err
+		}
 	}
-	return err
+	return g.afterFailure(ctx, k, n, account, addr)
 }
 
 // Gate is Begin for a check that pkg/password runs (password.Gate): it

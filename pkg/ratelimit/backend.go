@@ -47,6 +47,15 @@ type backend interface {
 	// marked reports whether it is remembered.
 	mark(ctx context.Context, key string, ttl time.Duration) error
 	marked(ctx context.Context, key string) (bool, error)
+	// record lists t as throttled for wait from now (throttles.go):
+	// its failures when it counts some, one more refusal when refused.
+	record(ctx context.Context, t Throttle, wait time.Duration, refused bool) error
+	// throttles lists at most limit throttles of now, the longest-running
+	// first.
+	throttles(ctx context.Context, limit int) ([]Throttle, error)
+	// lift deletes the state of the key id names (its budget, back-off
+	// lock, failure count and listing) and returns what was listed.
+	lift(ctx context.Context, id string) (Throttle, bool, error)
 }
 
 // redisBackend is redis_rate's GCRA over the service's Redis client.
@@ -152,7 +161,9 @@ type memBackend struct {
 	buckets  map[string]*bucket
 	counters map[string]*counter
 	marks    map[string]time.Time // key -> when it is forgotten
-	ops      int
+	// listed are the throttles of now (throttles.go), at most maxListed.
+	listed map[string]*Throttle
+	ops    int
 }
 
 // maxMarks bounds the in-process known addresses and devices. Only
@@ -173,7 +184,7 @@ type counter struct {
 }
 
 func newMemBackend(now func() time.Time) *memBackend {
-	return &memBackend{now: now, buckets: map[string]*bucket{}, counters: map[string]*counter{}, marks: map[string]time.Time{}}
+	return &memBackend{now: now, buckets: map[string]*bucket{}, counters: map[string]*counter{}, marks: map[string]time.Time{}, listed: map[string]*Throttle{}}
 }
 
 // bucketFor returns key's limiter under l; a limiter made under another
@@ -214,6 +225,11 @@ func (m *memBackend) sweep(now time.Time) {
 	for k, c := range m.counters {
 		if now.After(c.until) {
 			delete(m.counters, k)
+		}
+	}
+	for k, t := range m.listed {
+		if !t.Until.After(now) {
+			delete(m.listed, k)
 		}
 	}
 }

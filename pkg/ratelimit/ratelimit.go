@@ -200,9 +200,11 @@ func (g *Guard) name(k key, part string) string {
 // lock is the back-off lock's limit: one event per d.
 func lock(d time.Duration) Limit { return Limit{Events: 1, Per: d, Burst: 1} }
 
-func (g *Guard) refuse(ctx context.Context, account, which string, wait time.Duration) error {
+// refuse counts and logs a refusal by k, and records k as throttled.
+func (g *Guard) refuse(ctx context.Context, k key, account, addr string, wait time.Duration) error {
 	g.l.refused.WithLabelValues(g.flow).Inc()
-	g.l.warn(ctx, "attempt refused by an abuse limit", "flow", g.flow, "limited", which,
+	g.throttled(ctx, g.entry(k, account, addr), wait, true)
+	g.l.warn(ctx, "attempt refused by an abuse limit", "flow", g.flow, "limited", k.kind,
 		"account", clip(account), "client_addr", clientAddr(ctx), "retry_after", wait.Round(time.Millisecond))
 	return rpcerr.Throttled(wait)
 }
@@ -227,7 +229,7 @@ func (g *Guard) Spend(ctx context.Context, account string) error {
 			return err
 		}
 		if d > 0 {
-			return g.refuse(ctx, account, k.kind, d)
+			return g.refuse(ctx, k, account, clientAddr(ctx), d)
 		}
 	}
 	return nil

@@ -158,6 +158,7 @@ func registerExplorer(ctx context.Context, mux routes.Mux, loopback http.Handler
 		// admin RPCs they call, only for an operator's token.
 		Registry: mdrv1.NewMdrAdminClient(up.MDR),
 		Audit:    auditServices(up), Settings: cfg.settings(),
+		Throttles: throttleServices(up),
 	}
 	if up.Broker != nil {
 		ec.Banks = brokerv1.NewBrokerAdminClient(up.Broker)

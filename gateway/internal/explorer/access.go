@@ -72,6 +72,7 @@ func (a *App) routes() []route {
 	rs = append(rs, a.accountRoutes()...)
 	rs = append(rs, a.auditRoutes()...)
 	rs = append(rs, a.settingsRoutes()...)
+	rs = append(rs, a.throttleRoutes()...)
 	rs = append(rs, a.passkeyRoutes()...)
 	rs = append(rs, a.credentialRoutes()...)
 	rs = append(rs, a.exposeRoutes()...)

@@ -133,6 +133,9 @@ type Config struct {
 	// settings views show them (audit.go, settings.go); none: those views
 	// answer 503 or show the gateway's settings only.
 	Audit []AuditService
+	// Throttles are the services' ThrottleAdmin APIs (throttles.go); none:
+	// the throttles view answers 503.
+	Throttles []ThrottleService
 	// Settings are the gateway's own, for the settings view.
 	Settings []audit.Setting
 	// Auth is the identity provider's API, for the account page

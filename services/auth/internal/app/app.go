@@ -27,6 +27,7 @@ import (
 	"fris.dev/pkg/password"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
+	"fris.dev/pkg/throttles"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/envelope"
 	"fris.dev/services/auth/internal/keys"
@@ -184,6 +185,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			s.RegisterService(audit.AdminService(&authv1.AuthAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "auth", db, auditLog, log)
 			audit.Register(s, "auth", deps.Events, cfg.Settings(settingNames...), log)
+			throttles.Register(s, "auth", limits, auditLog, log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
@@ -202,7 +204,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			authv1.AuthAdmin_UpdateClient_FullMethodName, authv1.AuthAdmin_RotateClientSecret_FullMethodName,
 			authv1.AuthAdmin_SetClientDisabled_FullMethodName,
 			authv1.AuthAdmin_ListKeys_FullMethodName, authv1.AuthAdmin_RotateKeys_FullMethodName,
-		}, audit.OperatorMethods), // and the audit and settings views (pkg/audit)
+		}, audit.OperatorMethods, throttles.OperatorMethods), // and the audit, settings and throttles views (pkg/audit, pkg/throttles)
 		Roles: map[string][]string{identity.ScopeUserAdmin: userMethods},
 	})
 }

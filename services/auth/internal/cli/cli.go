@@ -19,6 +19,7 @@ import (
 
 	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
+	"fris.dev/pkg/throttles"
 	authv1 "fris.dev/proto/auth/v1"
 	"fris.dev/services/auth/internal/app"
 )
@@ -333,10 +334,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	// Every service's store is copied and put back the same way.
 	bk, rs := backup.Commands(t, stdout)
+	// And the abuse limits' throttles are listed and lifted the same way.
+	th, lt := throttles.Commands(t, stdout)
 	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), updateClient, rotateSecret, revokeClient, listClients,
 		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
 		credentials, removeCredential("remove-key", "key"), removeCredential("remove-passkey", "passkey"),
-		listKeys, rotate, bk, rs).ParseAndRun(ctx, args)
+		listKeys, rotate, bk, rs, th, lt).ParseAndRun(ctx, args)
 }
 
 // orDash shows an empty column as "-", so the table keeps its columns.

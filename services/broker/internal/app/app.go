@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -14,6 +15,7 @@ import (
 	"fris.dev/pkg/mtls"
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/server"
+	"fris.dev/pkg/throttles"
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/mailer"
 	"fris.dev/services/broker/internal/service"
@@ -67,6 +69,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			s.RegisterService(audit.AdminService(&brokerv1.BrokerAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "broker", db, auditLog, log)
 			audit.Register(s, "broker", deps.Events, cfg.Settings(settingNames...), log)
+			throttles.Register(s, "broker", limits, auditLog, log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
@@ -81,12 +84,12 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		// site registry they link to (read and edited: operators, who
 		// approve the banks, name the sites) and the monitoring reports,
 		// never the inquiries.
-		Operator: append([]string{
+		Operator: slices.Concat([]string{
 			brokerv1.BrokerAdmin_ListBanks_FullMethodName, brokerv1.BrokerAdmin_ApproveBank_FullMethodName,
 			brokerv1.BrokerAdmin_LinkBankSite_FullMethodName, brokerv1.BrokerAdmin_DeleteBank_FullMethodName,
 			brokerv1.BrokerAdmin_ListMonitoring_FullMethodName, brokerv1.BrokerAdmin_ListSites_FullMethodName,
 			brokerv1.BrokerAdmin_GetSite_FullMethodName, brokerv1.BrokerAdmin_CreateSite_FullMethodName,
 			brokerv1.BrokerAdmin_UpdateSite_FullMethodName,
-		}, audit.OperatorMethods...), // the audit and settings views (pkg/audit) too
+		}, audit.OperatorMethods, throttles.OperatorMethods), // the audit, settings and throttles views (pkg/audit, pkg/throttles) too
 	})
 }

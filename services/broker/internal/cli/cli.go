@@ -21,6 +21,7 @@ import (
 
 	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
+	"fris.dev/pkg/throttles"
 	brokerv1 "fris.dev/proto/broker/v1"
 	"fris.dev/services/broker/internal/app"
 	"fris.dev/services/broker/internal/demo"
@@ -298,11 +299,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	})
 	// Every service's store is copied and put back the same way.
 	bk, rs := backup.Commands(t, stdout)
+	th, lt := throttles.Commands(t, stdout)
 	subs := []*ffcli.Command{serve}
 	subs = append(subs, siteCommands(t, stdout)...)
 	subs = append(subs, banks, bankSite("approve-bank", "approve a bank and link it to its site", true),
 		bankSite("link-bank", "link a bank to another site (its status stays)", false), deleteBank,
-		create, update, release, closeInq, list, get, replies, seed, monitor, bk, rs)
+		create, update, release, closeInq, list, get, replies, seed, monitor, bk, rs, th, lt)
 	return t.Root(subs...).ParseAndRun(ctx, args)
 }
 

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,7 @@ import (
 	"fris.dev/pkg/ratelimit"
 	"fris.dev/pkg/rpcclient"
 	"fris.dev/pkg/server"
+	"fris.dev/pkg/throttles"
 	brokerv1 "fris.dev/proto/broker/v1"
 	mdrv1 "fris.dev/proto/mdr/v1"
 	uploadv1 "fris.dev/proto/upload/v1"
@@ -219,13 +221,15 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 			s.RegisterService(audit.AdminService(&uploadv1.UploadAdmin_ServiceDesc, auditLog), service.Admin{Service: svc})
 			backup.Register(s, "upload", db, auditLog, log)
 			audit.Register(s, "upload", deps.Events, cfg.Settings(settingNames...), log)
+			throttles.Register(s, "upload", limits, auditLog, log)
 		},
 		Ready:   svc.Ready,
 		Metrics: reg,
 		// The Explorer's view of the sites' uploads, for operators
 		// (docs/security.md): counts and times, never a patient.
 		// The audit and settings views (pkg/audit) too.
-		Operator: append([]string{uploadv1.UploadAdmin_ListTeilers_FullMethodName}, audit.OperatorMethods...),
+		// The throttles view (pkg/throttles): the credentials slowed now.
+		Operator: slices.Concat([]string{uploadv1.UploadAdmin_ListTeilers_FullMethodName}, audit.OperatorMethods, throttles.OperatorMethods),
 	})
 }
 

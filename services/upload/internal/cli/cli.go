@@ -17,6 +17,7 @@ import (
 
 	"fris.dev/pkg/backup"
 	"fris.dev/pkg/cmdutil"
+	"fris.dev/pkg/throttles"
 	uploadv1 "fris.dev/proto/upload/v1"
 	"fris.dev/services/upload/internal/app"
 )
@@ -224,6 +225,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// Every service's store is copied and put back the same way.
 	bk, rs := backup.Commands(t, stdout)
+	thr, lift := throttles.Commands(t, stdout)
 	return t.Root(serve, create, setPassword, toggle("disable", "stop a credential from working", true),
-		toggle("enable", "let a disabled credential work again", false), credentials, teilers, patients, count, get, bk, rs).ParseAndRun(ctx, args)
+		toggle("enable", "let a disabled credential work again", false), credentials, teilers, patients, count, get, bk, rs, thr, lift).ParseAndRun(ctx, args)
 }
