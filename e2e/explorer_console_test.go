@@ -259,10 +259,12 @@ func TestConsoleAndLoginBrowser(t *testing.T) {
 		t.Errorf("signed in at %s, want the users view", loc)
 	}
 	p.do("switch to English", chromedp.Click(chromedp.CSS(`a[hreflang="en"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="en"]`)))
-	p.do("send a reset link", chromedp.Click(chromedp.CSS(`li.bank form.reset button`)), chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="reset"]`)))
+	p.do("open the user", chromedp.Click(chromedp.CSS(`a.user[href$="`+url.QueryEscape(demoEmail)+`"]`)), chromedp.WaitVisible(chromedp.CSS(`form.reset button`)))
+	p.do("send a reset link", chromedp.Click(chromedp.CSS(`form.reset button`)), chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="reset"]`)))
 	p.wantText("#op-status", "A password-reset link is sent to "+demoEmail)
 	p.check("operator-users-reset")
-	p.do("open the recent sign-ins", chromedp.Click(chromedp.CSS(`li.bank a.signins`)), chromedp.WaitVisible(chromedp.CSS(`table.signins`)))
+	p.do("open the user again", chromedp.Click(chromedp.CSS(`a.user[href$="`+url.QueryEscape(demoEmail)+`"]`)), chromedp.WaitVisible(chromedp.CSS(`a.signins`)))
+	p.do("open the recent sign-ins", chromedp.Click(chromedp.CSS(`a.signins`)), chromedp.WaitVisible(chromedp.CSS(`table.signins`)))
 	p.wantText("table.signins td[data-method]", "password")
 	p.check("operator-user-signins")
 }

@@ -49,7 +49,8 @@ func TestUsersSortAndPage(t *testing.T) {
 	}{
 		{"", "ada@lab.example", "u023@example.org", 25, []string{`data-col="email" aria-sort="ascending"`}},
 		{"sort=email&dir=desc", "u029@example.org", "u005@example.org", 25, []string{`data-col="email" aria-sort="descending"><a href="/explorer/operator/users">`}},
-		{"sort=name&dir=desc", "u029@example.org", "u005@example.org", 25, []string{`data-col="name" aria-sort="descending"`, `href="/explorer/operator/users?dir=desc&amp;page=2&amp;sort=name" rel="next"`}},
+		{"sort=name&dir=desc", "u029@example.org", "u005@example.org", 25, []string{`data-col="name" aria-sort="descending"`, `href="/explorer/operator/users?dir=desc&amp;page=2&amp;sort=name" rel="next"`,
+			`<input type="hidden" name="sort" value="name"><input type="hidden" name="dir" value="desc">`}},
 		{"sort=name&dir=desc&page=2", "u004@example.org", "ada@lab.example", 6, []string{`href="/explorer/operator/users?dir=desc&amp;sort=name" rel="prev"`}},
 		{"sort=name", "ada@lab.example", "u023@example.org", 25, []string{`data-col="name" aria-sort="ascending"><a href="/explorer/operator/users?dir=desc&amp;sort=name">`}},
 		{"sort=lastsignin&dir=desc", "ada@lab.example", "u023@example.org", 25, nil},
@@ -74,6 +75,10 @@ func TestUsersSortAndPage(t *testing.T) {
 			if !strings.Contains(body, w) {
 				t.Errorf("%s lacks %q", tc.query, w)
 			}
+		}
+		// The search form keeps any order but the default.
+		if hidden := strings.Contains(body, `type="hidden" name="sort"`); hidden == strings.Contains(body, `data-col="email" aria-sort="ascending"`) {
+			t.Errorf("%s: the search keeps the order: %v", tc.query, hidden)
 		}
 		if n := strings.Count(body, "aria-sort="); n != 1 {
 			t.Errorf("%s: %d headers with aria-sort", tc.query, n)
