@@ -41,7 +41,7 @@ func TestAttackMalformedScope(t *testing.T) {
 			t.Errorf("console scopes %q: %d, want 400 saying why\n%.800s", bad, code, body)
 		}
 	}
-	if code, body := usersForm(t, s, c, m[1], "scopes", url.Values{"email": {graceEmail}, "other": {"FRIS:OPERATOR"}}); code != http.StatusOK {
+	if code, body := usersForm(t, s, c, m[1], "scopes", url.Values{"email": {graceEmail}, "other": {"FRIS:OPERATOR"}, "confirm": {"yes"}}); code != http.StatusOK {
 		t.Errorf("console scopes FRIS:OPERATOR: %d\n%.800s", code, body)
 	}
 	users := s.AuthCLI(t, 0, "users")
