@@ -41,7 +41,7 @@ func TestAttackMalformedScope(t *testing.T) {
 			t.Errorf("console scopes %q: %d, want 400 saying why\n%.800s", bad, code, body)
 		}
 	}
-	if code, body := usersForm(t, s, c, m[1], "scopes", url.Values{"email": {graceEmail}, "other": {"FRIS:OPERATOR"}}); code != http.StatusOK {
+	if code, body := usersForm(t, s, c, m[1], "scopes", url.Values{"email": {graceEmail}, "other": {"FRIS:OPERATOR"}, "confirm": {"yes"}}); code != http.StatusOK {
 		t.Errorf("console scopes FRIS:OPERATOR: %d\n%.800s", code, body)
 	}
 	users := s.AuthCLI(t, 0, "users")
@@ -98,9 +98,19 @@ func TestAttackUserAdminReadsOperator(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, opEmail) || !strings.Contains(body, "only an operator sees their details") {
 		t.Fatalf("a user admin's users view: %d\n%s", code, body)
 	}
-	for _, leak := range []string{"127.0.0.23", "Olga Operator", "/explorer/operator/users/sign-ins?"} {
+	for _, leak := range []string{"127.0.0.23", "Olga Operator", "/explorer/operator/users/sign-ins?", "/explorer/operator/users/user?"} {
 		if strings.Contains(body, leak) {
 			t.Errorf("a user admin's users view shows the operator's %q", leak)
+		}
+	}
+	// The user's page, asked for directly: the address and the role only.
+	code, body = getPage(t, ua, s.URL+"/explorer/operator/users/user?email="+url.QueryEscape(opEmail))
+	if code != http.StatusOK || !strings.Contains(body, opEmail) || !strings.Contains(body, "only an operator sees their details") {
+		t.Fatalf("a user admin's page of an operator: %d\n%s", code, body)
+	}
+	for _, leak := range []string{"127.0.0.23", "Olga Operator", "/explorer/operator/users/sign-ins?", "/explorer/operator/users/credentials?", `action="/explorer/operator/users/`} {
+		if strings.Contains(body, leak) {
+			t.Errorf("a user admin's page of an operator shows %q", leak)
 		}
 	}
 	// An operator sees it all.

@@ -32,10 +32,12 @@ func TestCredentialsBrowser(t *testing.T) {
 
 	// The operator.
 	p.signIn(s)
-	p.do("search the users", chromedp.Navigate(s.URL+"/explorer/operator/users?q=grace"), chromedp.WaitVisible(chromedp.CSS(`li.bank h3`)))
-	p.wantText("li.bank h3", grace.email, "unproven credentials")
-	p.wantText("li.bank dl", "some nobody has proven")
+	p.do("search the users", chromedp.Navigate(s.URL+"/explorer/operator/users?q=grace"), chromedp.WaitVisible(chromedp.CSS(`table.users`)))
+	p.wantText("table.users tbody tr", grace.email, "unproven credentials")
 	p.check("users-marked")
+	p.do("open the user by keyboard", chromedp.Focus(chromedp.CSS(`a.user`)), chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`a.credentials`)))
+	p.wantText("h1", grace.email, "unproven credentials")
+	p.wantText("dl.facts", "some nobody has proven")
 	p.do("open the credentials by keyboard", chromedp.Focus(chromedp.CSS(`a.credentials`)), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`table#credentials`)))
 	p.wantText(`table#credentials tr[data-unproven="true"]`, fmt.Sprint(grace.keyID), "registered without sign-in", "unproven")
@@ -44,11 +46,9 @@ func TestCredentialsBrowser(t *testing.T) {
 	p.check("operator-credentials")
 
 	// A grant asks to be confirmed.
-	p.do("back to the users", chromedp.Navigate(s.URL+"/explorer/operator/users?q=grace"), chromedp.WaitVisible(chromedp.CSS(`li.bank h3`)))
-	p.do("grant a role", chromedp.Click(chromedp.CSS(`li.bank details:not(.danger) summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`li.bank form[action$="/scopes"] button`)),
-		chromedp.Click(chromedp.CSS(`li.bank label[for$="-role-broker:researcher"]`)),
-		chromedp.Click(chromedp.CSS(`li.bank form[action$="/scopes"] button`)), chromedp.WaitVisible(chromedp.ID("grant-ok")))
+	p.do("back to the user", chromedp.Navigate(s.URL+"/explorer/operator/users/user?email="+grace.email), chromedp.WaitVisible(chromedp.CSS(`form[action$="/scopes"] button`)))
+	p.do("grant a role", chromedp.Click(chromedp.CSS(`form[action$="/scopes"] label[for$="-role-broker:researcher"]`)),
+		chromedp.Click(chromedp.CSS(`form[action$="/scopes"] button`)), chromedp.WaitVisible(chromedp.ID("grant-ok")))
 	p.wantText("[role=alert]", "credentials nobody has proven")
 	p.check("grant-confirm")
 

@@ -29,15 +29,12 @@ func crawlConsole(t *testing.T, s *Stack, c *http.Client) map[string]string {
 	t.Helper()
 	found := map[string]string{"GET /explorer/operator/": "/explorer/operator/"}
 	queue := []string{"/explorer/operator/"}
-	seen := map[string]bool{}
+	// Each page once, by its path; but each user's page, whose forms
+	// depend on the user (enable for a disabled one, disable for another).
+	queued := map[string]bool{"/explorer/operator/": true}
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		path, _, _ := strings.Cut(u, "?")
-		if seen[path] {
-			continue
-		}
-		seen[path] = true
 		code, body := getPage(t, c, s.URL+u)
 		if code != 200 {
 			t.Fatalf("operator GET %s: %d\n%s", u, code, body)
@@ -47,6 +44,13 @@ func crawlConsole(t *testing.T, s *Stack, c *http.Client) map[string]string {
 			p, _, _ := strings.Cut(link, "?")
 			if _, ok := found["GET "+p]; !ok {
 				found["GET "+p] = link
+			}
+			key := p
+			if p == "/explorer/operator/users/user" {
+				key = link
+			}
+			if !queued[key] {
+				queued[key] = true
 				queue = append(queue, link)
 			}
 		}
@@ -78,7 +82,7 @@ func TestConsoleRefusedEverywhere(t *testing.T) {
 	}
 	sort.Strings(names)
 	t.Logf("console paths: %v", names)
-	for _, want := range []string{"GET /explorer/operator/banks", "GET /explorer/operator/users", "GET /explorer/operator/users/sign-ins",
+	for _, want := range []string{"GET /explorer/operator/banks", "GET /explorer/operator/users", "GET /explorer/operator/users/user", "GET /explorer/operator/users/sign-ins",
 		"POST /explorer/operator/users/send-reset", "POST /explorer/operator/users/disable", "POST /explorer/operator/users/enable",
 		"POST /explorer/operator/banks/approve"} {
 		if _, ok := paths[want]; !ok {
@@ -259,10 +263,12 @@ func TestConsoleAndLoginBrowser(t *testing.T) {
 		t.Errorf("signed in at %s, want the users view", loc)
 	}
 	p.do("switch to English", chromedp.Click(chromedp.CSS(`a[hreflang="en"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="en"]`)))
-	p.do("send a reset link", chromedp.Click(chromedp.CSS(`li.bank form.reset button`)), chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="reset"]`)))
+	p.do("open the user", chromedp.Click(chromedp.CSS(`a.user[href$="`+url.QueryEscape(demoEmail)+`"]`)), chromedp.WaitVisible(chromedp.CSS(`form.reset button`)))
+	p.do("send a reset link", chromedp.Click(chromedp.CSS(`form.reset button`)), chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="reset"]`)))
 	p.wantText("#op-status", "A password-reset link is sent to "+demoEmail)
 	p.check("operator-users-reset")
-	p.do("open the recent sign-ins", chromedp.Click(chromedp.CSS(`li.bank a.signins`)), chromedp.WaitVisible(chromedp.CSS(`table.signins`)))
+	p.do("open the user again", chromedp.Click(chromedp.CSS(`a.user[href$="`+url.QueryEscape(demoEmail)+`"]`)), chromedp.WaitVisible(chromedp.CSS(`a.signins`)))
+	p.do("open the recent sign-ins", chromedp.Click(chromedp.CSS(`a.signins`)), chromedp.WaitVisible(chromedp.CSS(`table.signins`)))
 	p.wantText("table.signins td[data-method]", "password")
 	p.check("operator-user-signins")
 }

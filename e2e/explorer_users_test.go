@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,8 +112,8 @@ func TestExplorerUsers(t *testing.T) {
 		t.Fatalf("new user's sign-in: %d, scope %q", st, scopeOf(t, access))
 	}
 	// The sign-in is recorded, with the address the gateway saw.
-	if _, body := getPage(t, c, s.URL+"/explorer/operator/users?q=grace"); !strings.Contains(body, "from <code>127.0.0.1</code>") {
-		t.Errorf("the users view lacks the last sign-in:\n%s", body)
+	if _, body := getPage(t, c, s.URL+"/explorer/operator/users/user?email="+url.QueryEscape(graceEmail)); !strings.Contains(body, "from <code>127.0.0.1</code>") {
+		t.Errorf("the user's page lacks the last sign-in:\n%s", body)
 	}
 
 	// Scopes: the next sign-in carries them. Nobody has confirmed the
@@ -172,10 +173,11 @@ func TestExplorerUsers(t *testing.T) {
 }
 
 // TestExplorerUsersBrowser: the users view in Chromium. An operator
-// creates a user, finds them by keyboard, disables them (the browser holds
-// the form back until the confirmation is ticked), in English and German,
-// on a phone-sized screen too; axe-core finds no serious issue, light and
-// dark.
+// creates a user, finds them by keyboard, reaches the table's sort links
+// and the user's page by keyboard alone, disables them there (the browser
+// holds the form back until the confirmation is ticked), in English and
+// German, on a phone-sized screen too (the table scrolls in its region,
+// the page does not); axe-core finds no serious issue, light and dark.
 func TestExplorerUsersBrowser(t *testing.T) {
 	t.Parallel()
 	p := newPage(t)
@@ -190,38 +192,92 @@ func TestExplorerUsersBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[action$="/users/create"] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="created"]`)))
 	p.wantText("#op-status", graceEmail+" is created.")
+	p.do("the whole list", chromedp.Navigate(s.URL+"/explorer/operator/users"), chromedp.WaitVisible(chromedp.CSS(`table.users`)))
+	// The roles are in the row, not behind a disclosure.
+	p.wantText(`table.users tbody tr:has(a[href*="grace"]) td.roles`, "broker:researcher")
 	p.check("operator-users")
 
-	p.do("search by keyboard", chromedp.Navigate(s.URL+"/explorer/operator/users"), chromedp.WaitVisible(chromedp.ID("users-q")),
-		chromedp.SendKeys(chromedp.ID("users-q"), "hopper"+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#users-q[value="hopper"]`)), chromedp.WaitVisible(chromedp.CSS(`li.bank h3`)))
-	p.wantText("li.bank h3", graceEmail)
-	if n := p.count(`li.bank`); n != 1 {
+	// By keyboard: the table's region, a sort link (followed), a user.
+	p.do("focus the search", chromedp.Focus(chromedp.ID("users-q")))
+	p.tabTo(`.table-scroll[role="region"]`)
+	p.tabTo(`th[data-col="name"] a`)
+	p.do("sort by name", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`th[data-col="name"][aria-sort="ascending"]`)))
+	if rows := p.count(`table.users tbody tr`); rows != 2 {
+		t.Errorf("%d rows, want 2", rows)
+	}
+	first := p.text(`table.users tbody tr:first-child th`)
+	p.do("the other way", chromedp.Focus(chromedp.CSS(`th[data-col="name"] a`)), chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`th[data-col="name"][aria-sort="descending"]`)))
+	if again := p.text(`table.users tbody tr:first-child th`); again == first {
+		t.Errorf("both orders start with %q", first)
+	}
+
+	p.do("search by keyboard", chromedp.Focus(chromedp.ID("users-q")),
+		chromedp.SendKeys(chromedp.ID("users-q"), "hopper"+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#users-q[value="hopper"]`)), chromedp.WaitVisible(chromedp.CSS(`table.users`)))
+	p.wantText("table.users tbody th", graceEmail)
+	if n := p.count(`table.users tbody tr`); n != 1 {
 		t.Errorf("the search shows %d users, want 1", n)
 	}
-	p.do("open the disabling", chromedp.Click(chromedp.CSS(`li.bank details.danger summary`)),
-		chromedp.WaitVisible(chromedp.CSS(`li.bank form[action$="/disable"] button`)))
-	p.do("disable unconfirmed", chromedp.Click(chromedp.CSS(`li.bank form[action$="/disable"] button`)))
-	if valid, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`document.querySelector('li.bank form[action$="/disable"]').checkValidity()`)); err != nil || valid {
+	if loc := p.location(); !strings.Contains(loc, "sort=name") || !strings.Contains(loc, "dir=desc") {
+		t.Errorf("the search dropped the order: %s", loc)
+	}
+	p.tabTo(`a.user`)
+	p.do("open the user by keyboard", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`form[action$="/scopes"]`)))
+	p.wantText("h1", graceEmail)
+	p.check("operator-user")
+	p.do("open the disabling", chromedp.Click(chromedp.CSS(`details:has(form[action$="/disable"]) summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/disable"] button`)))
+	p.do("disable unconfirmed", chromedp.Click(chromedp.CSS(`form[action$="/disable"] button`)))
+	if valid, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`document.querySelector('form[action$="/disable"]').checkValidity()`)); err != nil || valid {
 		t.Errorf("the unconfirmed disabling form is valid (%v)", err)
 	}
-	p.do("confirm and disable", chromedp.Click(chromedp.CSS(`li.bank form[action$="/disable"] input[name=confirm]`)),
-		chromedp.Click(chromedp.CSS(`li.bank form[action$="/disable"] button`)),
+	p.do("confirm and disable", chromedp.Click(chromedp.CSS(`form[action$="/disable"] input[name=confirm]`)),
+		chromedp.Click(chromedp.CSS(`form[action$="/disable"] button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#op-status .done[data-done="disabled"]`)))
-	p.wantText("li.bank h3", "disabled")
+	p.wantText(`table.users td[data-state]`, "disabled")
 
 	p.do("switch to German", chromedp.Click(chromedp.CSS(`a[hreflang="de"]`)), chromedp.WaitVisible(chromedp.CSS(`html[lang="de"]`)))
 	p.wantText("h1", "Benutzer")
-	p.wantText("li.bank h3", "gesperrt")
+	p.wantText(`table.users td[data-state]`, "gesperrt")
+	p.wantText(`table.users thead`, "Zweiter Faktor", "Letzte Anmeldung", "Zustand")
+	p.check("operator-users-de")
 
-	// Last, as the emulation stays: a phone-sized screen.
+	// Last, as the emulation stays: a phone-sized screen. The table
+	// scrolls in its region; the page does not.
 	p.do("a 360 px screen", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))
-	p.do("open the roles", chromedp.Click(chromedp.CSS(`li.bank details:not(.danger) summary`)), chromedp.WaitVisible(chromedp.CSS(`li.bank form[action$="/scopes"] button`)))
+	p.do("the whole list", chromedp.Navigate(s.URL+"/explorer/operator/users?lang=en"), chromedp.WaitVisible(chromedp.CSS(`table.users`)))
+	p.wantNoOverflow(360)
+	p.check("operator-users-360px")
+	p.do("the user's page", chromedp.Click(chromedp.CSS(`a.user[href*="grace"]`)), chromedp.WaitVisible(chromedp.CSS(`form[action$="/scopes"]`)))
+	p.wantNoOverflow(360)
+	p.check("operator-user-360px")
+}
+
+// tabTo presses Tab until the focus is on an element matching sel (at
+// most 60 times: the page's links before it are fewer).
+func (p *page) tabTo(sel string) {
+	p.t.Helper()
+	for range 60 {
+		p.do("tab", chromedp.KeyEvent(kb.Tab))
+		on, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](`document.activeElement !== null && document.activeElement.matches(`+strconv.Quote(sel)+`)`))
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		if on {
+			return
+		}
+	}
+	p.t.Fatalf("Tab does not reach %s", sel)
+}
+
+// wantNoOverflow: the page is no wider than the screen.
+func (p *page) wantNoOverflow(px int) {
+	p.t.Helper()
 	width, err := chromedp.Run(p.ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 	if err != nil {
-		t.Fatal(err)
+		p.t.Fatal(err)
 	}
-	if width > 360 {
-		t.Errorf("the users page is %d px wide on a 360 px screen", width)
+	if width > px {
+		p.t.Errorf("%s is %d px wide on a %d px screen", p.location(), width, px)
 	}
-	p.check("operator-users-360px")
 }

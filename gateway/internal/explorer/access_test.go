@@ -45,6 +45,7 @@ var wantAccess = map[string]access{
 	"POST /explorer/operator/users/end-sessions":       userAdmin,
 	"POST /explorer/operator/users/send-reset":         userAdmin,
 	"GET /explorer/operator/users/sign-ins":            userAdmin,
+	"GET /explorer/operator/users/user":                userAdmin,
 	"GET /explorer/operator/users/credentials":         userAdmin,
 	"POST /explorer/operator/users/credentials/remove": userAdmin,
 	"GET /explorer/operator/audit":                     operator,

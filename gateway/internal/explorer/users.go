@@ -1,11 +1,11 @@
 package explorer
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +33,9 @@ const (
 	UserSessionsPath = UsersPath + "/end-sessions"
 	UserResetPath    = UsersPath + "/send-reset"
 	UserSignInsPath  = UsersPath + "/sign-ins"
+	// UserPath is one user's page: the facts and the forms of the list's
+	// row (the list is a table, too narrow for forms).
+	UserPath = UsersPath + "/user"
 )
 
 // usersPerPage is the list's page size.
@@ -45,6 +48,7 @@ var knownRoles = []string{identity.ScopeResearcher, identity.ScopeUserSearch, id
 func (a *App) userRoutes() []route {
 	return []route{
 		{pattern: "GET " + UsersPath, access: userAdmin, page: a.users},
+		{pattern: "GET " + UserPath, access: userAdmin, page: a.userPage},
 		{pattern: "POST " + UserCreatePath, access: userAdmin, page: a.userAction(userCreate)},
 		{pattern: "POST " + UserDisablePath, access: userAdmin, page: a.userAction(userDisable)},
 		{pattern: "POST " + UserEnablePath, access: userAdmin, page: a.userAction(userEnable)},
@@ -74,7 +78,10 @@ type userLine struct {
 	Verified    bool
 	// Unproven: the account has a credential nobody proved.
 	Unproven bool
-	Roles    []roleBox
+	Passkey  bool
+	// Scopes are all the user's scopes, as the table shows them.
+	Scopes []string
+	Roles  []roleBox
 	// Other are the scopes that are no known role, space-separated.
 	Other   string
 	Created when
@@ -93,6 +100,68 @@ type usersData struct {
 	Done          string
 	DoneKind      string
 	ShowingFromTo string
+	Sort, Dir     string
+	// Cols are the table's headers: each a link sorting by it.
+	Cols []sortCol
+}
+
+// sortCol is a column header of the users table.
+type sortCol struct {
+	Key, Label, Href string
+	// Sort is the header's aria-sort: "ascending" or "descending" on the
+	// column sorted by, empty elsewhere.
+	Sort string
+}
+
+// userSorts are the columns the table sorts by (the sort parameter's
+// whitelist), each a comparison of two records; ties go by email, A to Z
+// either way.
+var userSorts = map[string]func(a, b *authv1.UserRecord) int{
+	"email": func(a, b *authv1.UserRecord) int { return strings.Compare(a.GetEmail(), b.GetEmail()) },
+	"name": func(a, b *authv1.UserRecord) int {
+		return strings.Compare(strings.ToLower(a.GetRealName()), strings.ToLower(b.GetRealName()))
+	},
+	"roles": func(a, b *authv1.UserRecord) int {
+		return strings.Compare(strings.Join(a.GetScopes(), " "), strings.Join(b.GetScopes(), " "))
+	},
+	"verified":   func(a, b *authv1.UserRecord) int { return cmpBool(a.GetEmailVerified(), b.GetEmailVerified()) },
+	"factor":     func(a, b *authv1.UserRecord) int { return cmpBool(a.GetHasPasskey(), b.GetHasPasskey()) },
+	"lastsignin": func(a, b *authv1.UserRecord) int { return cmp.Compare(a.GetLastSignIn(), b.GetLastSignIn()) },
+	// Active first, then the disabled.
+	"state": func(a, b *authv1.UserRecord) int { return cmpBool(a.GetDisabled(), b.GetDisabled()) },
+}
+
+// userCols are the table's columns in order.
+var userCols = []string{"email", "name", "roles", "verified", "factor", "lastsignin", "state"}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// usersLink is the list's address with q, sort, dir and page (page 1 and
+// the default order left out).
+func usersLink(query, sortBy, dir string, page int) string {
+	p := url.Values{}
+	if query != "" {
+		p.Set("q", query)
+	}
+	if sortBy != "email" || dir != "asc" {
+		p.Set("sort", sortBy)
+		p.Set("dir", dir)
+	}
+	if page > 1 {
+		p.Set("page", strconv.Itoa(page))
+	}
+	if len(p) == 0 {
+		return UsersPath
+	}
+	return UsersPath + "?" + p.Encode()
 }
 
 func (a *App) users(q *req) error {
@@ -103,12 +172,22 @@ func (a *App) users(q *req) error {
 	if err != nil {
 		return err
 	}
-	query := strings.TrimSpace(q.r.URL.Query().Get("q"))
+	qs := q.r.URL.Query()
+	query := strings.TrimSpace(qs.Get("q"))
 	if len(query) > 254 {
 		query = query[:254]
 	}
-	// Auth lists every user; the search and the paging are here, which is
-	// fine for the thousands of users a network has.
+	// An unknown column or direction is the default's: the link's
+	// parameters are anyone's to write.
+	sortBy, dir := qs.Get("sort"), qs.Get("dir")
+	if _, ok := userSorts[sortBy]; !ok {
+		sortBy = "email"
+	}
+	if dir != "desc" {
+		dir = "asc"
+	}
+	// Auth lists every user; the search, the order and the paging are
+	// here, which is fine for the thousands of users a network has.
 	var found []*authv1.UserRecord
 	needle := strings.ToLower(query)
 	for _, u := range res.GetUsers() {
@@ -116,35 +195,41 @@ func (a *App) users(q *req) error {
 			found = append(found, u)
 		}
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].GetEmail() < found[j].GetEmail() })
+	by := userSorts[sortBy]
+	slices.SortStableFunc(found, func(x, y *authv1.UserRecord) int {
+		c := by(x, y)
+		if dir == "desc" {
+			c = -c
+		}
+		return cmp.Or(c, strings.Compare(x.GetEmail(), y.GetEmail()))
+	})
 	v := a.opView(q, "op.users.title", "users")
-	d := usersData{Query: query, Total: len(found), NewRoles: q.roleBoxes(nil)}
+	d := usersData{Query: query, Total: len(found), NewRoles: q.roleBoxes(nil), Sort: sortBy, Dir: dir}
+	for _, c := range userCols {
+		col := sortCol{Key: c, Label: v.T("op.users.col." + c), Href: usersLink(query, c, "asc", 1)}
+		if c == sortBy {
+			col.Sort = map[string]string{"asc": "ascending", "desc": "descending"}[dir]
+			if dir == "asc" {
+				col.Href = usersLink(query, c, "desc", 1)
+			}
+		}
+		d.Cols = append(d.Cols, col)
+	}
 	d.Pages = max(1, (len(found)+usersPerPage-1)/usersPerPage)
-	d.Page, _ = strconv.Atoi(q.r.URL.Query().Get("page"))
+	d.Page, _ = strconv.Atoi(qs.Get("page"))
 	d.Page = min(max(d.Page, 1), d.Pages)
 	from, to := (d.Page-1)*usersPerPage, min(d.Page*usersPerPage, len(found))
 	for i, u := range found[from:to] {
-		l := userLine{ID: "user-" + strconv.Itoa(from+i), Email: u.GetEmail(), Self: q.sess.User != nil && strings.EqualFold(u.GetEmail(), q.sess.User.Email), Name: u.GetRealName(), Disabled: u.GetDisabled(),
-			HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Unproven: u.GetUnprovenCredentials(), Roles: q.roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
-			Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr(),
-			Locked: !q.isOperator() && slices.ContainsFunc(u.GetScopes(), identity.Privileged)}
-		d.Users = append(d.Users, l)
+		d.Users = append(d.Users, q.userLine(a, u, "user-"+strconv.Itoa(from+i)))
 	}
 	if len(found) > 0 {
 		d.ShowingFromTo = v.T("op.users.showing", from+1, to, len(found))
 	}
-	page := func(n int) string {
-		p := url.Values{"page": {strconv.Itoa(n)}}
-		if query != "" {
-			p.Set("q", query)
-		}
-		return UsersPath + "?" + p.Encode()
-	}
 	if d.Page > 1 {
-		d.Prev = page(d.Page - 1)
+		d.Prev = usersLink(query, sortBy, dir, d.Page-1)
 	}
 	if d.Page < d.Pages {
-		d.Next = page(d.Page + 1)
+		d.Next = usersLink(query, sortBy, dir, d.Page+1)
 	}
 	// The status line of the action just done, only where the list bears
 	// it out: the link's parameters are anyone's to write.
@@ -162,6 +247,64 @@ func (a *App) users(q *req) error {
 	v.Data = d
 	a.render(q, http.StatusOK, "operator-users", v)
 	return nil
+}
+
+// userLine is u as the list and the user's page show it.
+func (q *req) userLine(a *App, u *authv1.UserRecord, id string) userLine {
+	return userLine{ID: id, Email: u.GetEmail(), Self: q.sess.User != nil && strings.EqualFold(u.GetEmail(), q.sess.User.Email), Name: u.GetRealName(), Disabled: u.GetDisabled(),
+		HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Unproven: u.GetUnprovenCredentials(), Passkey: u.GetHasPasskey(),
+		Scopes: u.GetScopes(), Roles: q.roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
+		Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr(),
+		Locked: !q.isOperator() && slices.ContainsFunc(u.GetScopes(), identity.Privileged)}
+}
+
+// userPage is one user's facts and forms (the forms post to the list's
+// routes, which answer with the list showing the user). A privileged user,
+// to a user administrator: the address and the role, nothing else.
+func (a *App) userPage(q *req) error {
+	if a.cfg.Users == nil {
+		return fail(http.StatusServiceUnavailable, "op.error.noauth")
+	}
+	email := strings.TrimSpace(q.r.URL.Query().Get("email"))
+	if email == "" || len(email) > 254 {
+		return fail(http.StatusBadRequest, "op.users.error.email")
+	}
+	res, err := a.cfg.Users.ListUsers(q.ctx, &authv1.ListUsersRequest{})
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(res.GetUsers(), func(u *authv1.UserRecord) bool { return strings.EqualFold(u.GetEmail(), email) })
+	if i < 0 {
+		return fail(http.StatusNotFound, "op.users.error.nouser")
+	}
+	l := q.userLine(a, res.GetUsers()[i], "user")
+	v := a.opView(q, "op.users.user.title", "users")
+	v.Title = l.Email
+	v.Crumbs = []crumb{{v.T("op.title"), OperatorPath}, {v.T("op.users.title"), UsersPath}, {l.Email, ""}}
+	v.Data = l
+	a.render(q, http.StatusOK, "operator-user", v)
+	return nil
+}
+
+// UserLink is the page of the user with email.
+func (v *view) UserLink(email string) string {
+	return UserPath + "?" + url.Values{"email": {email}}.Encode()
+}
+
+// UsersBack is the list showing the user with email.
+func (v *view) UsersBack(email string) string {
+	return UsersPath + "?" + url.Values{"q": {email}}.Encode()
+}
+
+// PrivilegedScopes are those of scopes only an operator grants.
+func (v *view) PrivilegedScopes(scopes []string) []string {
+	var out []string
+	for _, s := range scopes {
+		if identity.Privileged(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // roleBoxes are the roles the viewer may grant, checked as in scopes: a

@@ -111,19 +111,43 @@ func TestUserAdminViews(t *testing.T) {
 	if rec.Code != 200 {
 		t.Fatalf("users: %d\n%s", rec.Code, body)
 	}
-	for _, w := range []string{`href="/explorer/operator/users" aria-current="page">Operations`, "only an operator sees their details and changes them", `action="/explorer/operator/users/send-reset"`} {
+	for _, w := range []string{`href="/explorer/operator/users" aria-current="page">Operations`, "only an operator sees their details and changes them",
+		`<th scope="row">op@lab.example</th>`, `<code>fris:operator</code>`, `href="/explorer/operator/users/user?email=ada%40lab.example"`,
+		`href="/explorer/operator/users/user?email=u000%40example.org"`} {
 		if !strings.Contains(body, w) {
 			t.Errorf("users view lacks %q", w)
 		}
 	}
-	for _, w := range []string{BanksPath, SitesPath, MonitoringPath, RegistryPath, ClientsPath, KeysPath, `value="fris:operator"`, `value="fris:user-admin"`} {
+	for _, w := range []string{BanksPath, SitesPath, MonitoringPath, RegistryPath, ClientsPath, KeysPath, `value="fris:operator"`, `value="fris:user-admin"`,
+		`users/user?email=op%40lab.example`} {
 		if strings.Contains(body, w) {
 			t.Errorf("users view for a user admin has %q", w)
 		}
 	}
-	// The operator's entry has no forms: only the ordinary users' do.
-	if n := strings.Count(body, `action="/explorer/operator/users/send-reset"`); n != 2 {
-		t.Errorf("%d reset forms, want 2 (not the operator's)", n)
+	// The operator's row has no facts: the address, the role, the note.
+	if n := strings.Count(body, "<td"); n != 2*6+3 {
+		t.Errorf("%d cells, want 6 for each ordinary user and 3 for the operator", n)
+	}
+	// An ordinary user's page has the forms, without the privileged roles;
+	// the operator's page has none, and no facts.
+	ada := b.do("GET", UserPath+"?email=ada%40lab.example", nil).Body.String()
+	for _, w := range []string{`action="/explorer/operator/users/send-reset"`, `action="/explorer/operator/users/scopes"`, `action="/explorer/operator/users/disable"`} {
+		if !strings.Contains(ada, w) {
+			t.Errorf("ada's page for a user admin lacks %q", w)
+		}
+	}
+	if strings.Contains(ada, `value="fris:operator"`) || strings.Contains(ada, `value="fris:user-admin"`) {
+		t.Error("ada's page offers a user admin a privileged role")
+	}
+	rec = b.do("GET", UserPath+"?email=op%40lab.example", nil)
+	op := rec.Body.String()
+	if rec.Code != 200 || !strings.Contains(op, "only an operator sees their details") || !strings.Contains(op, "<code>fris:operator</code>") {
+		t.Errorf("the operator's page for a user admin: %d\n%s", rec.Code, op)
+	}
+	for _, w := range []string{`action="/explorer/operator/users/`, "credentials?email=", "sign-ins?email=", `class="facts"`} {
+		if strings.Contains(op, w) {
+			t.Errorf("the operator's page for a user admin has %q", w)
+		}
 	}
 	sess, _ := e.store.Get(context.Background(), b.cookies[SessionCookie].Value)
 	rec = b.do("POST", UserDisablePath, url.Values{CSRFField: {sess.CSRF}, "email": {"ada@lab.example"}, "confirm": {"yes"}})
@@ -177,8 +201,8 @@ func TestUsersResetAndSignIns(t *testing.T) {
 	if strings.Contains(body, "<script>") {
 		t.Error("a method auth sent is rendered unescaped")
 	}
-	if users := b.do("GET", UsersPath+"?q=ada", nil).Body.String(); !strings.Contains(users, `href="/explorer/operator/users/sign-ins?email=ada%40lab.example"`) {
-		t.Errorf("the users view lacks the sign-ins link:\n%s", users)
+	if user := b.do("GET", UserPath+"?email=ada%40lab.example", nil).Body.String(); !strings.Contains(user, `href="/explorer/operator/users/sign-ins?email=ada%40lab.example"`) {
+		t.Errorf("the user's page lacks the sign-ins link:\n%s", user)
 	}
 	if rec := b.do("GET", UserSignInsPath, nil); rec.Code != http.StatusBadRequest {
 		t.Errorf("sign-ins without email: %d", rec.Code)

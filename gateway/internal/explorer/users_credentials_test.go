@@ -75,9 +75,13 @@ func TestUserCredentials(t *testing.T) {
 	sess, _ := e.store.Get(context.Background(), b.cookies[SessionCookie].Value)
 
 	list := b.do("GET", UsersPath, nil).Body.String()
+	if !strings.Contains(list, `data-mark="unproven">unproven credentials`) {
+		t.Errorf("users list lacks the mark:\n%s", list)
+	}
+	user := b.do("GET", UserPath+"?email=mallory%40lab.example", nil).Body.String()
 	for _, w := range []string{`data-mark="unproven">unproven credentials`, `href="/explorer/operator/users/credentials?email=mallory%40lab.example"`, "some nobody has proven"} {
-		if !strings.Contains(list, w) {
-			t.Errorf("users list lacks %q:\n%s", w, list)
+		if !strings.Contains(user, w) {
+			t.Errorf("the user's page lacks %q:\n%s", w, user)
 		}
 	}
 	if strings.Count(list, `data-mark=`) != 1 {
@@ -155,7 +159,9 @@ func TestUserAdminCredentialsOfAnOperator(t *testing.T) {
 	if rec := b.do("GET", UserCredentialsPath+"?email=op%40lab.example", nil); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "only an operator changes them") {
 		t.Errorf("a user admin on an operator's credentials: %d\n%s", rec.Code, rec.Body)
 	}
-	if list := b.do("GET", UsersPath, nil).Body.String(); strings.Contains(list, "credentials?email=op%40lab.example") {
-		t.Error("the list links an operator's credentials for a user admin")
+	for _, p := range []string{UsersPath, UserPath + "?email=op%40lab.example"} {
+		if page := b.do("GET", p, nil).Body.String(); strings.Contains(page, "credentials?email=op%40lab.example") {
+			t.Errorf("%s links an operator's credentials for a user admin", p)
+		}
 	}
 }

@@ -164,9 +164,13 @@ func TestUsersList(t *testing.T) {
 		want, absent []string
 	}{
 		{UsersPath, []string{"1–25 of 31", "ada@lab.example", "u023@example.org", `href="/explorer/operator/users?page=2" rel="next"`, "Page 1 of 2",
-			`aria-current="page">Users`, `value="broker:researcher" checked`, `value="mdr:secret"`,
-			`<dt>Last sign-in</dt><dd><time datetime="2023-11-14T20:13:20Z">2023-11-14 20:13 UTC</time> <span class="muted">(2 h ago)</span> <span class="muted">from <code>198.51.100.7</code>`,
-			`<dt>Last sign-in</dt><dd><span class="muted">none recorded</span></dd>`}, []string{"u024@example.org", `rel="prev"`}},
+			`aria-current="page">Users`, `<td class="roles"><code>broker:researcher</code> <code>mdr:secret</code> </td>`,
+			`<th scope="col" data-col="email" aria-sort="ascending"><a href="/explorer/operator/users?dir=desc&amp;sort=email">`,
+			`<a href="/explorer/operator/users?dir=asc&amp;sort=lastsignin">Last sign-in</a>`,
+			`<a class="user" href="/explorer/operator/users/user?email=ada%40lab.example">ada@lab.example</a>`,
+			`<td><time datetime="2023-11-14T20:13:20Z">2023-11-14 20:13 UTC</time> <span class="muted">(2 h ago)</span></td>`,
+			`<td><span class="muted">none recorded</span></td>`, `<td data-state="active">active`, `<td data-factor="none">`},
+			[]string{"u024@example.org", `rel="prev"`, `action="/explorer/operator/users/disable"`, "<details>"}},
 		{UsersPath + "?page=2", []string{"26–31 of 31", "u029@example.org", `rel="prev"`}, []string{"ada@lab.example", `rel="next"`}},
 		{UsersPath + "?page=99", []string{"26–31 of 31"}, nil},
 		{UsersPath + "?q=LOVELACE", []string{"1–1 of 1", "ada@lab.example"}, []string{"u000@example.org", "Page 1"}},
@@ -192,7 +196,7 @@ func TestUsersList(t *testing.T) {
 		}
 	}
 	de := b.do("GET", UsersPath, nil, "Accept-Language", "de").Body.String()
-	for _, w := range []string{"Benutzer anlegen", "Diesen Benutzer sperren", "Alle Sitzungen beenden", "Seite 1 von 2"} {
+	for _, w := range []string{"Benutzer anlegen", "Zweiter Faktor", "Letzte Anmeldung", "Zustand", "Seite 1 von 2"} {
 		if !strings.Contains(de, w) {
 			t.Errorf("German page lacks %q", w)
 		}

@@ -678,8 +678,11 @@ type UserRecord struct {
 	// unproven_credentials: the account has a credential nobody proved
 	// (a key registered while the address was unverified).
 	UnprovenCredentials bool `protobuf:"varint,13,opt,name=unproven_credentials,json=unprovenCredentials,proto3" json:"unproven_credentials,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// has_passkey: the account holds at least one passkey (a second factor
+	// or a passwordless sign-in), from the same scan as unproven_credentials.
+	HasPasskey    bool `protobuf:"varint,14,opt,name=has_passkey,json=hasPasskey,proto3" json:"has_passkey,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UserRecord) Reset() {
@@ -799,6 +802,13 @@ func (x *UserRecord) GetLastSignInAddr() string {
 func (x *UserRecord) GetUnprovenCredentials() bool {
 	if x != nil {
 		return x.UnprovenCredentials
+	}
+	return false
+}
+
+func (x *UserRecord) GetHasPasskey() bool {
+	if x != nil {
+		return x.HasPasskey
 	}
 	return false
 }
@@ -2203,7 +2213,7 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x17\n" +
 	"\x15ListAllClientsRequest\"N\n" +
 	"\x16ListAllClientsResponse\x124\n" +
-	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\xcc\x03\n" +
+	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\xed\x03\n" +
 	"\n" +
 	"UserRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12\x14\n" +
@@ -2220,7 +2230,9 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\flast_sign_in\x18\v \x01(\rR\n" +
 	"lastSignIn\x12)\n" +
 	"\x11last_sign_in_addr\x18\f \x01(\tR\x0elastSignInAddr\x121\n" +
-	"\x14unproven_credentials\x18\r \x01(\bR\x13unprovenCredentials\"\x86\x02\n" +
+	"\x14unproven_credentials\x18\r \x01(\bR\x13unprovenCredentials\x12\x1f\n" +
+	"\vhas_passkey\x18\x0e \x01(\bR\n" +
+	"hasPasskey\"\x86\x02\n" +
 	"\x11CreateUserRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1b\n" +
 	"\treal_name\x18\x02 \x01(\tR\brealName\x12\x1a\n" +

@@ -302,7 +302,7 @@ func (a Admin) ListUsers(ctx context.Context, _ *authv1.ListUsersRequest) (*auth
 	if err != nil {
 		a.log.WarnContext(ctx, "reading the sign-ins", "err", err)
 	}
-	unproven, err := a.unprovenUsers(ctx)
+	unproven, passkey, err := a.unprovenUsers(ctx)
 	if err != nil {
 		return nil, a.err(ctx, err)
 	}
@@ -314,7 +314,7 @@ func (a Admin) ListUsers(ctx context.Context, _ *authv1.ListUsersRequest) (*auth
 			continue
 		}
 		r := userRecord(u)
-		r.UnprovenCredentials = unproven[u.ID]
+		r.UnprovenCredentials, r.HasPasskey = unproven[u.ID], passkey[u.ID]
 		if si, ok := signIns[u.ID]; ok {
 			r.LastSignIn, r.LastSignInAddr = uint32(si.At), si.Addr
 		}

@@ -93,12 +93,14 @@ func removedOf(u storage.User) []*authv1.Credential {
 	return out
 }
 
-// unprovenUsers returns the users that hold an unproven credential.
-func (s *Service) unprovenUsers(ctx context.Context) (map[int32]bool, error) {
-	out := map[int32]bool{}
+// unprovenUsers returns the users that hold an unproven credential, and
+// those that hold a passkey (one scan of the passkeys serves both, so the
+// users list costs no scan per user).
+func (s *Service) unprovenUsers(ctx context.Context) (unproven, passkey map[int32]bool, err error) {
+	out, withPasskey := map[int32]bool{}, map[int32]bool{}
 	ks, err := s.store.AllUserKeys(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, k := range ks {
 		if !k.Proven {
@@ -107,14 +109,15 @@ func (s *Service) unprovenUsers(ctx context.Context) (map[int32]bool, error) {
 	}
 	ps, err := s.store.AllPasskeys(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, p := range ps {
+		withPasskey[p.UserID] = true
 		if p.Unproven {
 			out[p.UserID] = true
 		}
 	}
-	return out, nil
+	return out, withPasskey, nil
 }
 
 // hasUnproven reports whether u holds an unproven credential.

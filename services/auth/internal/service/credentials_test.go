@@ -26,17 +26,23 @@ func (e *env) credentials(t *testing.T, email string) []*authv1.Credential {
 
 func unprovenFlag(t *testing.T, e *env, email string) bool {
 	t.Helper()
+	return listedUser(t, e, email).GetUnprovenCredentials()
+}
+
+// listedUser is email's record in the admin API's users list.
+func listedUser(t *testing.T, e *env, email string) *authv1.UserRecord {
+	t.Helper()
 	res, err := e.adm.ListUsers(context.Background(), &authv1.ListUsersRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range res.GetUsers() {
 		if u.GetEmail() == email {
-			return u.GetUnprovenCredentials()
+			return u
 		}
 	}
 	t.Fatalf("%s not listed", email)
-	return false
+	return nil
 }
 
 // The attack: a stranger registers the victim's address with the

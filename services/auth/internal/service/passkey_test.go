@@ -92,6 +92,10 @@ func TestPasskeyAddListSignIn(t *testing.T) {
 	if err != nil || len(list.GetPasskeys()) != 1 || list.GetPasskeys()[0].GetLastUsed() == 0 {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
+	// The operators' users list says ada holds a passkey.
+	if !listedUser(t, e, "ada@example.org").GetHasPasskey() {
+		t.Fatal("the users list does not show the passkey")
+	}
 	// The operators' users view sees it as a passkey's sign-in.
 	si, err := e.store.UserSignIns(ctx, g.UserID)
 	if err != nil || !slices.ContainsFunc(si.Recent, func(ev storage.SignInEvent) bool { return ev.Method == storage.MethodPasskey && ev.Client == clientID }) {
@@ -105,6 +109,9 @@ func TestPasskeyAddListSignIn(t *testing.T) {
 	}
 	_, err = passkeyLogin(ctx, t, e, a, clientID, c)
 	wantCode(t, err, codes.Unauthenticated)
+	if listedUser(t, e, "ada@example.org").GetHasPasskey() {
+		t.Fatal("the users list shows a removed passkey")
+	}
 	// Ada's address is unverified, so the passkey was unproven: its
 	// removal ended every session, this one's too.
 	_, err = e.pub.RemovePasskey(bearer(access), &authv1.RemovePasskeyRequest{Id: pk.GetId()})
