@@ -68,7 +68,7 @@ func (a *App) userCredentialRemove(q *req) error {
 	}
 	q.r.Body = http.MaxBytesReader(q.w, q.r.Body, 16<<10)
 	if err := q.r.ParseForm(); err != nil {
-		return fail(http.StatusBadRequest, "error.badrequest")
+		return formError(err)
 	}
 	if subtle.ConstantTimeCompare([]byte(q.r.PostForm.Get(CSRFField)), []byte(q.sess.CSRF)) != 1 {
 		return fail(http.StatusForbidden, "error.csrf")
