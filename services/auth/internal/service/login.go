@@ -121,6 +121,14 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 	if err != nil {
 		p.log.WarnContext(ctx, "remembering a known device", "err", err)
 	}
+	// An account with a second factor (or whose role requires one) gets
+	// no code yet: LoginSecondFactor issues it.
+	if res, err := p.secondStep(ctx, c, redirect, u, r.GetRequest()); err != nil {
+		return nil, p.err(ctx, err)
+	} else if res != nil {
+		res.Device = device
+		return res, nil
+	}
 	code, err := p.authorizationCode(ctx, c, redirect, u, r.GetRequest(), storage.MethodPassword)
 	if err != nil {
 		return nil, p.err(ctx, err)
