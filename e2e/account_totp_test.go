@@ -48,7 +48,7 @@ func hiddenForm(body string) url.Values {
 // sign-in is refused (replay), a recovery code signs in once.
 func TestAccountTOTP(t *testing.T) {
 	t.Parallel()
-	s := explorerStack(t, Options{})
+	s := explorerStack(t, Options{AuthArgs: []string{"-require-2fa-for", "fris:operator"}})
 	me := signInHTTP(t, s)
 	code, page := getPage(t, me, s.URL+"/explorer/account")
 	m := csrfRE.FindStringSubmatch(page)
@@ -151,5 +151,34 @@ func TestAccountTOTP(t *testing.T) {
 	}
 	if auditCount(s, "auth.recovery_code_use") != 1 {
 		t.Fatal("the recovery code's use is not audited")
+	}
+
+	// An operator without a second factor, under -require-2fa-for
+	// fris:operator: the password leads to enrolment before any code.
+	s.AuthCLI(t, 0, "create-user", "-email", "olga@fris.test", "-password", "olga operator pass", "-name", "Olga Operator", "-email-verified", "-scopes", "fris:operator")
+	jar, _ := cookiejar.New(nil)
+	c = &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	res, err = c.Get(s.URL + "/explorer/login?return=" + url.QueryEscape("/explorer/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = hiddenForm(readAll(t, res))
+	f.Set("email", "olga@fris.test")
+	f.Set("password", "olga operator pass")
+	if res, err = c.PostForm(s.URL+"/oauth2/authorize", f); err != nil {
+		t.Fatal(err)
+	}
+	page = readAll(t, res)
+	k = totpKeyRE.FindStringSubmatch(page)
+	if res.StatusCode != 200 || res.Request.URL.Path != "/oauth2/authorize" || k == nil || !strings.Contains(page, "Your role requires a second factor") {
+		t.Fatalf("operator's password step: %d at %s: want the enrolment\n%s", res.StatusCode, res.Request.URL, page)
+	}
+	res, page = second(c, page, totpCode(t, k[1]))
+	cont := regexp.MustCompile(`<a href="([^"]+)" id="continue">`).FindStringSubmatch(page)
+	if res.StatusCode != 200 || len(recoveryRE.FindAllString(page, -1)) != 10 || cont == nil {
+		t.Fatalf("operator's enrolment: %d at %s\n%s", res.StatusCode, res.Request.URL, page)
+	}
+	if res, body := getPage(t, c, html.UnescapeString(cont[1])); res != 200 || !strings.Contains(body, "Olga Operator") {
+		t.Fatalf("operator after enrolment: %d\n%s", res, body)
 	}
 }
