@@ -1,6 +1,7 @@
 package explorer
 
 import (
+	"html/template"
 	"net/http"
 	"strings"
 
@@ -35,8 +36,11 @@ func (a *App) totpRoutes() []route {
 type totpData struct {
 	Has         bool
 	Secret, URI string
-	Codes       []string
-	Error       string
+	// Link is URI as a link's target: html/template refuses the otpauth
+	// scheme unless told it is safe, which a URI of that scheme is.
+	Link  template.URL
+	Codes []string
+	Error string
 }
 
 // maxTOTPField bounds the echoed secret and link and the code.
@@ -58,7 +62,7 @@ func (a *App) totpBegin(q *req) error {
 	default:
 		return err
 	}
-	a.accountPage(q, http.StatusOK, accountData{TOTP: totpData{Secret: res.GetSecret(), URI: res.GetUri()}})
+	a.accountPage(q, http.StatusOK, accountData{TOTP: totpData{Secret: res.GetSecret(), URI: res.GetUri(), Link: otpauthLink(res.GetUri())}})
 	return nil
 }
 
@@ -75,7 +79,7 @@ func (a *App) totpFinish(q *req) error {
 		secret, uri = "", ""
 	}
 	again := func(key string) error {
-		a.accountPage(q, http.StatusBadRequest, accountData{TOTP: totpData{Secret: secret, URI: uri, Error: key}})
+		a.accountPage(q, http.StatusBadRequest, accountData{TOTP: totpData{Secret: secret, URI: uri, Link: otpauthLink(uri), Error: key}})
 		return nil
 	}
 	if code == "" {
@@ -91,4 +95,13 @@ func (a *App) totpFinish(q *req) error {
 	}
 	a.accountPage(q, http.StatusOK, accountData{TOTP: totpData{Codes: res.GetRecoveryCodes()}})
 	return nil
+}
+
+// otpauthLink is an otpauth://totp/ URI as a link target, "" for anything
+// else (the finish form echoes the URI the browser sent).
+func otpauthLink(uri string) template.URL {
+	if !strings.HasPrefix(uri, "otpauth://totp/") || strings.ContainsAny(uri, "\"'<> \t\r\n") {
+		return ""
+	}
+	return template.URL(uri) //nolint:gosec // checked just above: the otpauth scheme, no quoting characters
 }

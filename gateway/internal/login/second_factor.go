@@ -1,6 +1,7 @@
 package login
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,6 +45,9 @@ type secondFactorPage struct {
 	// are the new one to add to an authenticator app.
 	Enrol       bool
 	URI, Secret string
+	// Link is URI as a link's target (html/template refuses the otpauth
+	// scheme unless told it is safe; the URI is the auth service's).
+	Link template.URL
 }
 
 type recoveryPage struct {
@@ -89,6 +93,9 @@ func (h *Handler) secondPage(w http.ResponseWriter, r *http.Request, code int, v
 	}
 	p := secondFactorPage{base: newBase(w, r, ""), Title: "Two-step sign-in", Nonce: token(16), ClientName: ar.GetClientName(), Action: h.action,
 		Error: msg, Restart: h.restart(vals), Enrol: enrol, URI: uri, Secret: secret}
+	if strings.HasPrefix(uri, "otpauth://totp/") && !strings.ContainsAny(uri, "\"'<> \t\r\n") {
+		p.Link = template.URL(uri) //nolint:gosec // the auth service's otpauth URI, checked just above
+	}
 	if enrol {
 		p.Title = "Add a second factor"
 	}
