@@ -945,7 +945,8 @@ type Credential struct {
 	// kind is password, key, passkey or totp.
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// id names it among the account's credentials of its kind: a key's
-	// number, a passkey's credential id, empty for the password.
+	// number, a passkey's credential id, empty for the password and the
+	// second factor (totp).
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// description is what its holder called it (a key's description, a
 	// passkey's name).

@@ -419,5 +419,5 @@ func (p Public) proveHolder(ctx context.Context, u storage.User, proof string) e
 }
 
 func totpCredential(t *storage.TOTP) *authv1.Credential {
-	return &authv1.Credential{Kind: kindTOTP, Id: kindTOTP, Description: "Authenticator app", Created: uint32(t.Created), AddedBy: t.AddedBy, Proven: true, LastUsed: uint32(t.LastUsed)}
+	return &authv1.Credential{Kind: kindTOTP, Created: uint32(t.Created), AddedBy: t.AddedBy, Proven: true, LastUsed: uint32(t.LastUsed)}
 }

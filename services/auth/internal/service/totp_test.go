@@ -236,16 +236,16 @@ func TestTOTPRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := bearer(tr.GetAccessToken())
-	_, err = e.pub.RemoveCredential(ctx, &authv1.RemoveCredentialRequest{Kind: kindTOTP, Id: kindTOTP, Proof: "wrong"})
+	_, err = e.pub.RemoveCredential(ctx, &authv1.RemoveCredentialRequest{Kind: kindTOTP, Proof: "wrong"})
 	wantCode(t, err, codes.Unauthenticated)
-	if _, err := e.pub.RemoveCredential(ctx, &authv1.RemoveCredentialRequest{Kind: kindTOTP, Id: kindTOTP, Proof: "correct horse"}); err != nil {
+	if _, err := e.pub.RemoveCredential(ctx, &authv1.RemoveCredentialRequest{Kind: kindTOTP, Proof: "correct horse"}); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.password(t); r.GetCode() == "" {
 		t.Fatalf("after removal the password asks for more: %v", r)
 	}
 	e.enrol(t)
-	if _, err := e.adm.RemoveUserCredential(context.Background(), &authv1.RemoveUserCredentialRequest{Email: "ada@example.org", Kind: kindTOTP, Id: kindTOTP}); err != nil {
+	if _, err := e.adm.RemoveUserCredential(context.Background(), &authv1.RemoveUserCredentialRequest{Email: "ada@example.org", Kind: kindTOTP}); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.password(t); r.GetCode() == "" {
