@@ -56,7 +56,10 @@ func TestAccountTOTP(t *testing.T) {
 		t.Fatalf("account page: %d\n%s", code, page)
 	}
 	csrf := m[1]
-	res, page := postPage(t, me, s.URL+"/explorer/account/totp/begin", s.URL, url.Values{"csrf_token": {csrf}})
+	if res, body := postPage(t, me, s.URL+"/explorer/account/totp/begin", s.URL, url.Values{"csrf_token": {csrf}, "password": {"not my password"}}); res.StatusCode != 400 || !strings.Contains(body, "The password is wrong.") {
+		t.Fatalf("begin with a wrong password: %d\n%s", res.StatusCode, body)
+	}
+	res, page := postPage(t, me, s.URL+"/explorer/account/totp/begin", s.URL, url.Values{"csrf_token": {csrf}, "password": {demoPass}})
 	k := totpKeyRE.FindStringSubmatch(page)
 	if res.StatusCode != 200 || k == nil || !strings.Contains(page, "otpauth://totp/") {
 		t.Fatalf("begin: %d\n%s", res.StatusCode, page)

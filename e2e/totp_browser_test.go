@@ -24,8 +24,8 @@ func TestTOTPBrowser(t *testing.T) {
 	p.do("sign in", chromedp.Navigate(s.URL+"/explorer/login?return=%2Fexplorer%2Faccount"), chromedp.WaitVisible(chromedp.ID("email")),
 		chromedp.SendKeys(chromedp.ID("email"), demoEmail), chromedp.SendKeys(chromedp.ID("password"), demoPass),
 		chromedp.Click(chromedp.CSS("main form button[type=submit]")), chromedp.WaitVisible(chromedp.ID("totp-heading")))
-	p.do("add an authenticator app by keyboard", chromedp.Focus(chromedp.CSS("#totp-begin button")), chromedp.KeyEvent(kb.Enter),
-		chromedp.WaitVisible(chromedp.ID("totp-secret")))
+	p.do("add an authenticator app by keyboard", chromedp.Focus(chromedp.ID("totp-pw")), chromedp.SendKeys(chromedp.ID("totp-pw"), demoPass+kb.Tab),
+		chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.ID("totp-secret")))
 	p.wantText("section[aria-labelledby=totp-heading]", "Add this key to your authenticator app")
 	secret := p.text("#totp-secret")
 	if uri, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.getElementById('totp-uri').getAttribute('href')`)); err != nil ||

@@ -53,9 +53,12 @@ func (a *App) totpBegin(q *req) error {
 	if a.cfg.Auth == nil || q.sess.Token == nil {
 		return fail(http.StatusServiceUnavailable, "error.notconfigured")
 	}
-	res, err := a.cfg.Auth.BeginTOTP(q.bearer(), &authv1.BeginTOTPRequest{})
+	res, err := a.cfg.Auth.BeginTOTP(q.bearer(), &authv1.BeginTOTPRequest{Password: q.r.PostForm.Get("password")})
 	switch status.Code(err) {
 	case codes.OK:
+	case codes.Unauthenticated:
+		a.accountPage(q, http.StatusBadRequest, accountData{TOTP: totpData{Error: "acct.totp.pw.wrong"}})
+		return nil
 	case codes.FailedPrecondition:
 		a.accountPage(q, http.StatusConflict, accountData{TOTP: totpData{Error: "acct.totp.already"}})
 		return nil

@@ -19,6 +19,12 @@ func init() {
 		"Code from your authenticator app": {i18n.English: "Code from your authenticator app", i18n.German: "Code aus Ihrer Authenticator-App"},
 		"Six digits.":                      {i18n.English: "Six digits.", i18n.German: "Sechs Ziffern."},
 		"Six digits, or one of your recovery codes.": {i18n.English: "Six digits, or one of your recovery codes.", i18n.German: "Sechs Ziffern oder einer Ihrer Wiederherstellungscodes."},
+		// The auth service's refusal of a password for an account whose
+		// role requires a second factor and that has a passkey.
+		"Your role requires a second factor: sign in with your passkey.": {
+			i18n.English: "Your role requires a second factor: sign in with your passkey.",
+			i18n.German:  "Ihre Rolle verlangt einen zweiten Faktor: Melden Sie sich mit Ihrem Passkey an.",
+		},
 		"Continue":                 {i18n.English: "Continue", i18n.German: "Weiter"},
 		"Save your recovery codes": {i18n.English: "Save your recovery codes", i18n.German: "Wiederherstellungscodes sichern"},
 		"Your second factor is set up. Each recovery code signs you in once if you lose your authenticator app. They are shown only now: write them down or store them safely.": {

@@ -1215,8 +1215,12 @@ func (x *RemoveCredentialRequest) GetProof() string {
 	return ""
 }
 
+// BeginTOTPRequest: password is the account's password, when it has one:
+// a browser left signed in must not add a factor that would then lock
+// its holder out.
 type BeginTOTPRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Password      string                 `protobuf:"bytes,1,opt,name=password,proto3" json:"password,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1249,6 +1253,13 @@ func (x *BeginTOTPRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use BeginTOTPRequest.ProtoReflect.Descriptor instead.
 func (*BeginTOTPRequest) Descriptor() ([]byte, []int) {
 	return file_auth_v1_account_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *BeginTOTPRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
 }
 
 // BeginTOTPResponse is a new TOTP secret (RFC 6238: SHA-1, 6 digits,
@@ -1511,8 +1522,9 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\x17RemoveCredentialRequest\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
-	"\x05proof\x18\x03 \x01(\tR\x05proof\"\x12\n" +
-	"\x10BeginTOTPRequest\"=\n" +
+	"\x05proof\x18\x03 \x01(\tR\x05proof\".\n" +
+	"\x10BeginTOTPRequest\x12\x1a\n" +
+	"\bpassword\x18\x01 \x01(\tR\bpassword\"=\n" +
 	"\x11BeginTOTPResponse\x12\x16\n" +
 	"\x06secret\x18\x01 \x01(\tR\x06secret\x12\x10\n" +
 	"\x03uri\x18\x02 \x01(\tR\x03uri\"'\n" +

@@ -337,7 +337,7 @@ func (p Public) LoginSecondFactor(ctx context.Context, r *authv1.LoginSecondFact
 }
 
 // BeginTOTP starts the enrolment of a TOTP factor for the token's user.
-func (p Public) BeginTOTP(ctx context.Context, _ *authv1.BeginTOTPRequest) (*authv1.BeginTOTPResponse, error) {
+func (p Public) BeginTOTP(ctx context.Context, r *authv1.BeginTOTPRequest) (*authv1.BeginTOTPResponse, error) {
 	u, t, err := p.bearer(ctx)
 	if err != nil {
 		return nil, p.err(ctx, err)
@@ -347,6 +347,17 @@ func (p Public) BeginTOTP(ctx context.Context, _ *authv1.BeginTOTPRequest) (*aut
 	}
 	if u.TOTP != nil {
 		return nil, p.err(ctx, rpcerr.New(rpcerr.ErrPrecondition, "the account already has an authenticator app: remove it first"))
+	}
+	if u.PasswordHash != "" {
+		if len(r.GetPassword()) > inputlimit.Password {
+			return nil, p.err(ctx, unauth("the password is wrong"))
+		}
+		if err := p.hash.Verify(ctx, u.PasswordHash, r.GetPassword(), p.cfg.Guards.Login.Gate(loginAccount(u.Email), true)); err != nil {
+			if ratelimit.IsThrottled(err) || ctx.Err() != nil || !errors.Is(err, password.ErrMismatch) {
+				return nil, p.err(ctx, err)
+			}
+			return nil, p.err(ctx, unauth("the password is wrong"))
+		}
 	}
 	key, err := newTOTPSecret(u.Email)
 	if err != nil {

@@ -60,7 +60,9 @@ func (e *totpEnv) token(t *testing.T) string {
 func (e *totpEnv) enrol(t *testing.T) (string, []string) {
 	t.Helper()
 	ctx := bearer(e.token(t))
-	b, err := e.pub.BeginTOTP(ctx, &authv1.BeginTOTPRequest{})
+	_, err := e.pub.BeginTOTP(ctx, &authv1.BeginTOTPRequest{Password: "wrong horse"})
+	wantCode(t, err, codes.Unauthenticated)
+	b, err := e.pub.BeginTOTP(ctx, &authv1.BeginTOTPRequest{Password: "correct horse"})
 	if err != nil {
 		t.Fatal(err)
 	}
