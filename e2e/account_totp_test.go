@@ -155,6 +155,13 @@ func TestAccountTOTP(t *testing.T) {
 	if auditCount(s, "auth.recovery_code_use") != 1 {
 		t.Fatal("the recovery code's use is not audited")
 	}
+	// An operator removes the factor of a holder who lost it: the
+	// password alone signs in again.
+	if list := s.AuthCLI(t, 0, "credentials", demoEmail); !strings.Contains(list, "\ntotp") {
+		t.Fatalf("bin/auth credentials does not list the factor:\n%s", list)
+	}
+	s.AuthCLI(t, 0, "remove-totp", demoEmail)
+	signInHTTP(t, s)
 
 	// An operator without a second factor, under -require-2fa-for
 	// fris:operator: the password leads to enrolment before any code.
