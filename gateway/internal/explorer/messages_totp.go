@@ -7,9 +7,9 @@ import "fris.dev/gateway/internal/i18n"
 var totpMessages = i18n.Catalogue{
 	"acct.totp.title":       {i18n.English: "Second factor", i18n.German: "Zweiter Faktor"},
 	"acct.totp.intro":       {i18n.English: "With an authenticator app, signing in with your password also asks for the six-digit code the app shows. A passkey counts as two factors on its own.", i18n.German: "Mit einer Authenticator-App verlangt die Anmeldung mit Ihrem Passwort zusätzlich den sechsstelligen Code, den die App anzeigt. Ein Passkey zählt allein schon als zwei Faktoren."},
-	"acct.totp.pw":       {i18n.English: "Your password", i18n.German: "Ihr Passwort"},
-	"acct.totp.pw.hint":  {i18n.English: "Asked so that a browser left signed in cannot add a factor that locks you out.", i18n.German: "Damit ein angemeldet gelassener Browser keinen Faktor hinzufügen kann, der Sie aussperrt."},
-	"acct.totp.pw.wrong": {i18n.English: "The password is wrong.", i18n.German: "Das Passwort ist falsch."},
+	"acct.totp.pw":          {i18n.English: "Your password", i18n.German: "Ihr Passwort"},
+	"acct.totp.pw.hint":     {i18n.English: "Asked so that a browser left signed in cannot add a factor that locks you out.", i18n.German: "Damit ein angemeldet gelassener Browser keinen Faktor hinzufügen kann, der Sie aussperrt."},
+	"acct.totp.pw.wrong":    {i18n.English: "The password is wrong.", i18n.German: "Das Passwort ist falsch."},
 	"acct.totp.begin":       {i18n.English: "Add an authenticator app", i18n.German: "Authenticator-App hinzufügen"},
 	"acct.totp.step1":       {i18n.English: "Add this key to your authenticator app:", i18n.German: "Fügen Sie diesen Schlüssel Ihrer Authenticator-App hinzu:"},
 	"acct.totp.link":        {i18n.English: "open it in the app", i18n.German: "in der App öffnen"},
