@@ -185,6 +185,27 @@ func (s *Service) revokeUnproven(ctx context.Context, u storage.User, how string
 		}
 		removed = append(removed, c)
 	}
+	// A second factor enrolled before the address was proven may be a
+	// stranger's, who would then hold the owner's sign-ins.
+	var gone *storage.TOTP
+	err = s.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error {
+		gone = nil
+		if cur.TOTP != nil && cur.TOTP.Unproven {
+			gone, cur.TOTP = cur.TOTP, nil
+		}
+		return nil
+	})
+	if gone != nil || err != nil {
+		c := &authv1.Credential{Kind: kindTOTP}
+		if gone != nil {
+			c = totpCredential(gone)
+		}
+		record(c, err)
+		if err != nil {
+			return removed, err
+		}
+		removed = append(removed, c)
+	}
 	return removed, nil
 }
 

@@ -144,7 +144,8 @@ func (s *Service) useSecondFactor(ctx context.Context, user int32, code string, 
 			}
 			var hashes []string
 			codes, hashes = newRecoveryCodes(u.ID)
-			u.TOTP = &storage.TOTP{Secret: u.TOTPPending, Created: now.Unix(), AddedBy: storage.AddedHolder, LastUsed: now.Unix(), Step: step, Recovery: hashes}
+			u.TOTP = &storage.TOTP{Secret: u.TOTPPending, Created: now.Unix(), AddedBy: storage.AddedHolder, LastUsed: now.Unix(), Step: step, Recovery: hashes,
+				Unproven: !u.EmailVerified}
 			u.TOTPPending, u.TOTPPendingUntil = nil, 0
 			return nil
 		}
@@ -430,5 +431,5 @@ func (p Public) proveHolder(ctx context.Context, u storage.User, proof string) e
 }
 
 func totpCredential(t *storage.TOTP) *authv1.Credential {
-	return &authv1.Credential{Kind: kindTOTP, Created: uint32(t.Created), AddedBy: t.AddedBy, Proven: true, LastUsed: uint32(t.LastUsed)}
+	return &authv1.Credential{Kind: kindTOTP, Created: uint32(t.Created), AddedBy: t.AddedBy, Proven: !t.Unproven, LastUsed: uint32(t.LastUsed)}
 }

@@ -15,6 +15,7 @@ import (
 	"fris.dev/pkg/audit"
 	"fris.dev/pkg/ratelimit"
 	authv1 "fris.dev/proto/auth/v1"
+	"fris.dev/services/auth/internal/storage"
 )
 
 // totpEnv is an env whose clock the test moves.
@@ -226,6 +227,15 @@ func TestTOTPRoleRequiresEnrolment(t *testing.T) {
 // operator removes it too.
 func TestTOTPRemove(t *testing.T) {
 	e := newTOTPEnv(t)
+	// A verified address: the factor is proven, and its holder's removal
+	// ends no session (an unproven one's would, as an unproven key's).
+	u, err := e.store.GetUserByEmail(context.Background(), "ada@example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.UpdateUser(context.Background(), u.ID, func(cur *storage.User) error { cur.EmailVerified = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	secret, _ := e.enrol(t)
 	e.clock = e.clock.Add(30 * time.Second)
 	res := e.password(t)
@@ -256,3 +266,56 @@ func TestTOTPRemove(t *testing.T) {
 }
 
 func codesOf(err error) codes.Code { return status.Code(err) }
+
+// A stranger who registered the victim's address with a key enrols a
+// second factor on it: the owner's reset removes it with the key, so the
+// stranger does not hold the owner's sign-ins.
+func TestTOTPOfAStrangerRemovedAtReset(t *testing.T) {
+	e, box := newAccountEnv(t)
+	ctx := context.Background()
+	const victim = "victim@example.org"
+	k := userKey()
+	reg := register(t, e, victim, k)
+	sr, err := e.pub.SignRequest(ctx, &authv1.SignRequestRequest{KeyId: reg.GetKeyId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := e.pub.Token(ctx, &authv1.TokenRequest{Code: sr.GetCode(), Signature: sign(t, k, sr.GetCode())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx := bearer(stranger.GetAccessToken())
+	b, err := e.pub.BeginTOTP(sctx, &authv1.BeginTOTPRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := totp.GenerateCodeCustom(b.GetSecret(), time.Now(), totpOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pub.FinishTOTP(sctx, &authv1.FinishTOTPRequest{Code: code}); err != nil {
+		t.Fatal(err)
+	}
+	cs := e.credentials(t, victim)
+	if last := cs[len(cs)-1]; last.GetKind() != kindTOTP || last.GetProven() {
+		t.Fatalf("the stranger's factor is listed as %v, want unproven", last)
+	}
+	if err := requestReset(e, ctx, victim); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.pub.ResetPassword(ctx, &authv1.ResetPasswordRequest{Token: tokenOf(t, box.resets()[0], "/oauth2/reset"), Password: "the owner's own"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm := res.GetRemoved(); len(rm) != 2 || rm[1].GetKind() != kindTOTP {
+		t.Fatalf("removed = %v, want the key and the second factor", rm)
+	}
+	c, err := e.adm.CreateClient(ctx, &authv1.CreateClientRequest{Name: "Demo", RedirectUrl: "https://app.example/cb", ClientId: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: c.GetClient().GetClient().GetClientId()}, Email: victim, Password: "the owner's own"})
+	if err != nil || lr.GetCode() == "" || lr.GetPending() != "" {
+		t.Fatalf("the owner's password after the reset = %v %v", lr, err)
+	}
+}

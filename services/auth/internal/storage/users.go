@@ -66,6 +66,9 @@ type TOTP struct {
 	Step     int64 `json:"step,omitempty"`
 	// Recovery are the unspent recovery codes' hashes (RecoveryHash).
 	Recovery []string `json:"recovery,omitempty"`
+	// Unproven: enrolled while the address was unverified (by whoever
+	// held the account then); removed when the owner proves the address.
+	Unproven bool `json:"unproven,omitempty"`
 }
 
 // MaxRemoved bounds User.Removed.
