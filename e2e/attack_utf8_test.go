@@ -40,7 +40,7 @@ func documentedPosts(t *testing.T, id string) []string {
 // pages and the console, each holding a byte that is not UTF-8.
 var utf8Fields = []string{"email", "password", "password2", "token", "name", "role", "other", "confirm", "client_id",
 	"site_id", "id", "current", "new", "new2", "description", "redirect_urls", "ceremony", "credential", "title",
-	"grant_type", "code", "refresh_token", "client_secret"}
+	"grant_type", "code", "refresh_token", "client_secret", "second_factor_code", "proof", "secret", "uri"}
 
 // TestAttackNotUTF8: `%ff` (a byte that is no UTF-8) in every form the
 // gateway serves, each sent as its page sends it (with the session and

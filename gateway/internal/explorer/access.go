@@ -75,6 +75,7 @@ func (a *App) routes() []route {
 	rs = append(rs, a.throttleRoutes()...)
 	rs = append(rs, a.passkeyRoutes()...)
 	rs = append(rs, a.credentialRoutes()...)
+	rs = append(rs, a.totpRoutes()...)
 	rs = append(rs, a.exposeRoutes()...)
 	return append(rs, a.inquiryRoutes()...)
 }

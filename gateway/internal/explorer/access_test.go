@@ -75,6 +75,8 @@ var wantAccess = map[string]access{
 	"POST /explorer/account/passkeys":                  signedIn,
 	"POST /explorer/account/passkeys/remove":           signedIn,
 	"POST /explorer/account/credentials/remove":        signedIn,
+	"POST /explorer/account/totp/begin":                signedIn,
+	"POST /explorer/account/totp/finish":               signedIn,
 }
 
 func TestRouteAccess(t *testing.T) {

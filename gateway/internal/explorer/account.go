@@ -64,6 +64,8 @@ type accountData struct {
 	// credentialError its form's message key.
 	Credentials     credentialData
 	credentialError string
+	// TOTP is the second-factor section (totp.go).
+	TOTP totpData
 }
 
 func (a *App) account(q *req) error {
@@ -119,6 +121,9 @@ func (a *App) accountPage(q *req, code int, d accountData) {
 	d.Passkeys = a.passkeys(q)
 	d.Rule = a.passwordRule(q, v)
 	d.Credentials = a.credentials(q)
+	for _, c := range d.Credentials.List {
+		d.TOTP.Has = d.TOTP.Has || c.Kind == "totp"
+	}
 	if d.credentialError != "" {
 		d.Credentials.Error = v.T(d.credentialError)
 	}

@@ -50,7 +50,7 @@ func (a *App) credentialLines(cs []*authv1.Credential, stem string) []credential
 	for i, c := range cs {
 		out = append(out, credentialLine{Kind: c.GetKind(), ID: c.GetId(), Description: c.GetDescription(), AddedBy: c.GetAddedBy(),
 			Added: a.whenUnix(c.GetCreated()), Used: a.whenUnix(c.GetLastUsed()), Removed: a.whenUnix(c.GetRemoved()), Proven: c.GetProven(),
-			Removable: c.GetKind() == "key" || c.GetKind() == "passkey", FormID: stem + strconv.Itoa(i)})
+			Removable: c.GetKind() == "key" || c.GetKind() == "passkey" || c.GetKind() == "totp", FormID: stem + strconv.Itoa(i)})
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func (a *App) credentialRemove(q *req) error {
 		return fail(http.StatusServiceUnavailable, "error.notconfigured")
 	}
 	f := q.r.PostForm
-	res, err := a.cfg.Auth.RemoveCredential(q.bearer(), &authv1.RemoveCredentialRequest{Kind: f.Get("kind"), Id: f.Get("id")})
+	res, err := a.cfg.Auth.RemoveCredential(q.bearer(), &authv1.RemoveCredentialRequest{Kind: f.Get("kind"), Id: f.Get("id"), Proof: f.Get("proof")})
 	switch status.Code(err) {
 	case codes.OK:
 		// One nobody had proven: every token of the user ended, this
@@ -98,6 +98,9 @@ func (a *App) credentialRemove(q *req) error {
 			http.Redirect(q.w, q.r, LoginPath+"?"+url.Values{"return": {AccountPath + "?credential=removed"}}.Encode(), http.StatusSeeOther)
 			return nil
 		}
+	case codes.Unauthenticated:
+		a.accountPage(q, http.StatusBadRequest, accountData{credentialError: "acct.cred.proof.wrong"})
+		return nil
 	case codes.FailedPrecondition:
 		a.accountPage(q, http.StatusBadRequest, accountData{credentialError: "acct.cred.last"})
 		return nil

@@ -42,7 +42,7 @@ func (a *App) userSignIns(q *req) error {
 	for _, s := range res.GetSignIns() {
 		m := s.GetMethod()
 		switch m {
-		case "password", "passkey", "key":
+		case "password", "passkey", "key", "password+totp":
 		default:
 			m = "other"
 		}

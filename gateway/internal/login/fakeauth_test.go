@@ -23,6 +23,7 @@ type fakeAuth struct {
 	mu         sync.Mutex
 	authorizes []*authv1.AuthorizeRequest
 	logins     []*authv1.LoginRequest
+	seconds    []*authv1.LoginSecondFactorRequest
 	redirect   string // what Authorize and Login return as redirect_uri
 	authErr    error  // forced Authorize error
 	loginErr   error  // forced Login error
@@ -69,6 +70,9 @@ func (f *fakeAuth) Login(_ context.Context, in *authv1.LoginRequest, _ ...grpc.C
 	if err != nil {
 		return nil, err
 	}
+	if in.GetEmail() == "two@example.org" && in.GetPassword() == "right" {
+		return &authv1.LoginResponse{RedirectUri: res.GetRedirectUri(), Pending: pendingToken}, nil
+	}
 	if in.GetEmail() != "ada@example.org" || in.GetPassword() != "right" {
 		return nil, status.Error(codes.Unauthenticated, "wrong email or password")
 	}
@@ -77,6 +81,27 @@ func (f *fakeAuth) Login(_ context.Context, in *authv1.LoginRequest, _ ...grpc.C
 		device = "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD"
 	}
 	return &authv1.LoginResponse{Code: "the-code", RedirectUri: res.GetRedirectUri(), Device: device}, nil
+}
+
+// pendingToken is the fake's pending sign-in of two@example.org, whose
+// second factor is "123456".
+const pendingToken = "PPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPPP"
+
+func (f *fakeAuth) LoginSecondFactor(_ context.Context, in *authv1.LoginSecondFactorRequest, _ ...grpc.CallOption) (*authv1.LoginResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seconds = append(f.seconds, proto.Clone(in).(*authv1.LoginSecondFactorRequest))
+	res, err := f.check(in.GetRequest())
+	if err != nil {
+		return nil, err
+	}
+	if in.GetPending() != pendingToken {
+		return nil, status.Error(codes.Unauthenticated, "the sign-in has expired: enter your password again")
+	}
+	if in.GetCode() != "123456" {
+		return nil, status.Error(codes.Unauthenticated, "the code is wrong")
+	}
+	return &authv1.LoginResponse{Code: "the-code", RedirectUri: res.GetRedirectUri()}, nil
 }
 
 func (f *fakeAuth) counts() (int, int) {

@@ -148,6 +148,10 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		h.passkeySubmit(w, r, vals)
 		return
 	}
+	if vals.Has(SecondFactorField) {
+		h.secondSubmit(w, r, vals)
+		return
+	}
 	areq := authorizeRequest(vals)
 	email, password := strings.TrimSpace(vals.Get("email")), vals.Get("password")
 	if email == "" || password == "" {
@@ -163,6 +167,10 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.failRPC(w, r, err)
+		return
+	}
+	if res.GetPending() != "" {
+		h.askSecondFactor(w, r, vals, res)
 		return
 	}
 	h.signedIn(w, r, vals, res)
@@ -221,7 +229,7 @@ func authorizeRequest(v url.Values) *authv1.AuthorizeRequest {
 
 // single refuses a request parameter sent more than once (RFC 6749 3.1).
 func single(v url.Values) (url.Values, string) {
-	for _, name := range append(params, CSRFField, "email", "password", "password2", "token", PasskeyCeremonyField, PasskeyAnswerField) {
+	for _, name := range append(params, CSRFField, "email", "password", "password2", "token", PasskeyCeremonyField, PasskeyAnswerField, SecondFactorField) {
 		if len(v[name]) > 1 {
 			return nil, "The parameter " + name + " was sent more than once."
 		}

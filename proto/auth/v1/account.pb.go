@@ -942,10 +942,11 @@ func (*SignOutEverywhereResponse) Descriptor() ([]byte, []int) {
 // registered key or a passkey (docs/security.md, Credential lifecycle).
 type Credential struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// kind is password, key or passkey.
+	// kind is password, key, passkey or totp.
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// id names it among the account's credentials of its kind: a key's
-	// number, a passkey's credential id, empty for the password.
+	// number, a passkey's credential id, empty for the password and the
+	// second factor (totp).
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// description is what its holder called it (a key's description, a
 	// passkey's name).
@@ -1153,9 +1154,12 @@ func (x *ListCredentialsResponse) GetRemoved() []*Credential {
 // the password cannot be removed.
 type RemoveCredentialRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// kind is key or passkey.
-	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// kind is key, passkey or totp.
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Id   string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// proof is a current TOTP code or the password: removing the second
+	// factor (kind totp) asks for it.
+	Proof         string `protobuf:"bytes,3,opt,name=proof,proto3" json:"proof,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1204,6 +1208,205 @@ func (x *RemoveCredentialRequest) GetId() string {
 	return ""
 }
 
+func (x *RemoveCredentialRequest) GetProof() string {
+	if x != nil {
+		return x.Proof
+	}
+	return ""
+}
+
+// BeginTOTPRequest: password is the account's password, when it has one:
+// a browser left signed in must not add a factor that would then lock
+// its holder out.
+type BeginTOTPRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Password      string                 `protobuf:"bytes,1,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginTOTPRequest) Reset() {
+	*x = BeginTOTPRequest{}
+	mi := &file_auth_v1_account_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginTOTPRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginTOTPRequest) ProtoMessage() {}
+
+func (x *BeginTOTPRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginTOTPRequest.ProtoReflect.Descriptor instead.
+func (*BeginTOTPRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *BeginTOTPRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+// BeginTOTPResponse is a new TOTP secret (RFC 6238: SHA-1, 6 digits,
+// 30 s), kept pending for 10 minutes until FinishTOTP proves it.
+type BeginTOTPResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// secret is base32 without padding; uri the otpauth:// URI of it.
+	Secret        string `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	Uri           string `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginTOTPResponse) Reset() {
+	*x = BeginTOTPResponse{}
+	mi := &file_auth_v1_account_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginTOTPResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginTOTPResponse) ProtoMessage() {}
+
+func (x *BeginTOTPResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginTOTPResponse.ProtoReflect.Descriptor instead.
+func (*BeginTOTPResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *BeginTOTPResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *BeginTOTPResponse) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+type FinishTOTPRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishTOTPRequest) Reset() {
+	*x = FinishTOTPRequest{}
+	mi := &file_auth_v1_account_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishTOTPRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishTOTPRequest) ProtoMessage() {}
+
+func (x *FinishTOTPRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishTOTPRequest.ProtoReflect.Descriptor instead.
+func (*FinishTOTPRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *FinishTOTPRequest) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+type FinishTOTPResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// recovery_codes are single-use codes for when the authenticator is
+	// lost, shown once: FRIS keeps only their hashes.
+	RecoveryCodes []string `protobuf:"bytes,1,rep,name=recovery_codes,json=recoveryCodes,proto3" json:"recovery_codes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishTOTPResponse) Reset() {
+	*x = FinishTOTPResponse{}
+	mi := &file_auth_v1_account_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishTOTPResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishTOTPResponse) ProtoMessage() {}
+
+func (x *FinishTOTPResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_account_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishTOTPResponse.ProtoReflect.Descriptor instead.
+func (*FinishTOTPResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *FinishTOTPResponse) GetRecoveryCodes() []string {
+	if x != nil {
+		return x.RecoveryCodes
+	}
+	return nil
+}
+
 type RemoveCredentialResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// signed_out: removing it (one nobody had proven) revoked every token
@@ -1215,7 +1418,7 @@ type RemoveCredentialResponse struct {
 
 func (x *RemoveCredentialResponse) Reset() {
 	*x = RemoveCredentialResponse{}
-	mi := &file_auth_v1_account_proto_msgTypes[21]
+	mi := &file_auth_v1_account_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1430,7 @@ func (x *RemoveCredentialResponse) String() string {
 func (*RemoveCredentialResponse) ProtoMessage() {}
 
 func (x *RemoveCredentialResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_account_proto_msgTypes[21]
+	mi := &file_auth_v1_account_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1443,7 @@ func (x *RemoveCredentialResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveCredentialResponse.ProtoReflect.Descriptor instead.
 func (*RemoveCredentialResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_account_proto_rawDescGZIP(), []int{21}
+	return file_auth_v1_account_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RemoveCredentialResponse) GetSignedOut() bool {
@@ -1315,10 +1518,20 @@ const file_auth_v1_account_proto_rawDesc = "" +
 	"\x16ListCredentialsRequest\"\x89\x01\n" +
 	"\x17ListCredentialsResponse\x12:\n" +
 	"\vcredentials\x18\x01 \x03(\v2\x18.fris.auth.v1.CredentialR\vcredentials\x122\n" +
-	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"=\n" +
+	"\aremoved\x18\x02 \x03(\v2\x18.fris.auth.v1.CredentialR\aremoved\"S\n" +
 	"\x17RemoveCredentialRequest\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\"9\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
+	"\x05proof\x18\x03 \x01(\tR\x05proof\".\n" +
+	"\x10BeginTOTPRequest\x12\x1a\n" +
+	"\bpassword\x18\x01 \x01(\tR\bpassword\"=\n" +
+	"\x11BeginTOTPResponse\x12\x16\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret\x12\x10\n" +
+	"\x03uri\x18\x02 \x01(\tR\x03uri\"'\n" +
+	"\x11FinishTOTPRequest\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\tR\x04code\";\n" +
+	"\x12FinishTOTPResponse\x12%\n" +
+	"\x0erecovery_codes\x18\x01 \x03(\tR\rrecoveryCodes\"9\n" +
 	"\x18RemoveCredentialResponse\x12\x1d\n" +
 	"\n" +
 	"signed_out\x18\x01 \x01(\bR\tsignedOut*\x94\x01\n" +
@@ -1340,7 +1553,7 @@ func file_auth_v1_account_proto_rawDescGZIP() []byte {
 }
 
 var file_auth_v1_account_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_auth_v1_account_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_auth_v1_account_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_auth_v1_account_proto_goTypes = []any{
 	(AccountTokenPurpose)(0),             // 0: fris.auth.v1.AccountTokenPurpose
 	(*RequestPasswordResetRequest)(nil),  // 1: fris.auth.v1.RequestPasswordResetRequest
@@ -1364,7 +1577,11 @@ var file_auth_v1_account_proto_goTypes = []any{
 	(*ListCredentialsRequest)(nil),       // 19: fris.auth.v1.ListCredentialsRequest
 	(*ListCredentialsResponse)(nil),      // 20: fris.auth.v1.ListCredentialsResponse
 	(*RemoveCredentialRequest)(nil),      // 21: fris.auth.v1.RemoveCredentialRequest
-	(*RemoveCredentialResponse)(nil),     // 22: fris.auth.v1.RemoveCredentialResponse
+	(*BeginTOTPRequest)(nil),             // 22: fris.auth.v1.BeginTOTPRequest
+	(*BeginTOTPResponse)(nil),            // 23: fris.auth.v1.BeginTOTPResponse
+	(*FinishTOTPRequest)(nil),            // 24: fris.auth.v1.FinishTOTPRequest
+	(*FinishTOTPResponse)(nil),           // 25: fris.auth.v1.FinishTOTPResponse
+	(*RemoveCredentialResponse)(nil),     // 26: fris.auth.v1.RemoveCredentialResponse
 }
 var file_auth_v1_account_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.CheckAccountTokenRequest.purpose:type_name -> fris.auth.v1.AccountTokenPurpose
@@ -1391,7 +1608,7 @@ func file_auth_v1_account_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_account_proto_rawDesc), len(file_auth_v1_account_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2073,7 +2073,7 @@ func (x *ListUserCredentialsResponse) GetRemoved() []*Credential {
 type RemoveUserCredentialRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Email string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
-	// kind is key or passkey.
+	// kind is key, passkey or totp.
 	Kind          string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	Id            string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -37,6 +37,7 @@ const (
 	AuthService_Register_FullMethodName                  = "/fris.auth.v1.AuthService/Register"
 	AuthService_Authorize_FullMethodName                 = "/fris.auth.v1.AuthService/Authorize"
 	AuthService_Login_FullMethodName                     = "/fris.auth.v1.AuthService/Login"
+	AuthService_LoginSecondFactor_FullMethodName         = "/fris.auth.v1.AuthService/LoginSecondFactor"
 	AuthService_RequestPasswordReset_FullMethodName      = "/fris.auth.v1.AuthService/RequestPasswordReset"
 	AuthService_CheckAccountToken_FullMethodName         = "/fris.auth.v1.AuthService/CheckAccountToken"
 	AuthService_ResetPassword_FullMethodName             = "/fris.auth.v1.AuthService/ResetPassword"
@@ -47,6 +48,8 @@ const (
 	AuthService_SignOutEverywhere_FullMethodName         = "/fris.auth.v1.AuthService/SignOutEverywhere"
 	AuthService_ListCredentials_FullMethodName           = "/fris.auth.v1.AuthService/ListCredentials"
 	AuthService_RemoveCredential_FullMethodName          = "/fris.auth.v1.AuthService/RemoveCredential"
+	AuthService_BeginTOTP_FullMethodName                 = "/fris.auth.v1.AuthService/BeginTOTP"
+	AuthService_FinishTOTP_FullMethodName                = "/fris.auth.v1.AuthService/FinishTOTP"
 	AuthService_BeginPasskeyRegistration_FullMethodName  = "/fris.auth.v1.AuthService/BeginPasskeyRegistration"
 	AuthService_FinishPasskeyRegistration_FullMethodName = "/fris.auth.v1.AuthService/FinishPasskeyRegistration"
 	AuthService_ListPasskeys_FullMethodName              = "/fris.auth.v1.AuthService/ListPasskeys"
@@ -80,6 +83,7 @@ type AuthServiceClient interface {
 	// Authorize and Login back the browser login page the gateway renders.
 	Authorize(ctx context.Context, in *AuthorizeRequest, opts ...grpc.CallOption) (*AuthorizeResponse, error)
 	Login(ctx context.Context, in *LoginRequest, opts ...grpc.CallOption) (*LoginResponse, error)
+	LoginSecondFactor(ctx context.Context, in *LoginSecondFactorRequest, opts ...grpc.CallOption) (*LoginResponse, error)
 	// Account self-service (account.proto), for the gateway's pages.
 	RequestPasswordReset(ctx context.Context, in *RequestPasswordResetRequest, opts ...grpc.CallOption) (*RequestPasswordResetResponse, error)
 	CheckAccountToken(ctx context.Context, in *CheckAccountTokenRequest, opts ...grpc.CallOption) (*CheckAccountTokenResponse, error)
@@ -98,6 +102,10 @@ type AuthServiceClient interface {
 	// keys and passkeys; removing a key or passkey.
 	ListCredentials(ctx context.Context, in *ListCredentialsRequest, opts ...grpc.CallOption) (*ListCredentialsResponse, error)
 	RemoveCredential(ctx context.Context, in *RemoveCredentialRequest, opts ...grpc.CallOption) (*RemoveCredentialResponse, error)
+	// BeginTOTP and FinishTOTP enrol a TOTP second factor for the token's
+	// user: FinishTOTP checks the first code and answers the recovery codes.
+	BeginTOTP(ctx context.Context, in *BeginTOTPRequest, opts ...grpc.CallOption) (*BeginTOTPResponse, error)
+	FinishTOTP(ctx context.Context, in *FinishTOTPRequest, opts ...grpc.CallOption) (*FinishTOTPResponse, error)
 	// Passkeys (passkey.proto): the registration ceremony, the list and
 	// removal read the access token from the `authorization` metadata; the
 	// sign-in ceremony backs the login page as Login does.
@@ -257,6 +265,16 @@ func (c *authServiceClient) Login(ctx context.Context, in *LoginRequest, opts ..
 	return out, nil
 }
 
+func (c *authServiceClient) LoginSecondFactor(ctx context.Context, in *LoginSecondFactorRequest, opts ...grpc.CallOption) (*LoginResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginResponse)
+	err := c.cc.Invoke(ctx, AuthService_LoginSecondFactor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *authServiceClient) RequestPasswordReset(ctx context.Context, in *RequestPasswordResetRequest, opts ...grpc.CallOption) (*RequestPasswordResetResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RequestPasswordResetResponse)
@@ -357,6 +375,26 @@ func (c *authServiceClient) RemoveCredential(ctx context.Context, in *RemoveCred
 	return out, nil
 }
 
+func (c *authServiceClient) BeginTOTP(ctx context.Context, in *BeginTOTPRequest, opts ...grpc.CallOption) (*BeginTOTPResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BeginTOTPResponse)
+	err := c.cc.Invoke(ctx, AuthService_BeginTOTP_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) FinishTOTP(ctx context.Context, in *FinishTOTPRequest, opts ...grpc.CallOption) (*FinishTOTPResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FinishTOTPResponse)
+	err := c.cc.Invoke(ctx, AuthService_FinishTOTP_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *authServiceClient) BeginPasskeyRegistration(ctx context.Context, in *BeginPasskeyRegistrationRequest, opts ...grpc.CallOption) (*BeginPasskeyRegistrationResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(BeginPasskeyRegistrationResponse)
@@ -442,6 +480,7 @@ type AuthServiceServer interface {
 	// Authorize and Login back the browser login page the gateway renders.
 	Authorize(context.Context, *AuthorizeRequest) (*AuthorizeResponse, error)
 	Login(context.Context, *LoginRequest) (*LoginResponse, error)
+	LoginSecondFactor(context.Context, *LoginSecondFactorRequest) (*LoginResponse, error)
 	// Account self-service (account.proto), for the gateway's pages.
 	RequestPasswordReset(context.Context, *RequestPasswordResetRequest) (*RequestPasswordResetResponse, error)
 	CheckAccountToken(context.Context, *CheckAccountTokenRequest) (*CheckAccountTokenResponse, error)
@@ -460,6 +499,10 @@ type AuthServiceServer interface {
 	// keys and passkeys; removing a key or passkey.
 	ListCredentials(context.Context, *ListCredentialsRequest) (*ListCredentialsResponse, error)
 	RemoveCredential(context.Context, *RemoveCredentialRequest) (*RemoveCredentialResponse, error)
+	// BeginTOTP and FinishTOTP enrol a TOTP second factor for the token's
+	// user: FinishTOTP checks the first code and answers the recovery codes.
+	BeginTOTP(context.Context, *BeginTOTPRequest) (*BeginTOTPResponse, error)
+	FinishTOTP(context.Context, *FinishTOTPRequest) (*FinishTOTPResponse, error)
 	// Passkeys (passkey.proto): the registration ceremony, the list and
 	// removal read the access token from the `authorization` metadata; the
 	// sign-in ceremony backs the login page as Login does.
@@ -521,6 +564,9 @@ func (UnimplementedAuthServiceServer) Authorize(context.Context, *AuthorizeReque
 func (UnimplementedAuthServiceServer) Login(context.Context, *LoginRequest) (*LoginResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Login not implemented")
 }
+func (UnimplementedAuthServiceServer) LoginSecondFactor(context.Context, *LoginSecondFactorRequest) (*LoginResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LoginSecondFactor not implemented")
+}
 func (UnimplementedAuthServiceServer) RequestPasswordReset(context.Context, *RequestPasswordResetRequest) (*RequestPasswordResetResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RequestPasswordReset not implemented")
 }
@@ -550,6 +596,12 @@ func (UnimplementedAuthServiceServer) ListCredentials(context.Context, *ListCred
 }
 func (UnimplementedAuthServiceServer) RemoveCredential(context.Context, *RemoveCredentialRequest) (*RemoveCredentialResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveCredential not implemented")
+}
+func (UnimplementedAuthServiceServer) BeginTOTP(context.Context, *BeginTOTPRequest) (*BeginTOTPResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BeginTOTP not implemented")
+}
+func (UnimplementedAuthServiceServer) FinishTOTP(context.Context, *FinishTOTPRequest) (*FinishTOTPResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FinishTOTP not implemented")
 }
 func (UnimplementedAuthServiceServer) BeginPasskeyRegistration(context.Context, *BeginPasskeyRegistrationRequest) (*BeginPasskeyRegistrationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method BeginPasskeyRegistration not implemented")
@@ -842,6 +894,24 @@ func _AuthService_Login_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_LoginSecondFactor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LoginSecondFactorRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).LoginSecondFactor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_LoginSecondFactor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).LoginSecondFactor(ctx, req.(*LoginSecondFactorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AuthService_RequestPasswordReset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RequestPasswordResetRequest)
 	if err := dec(in); err != nil {
@@ -1022,6 +1092,42 @@ func _AuthService_RemoveCredential_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_BeginTOTP_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BeginTOTPRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).BeginTOTP(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_BeginTOTP_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).BeginTOTP(ctx, req.(*BeginTOTPRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_FinishTOTP_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishTOTPRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).FinishTOTP(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_FinishTOTP_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).FinishTOTP(ctx, req.(*FinishTOTPRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AuthService_BeginPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(BeginPasskeyRegistrationRequest)
 	if err := dec(in); err != nil {
@@ -1194,6 +1300,10 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AuthService_Login_Handler,
 		},
 		{
+			MethodName: "LoginSecondFactor",
+			Handler:    _AuthService_LoginSecondFactor_Handler,
+		},
+		{
 			MethodName: "RequestPasswordReset",
 			Handler:    _AuthService_RequestPasswordReset_Handler,
 		},
@@ -1232,6 +1342,14 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveCredential",
 			Handler:    _AuthService_RemoveCredential_Handler,
+		},
+		{
+			MethodName: "BeginTOTP",
+			Handler:    _AuthService_BeginTOTP_Handler,
+		},
+		{
+			MethodName: "FinishTOTP",
+			Handler:    _AuthService_FinishTOTP_Handler,
 		},
 		{
 			MethodName: "BeginPasskeyRegistration",

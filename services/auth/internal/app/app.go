@@ -137,7 +137,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		Passkeys: cfg.relyingParty(cfg.Issuer),
 		Mail:     accountMailer(cfg.Account, log), ResetTTL: cfg.ResetTTL, VerifyTTL: cfg.VerifyTTL,
 		LegacyRefresh: cfg.LegacyRefresh, RefreshSupersedesAccess: cfg.RefreshSupersedesAccess,
-		Passwords: passwords,
+		Passwords:           passwords,
+		RequireSecondFactor: cfg.Passwords.requiredRoles(),
 	}, store, km, iss, hasher, log)
 
 	jwks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

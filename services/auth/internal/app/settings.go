@@ -13,5 +13,5 @@ var settingNames = []string{
 	"limit-login", "limit-client-secret", "limit-signature", "limit-addr", "limit-account-ceiling",
 	"limit-register", "limit-reset", "limit-reset-addr", "limit-reset-ceiling",
 	"secret-cache-ttl",
-	"password-min-length", "password-common-list",
+	"password-min-length", "password-common-list", "require-2fa-for",
 }

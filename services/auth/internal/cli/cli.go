@@ -284,6 +284,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			},
 		})
 	}
+	// removeTOTP: for a user who lost the authenticator app and the
+	// recovery codes; the next sign-in is the password's alone.
+	removeTOTP := t.Command(cmdutil.Admin{
+		Name: "remove-totp", Usage: "remove-totp EMAIL", Help: "remove a user's second factor (authenticator app) and end the user's tokens",
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("%w: auth remove-totp EMAIL", cmdutil.ErrUsage)
+			}
+			_, err := admin(cc).RemoveUserCredential(ctx, &authv1.RemoveUserCredentialRequest{Email: args[0], Kind: "totp"})
+			return err
+		},
+	})
 	listUsers := t.Command(cmdutil.Admin{
 		Name: "users", Usage: "users", Help: "list every user (VERIFIED: the address; UNPROVEN: a credential nobody proved)",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
@@ -338,7 +350,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	th, lt := throttles.Commands(t, stdout)
 	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), updateClient, rotateSecret, revokeClient, listClients,
 		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
-		credentials, removeCredential("remove-key", "key"), removeCredential("remove-passkey", "passkey"),
+		credentials, removeCredential("remove-key", "key"), removeCredential("remove-passkey", "passkey"), removeTOTP,
 		listKeys, rotate, bk, rs, th, lt).ParseAndRun(ctx, args)
 }
 

@@ -69,6 +69,9 @@ func (s *Service) credentialsOf(ctx context.Context, u storage.User) ([]*authv1.
 	for _, p := range ps {
 		out = append(out, passkeyCredential(p))
 	}
+	if u.TOTP != nil {
+		out = append(out, totpCredential(u.TOTP))
+	}
 	return out, nil
 }
 
@@ -185,6 +188,27 @@ func (s *Service) revokeUnproven(ctx context.Context, u storage.User, how string
 		}
 		removed = append(removed, c)
 	}
+	// A second factor enrolled before the address was proven may be a
+	// stranger's, who would then hold the owner's sign-ins.
+	var gone *storage.TOTP
+	err = s.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error {
+		gone = nil
+		if cur.TOTP != nil && cur.TOTP.Unproven {
+			gone, cur.TOTP = cur.TOTP, nil
+		}
+		return nil
+	})
+	if gone != nil || err != nil {
+		c := &authv1.Credential{Kind: kindTOTP}
+		if gone != nil {
+			c = totpCredential(gone)
+		}
+		record(c, err)
+		if err != nil {
+			return removed, err
+		}
+		removed = append(removed, c)
+	}
 	return removed, nil
 }
 
@@ -219,10 +243,23 @@ func (s *Service) removeCredential(ctx context.Context, u storage.User, kind, id
 			return nil, false, err
 		}
 		c = passkeyCredential(p)
+	case kindTOTP:
+		var removed *storage.TOTP
+		err := s.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error {
+			removed, cur.TOTP = cur.TOTP, nil
+			return nil
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		if removed == nil {
+			return nil, false, notFound("no authenticator app")
+		}
+		c = totpCredential(removed)
 	case kindPassword:
 		return nil, false, invalid("the password cannot be removed, only changed")
 	default:
-		return nil, false, invalid("kind must be key or passkey")
+		return nil, false, invalid("kind must be key, passkey or totp")
 	}
 	if force || !c.Proven {
 		if err := s.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error { cur.RevokedBefore = s.revokeNow(cur.RevokedBefore); return nil }); err != nil {
@@ -244,7 +281,13 @@ func (s *Service) lastWay(ctx context.Context, u storage.User) error {
 	if err != nil {
 		return err
 	}
-	if len(cs) <= 1 {
+	ways := 0
+	for _, c := range cs {
+		if c.Kind != kindTOTP { // a second factor signs no one in alone
+			ways++
+		}
+	}
+	if ways <= 1 {
 		return rpcerr.New(rpcerr.ErrPrecondition, "this is your only way to sign in: add another before you remove it")
 	}
 	return nil
@@ -307,7 +350,13 @@ func (p Public) RemoveCredential(ctx context.Context, r *authv1.RemoveCredential
 		return nil, p.err(ctx, denied("the access token is a client's own: it has no user"))
 	}
 	actor = strconv.Itoa(int(u.ID))
-	if err := p.lastWay(ctx, u); err != nil {
+	if strings.TrimSpace(r.GetKind()) == kindTOTP {
+		// Whoever holds a signed-in browser must not drop the factor
+		// that guards the account: its holder proves it again.
+		if err := p.proveHolder(ctx, u, r.GetProof()); err != nil {
+			return nil, p.err(ctx, err)
+		}
+	} else if err := p.lastWay(ctx, u); err != nil {
 		return nil, p.err(ctx, err)
 	}
 	_, out, err := p.removeCredential(ctx, u, r.GetKind(), r.GetId(), false)

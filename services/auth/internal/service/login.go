@@ -69,9 +69,15 @@ func (p Public) Authorize(ctx context.Context, r *authv1.AuthorizeRequest) (*aut
 
 func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.LoginResponse, err error) {
 	var user int32
+	var pending bool
 	defer func() {
 		ev := audit.Event{Action: "auth.login", Target: auditEmail(r.GetEmail()), Err: err,
 			Attrs: []slog.Attr{slog.String("client_id", r.GetRequest().GetClientId())}}
+		if pending {
+			// The password was right; the code waits for the second
+			// factor (auth.login_second_factor).
+			ev.Attrs = append(ev.Attrs, slog.Bool("second_factor_pending", true))
+		}
 		if err == nil {
 			ev.Actor, ev.Class = strconv.Itoa(int(user)), audit.ClassSignedIn
 		}
@@ -120,6 +126,15 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 	device, err := guard.RememberDevice(ctx, account, r.GetDevice())
 	if err != nil {
 		p.log.WarnContext(ctx, "remembering a known device", "err", err)
+	}
+	// An account with a second factor (or whose role requires one) gets
+	// no code yet: LoginSecondFactor issues it.
+	if res, err := p.secondStep(ctx, c, redirect, u, r.GetRequest()); err != nil {
+		return nil, p.err(ctx, err)
+	} else if res != nil {
+		res.Device = device
+		user, pending = u.ID, true
+		return res, nil
 	}
 	code, err := p.authorizationCode(ctx, c, redirect, u, r.GetRequest(), storage.MethodPassword)
 	if err != nil {

@@ -75,6 +75,9 @@ type Config struct {
 	// Passwords is the policy of every new password (password_policy.go);
 	// nil: pwpolicy.DefaultMinLength without the common list.
 	Passwords *pwpolicy.Policy
+	// RequireSecondFactor are the roles (scopes) whose holders sign in
+	// with a second factor (-require-2fa-for; totp.go).
+	RequireSecondFactor []string
 }
 
 // Guards limit failed credential checks per account and client address,

@@ -28,6 +28,8 @@ const (
 	MethodPassword = "password"
 	MethodPasskey  = "passkey"
 	MethodKey      = "key"
+	// MethodPasswordTOTP: a password and a TOTP or recovery code.
+	MethodPasswordTOTP = "password+totp"
 )
 
 // SignInEvent is one sign-in.

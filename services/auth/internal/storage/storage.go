@@ -45,6 +45,10 @@ type Store interface {
 	GetUser(ctx context.Context, id int32) (User, error)
 	GetUserByEmail(ctx context.Context, email string) (User, error)
 	UpdateUser(ctx context.Context, id int32, fn func(*User) error) error
+	// SealSecret and OpenSecret keep a user's secret (a TOTP secret)
+	// encrypted at rest, as the signing keys are.
+	SealSecret(user int32, plain []byte) ([]byte, error)
+	OpenSecret(user int32, sealed []byte) ([]byte, error)
 	ListUsers(ctx context.Context) ([]User, error)
 	// RecordSignIn, SignIns and UserSignIns keep each user's recent
 	// sign-ins, in the volatile store (signins.go).
@@ -214,6 +218,12 @@ func NewSplit(db, codes kv.Store, sealer Sealer) *KV {
 	return &KV{db: db, codes: codes, sealer: sealer, now: time.Now, LogRetention: defaultLogRetention,
 		users: kv.NewJSONCache(decodedRecords, func(u User) User {
 			u.Scopes, u.Removed = slices.Clone(u.Scopes), slices.Clone(u.Removed)
+			u.TOTPPending = slices.Clone(u.TOTPPending)
+			if u.TOTP != nil {
+				t := *u.TOTP
+				t.Secret, t.Recovery = slices.Clone(t.Secret), slices.Clone(t.Recovery)
+				u.TOTP = &t
+			}
 			return u
 		}),
 		clients: kv.NewJSONCache(decodedRecords, func(c Client) Client {

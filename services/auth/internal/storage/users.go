@@ -45,6 +45,30 @@ type User struct {
 	// removed, newest first, at most MaxRemoved: the account page shows
 	// them.
 	Removed []RemovedCredential `json:"removed,omitempty"`
+	// TOTP is the account's second factor, when it has one.
+	TOTP *TOTP `json:"totp,omitempty"`
+	// TOTPPending is a TOTP secret being enrolled (sealed, as TOTP's),
+	// good until TOTPPendingUntil.
+	TOTPPending      []byte `json:"totp_pending,omitempty"`
+	TOTPPendingUntil int64  `json:"totp_pending_until,omitempty"`
+}
+
+// TOTP is a time-based one-time password factor (RFC 6238). Secret is
+// sealed with the signing keys' system secret (SealSecret), bound to the
+// user: the store never holds it in clear.
+type TOTP struct {
+	Secret  []byte `json:"secret"`
+	Created int64  `json:"created"`
+	AddedBy string `json:"added_by,omitempty"`
+	// LastUsed: its latest successful sign-in; Step the 30 s window of
+	// the latest code accepted, so a code is good once (replay).
+	LastUsed int64 `json:"last_used,omitempty"`
+	Step     int64 `json:"step,omitempty"`
+	// Recovery are the unspent recovery codes' hashes (RecoveryHash).
+	Recovery []string `json:"recovery,omitempty"`
+	// Unproven: enrolled while the address was unverified (by whoever
+	// held the account then); removed when the owner proves the address.
+	Unproven bool `json:"unproven,omitempty"`
 }
 
 // MaxRemoved bounds User.Removed.
@@ -327,3 +351,17 @@ func (s *KV) releaseKey(ctx context.Context, sha string, c keyClaim) error {
 	}
 	return s.deleteIf(ctx, pKeyHash+sha, mine)
 }
+
+// SealSecret seals a user's secret (a TOTP secret) the way signing keys
+// are sealed, bound to the user: moved to another record it does not
+// open. OpenSecret opens it.
+func (s *KV) SealSecret(user int32, plain []byte) ([]byte, error) {
+	return s.sealer.Seal(secretLabel(user), plain)
+}
+
+func (s *KV) OpenSecret(user int32, sealed []byte) ([]byte, error) {
+	plain, _, err := s.sealer.Open(secretLabel(user), sealed)
+	return plain, err
+}
+
+func secretLabel(user int32) string { return "user-secret/" + id32(user) }
