@@ -680,9 +680,13 @@ type UserRecord struct {
 	UnprovenCredentials bool `protobuf:"varint,13,opt,name=unproven_credentials,json=unprovenCredentials,proto3" json:"unproven_credentials,omitempty"`
 	// has_passkey: the account holds at least one passkey (a second factor
 	// or a passwordless sign-in), from the same scan as unproven_credentials.
-	HasPasskey    bool `protobuf:"varint,14,opt,name=has_passkey,json=hasPasskey,proto3" json:"has_passkey,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HasPasskey bool `protobuf:"varint,14,opt,name=has_passkey,json=hasPasskey,proto3" json:"has_passkey,omitempty"`
+	// required_actions: what the next sign-in leads the user through before
+	// any code is issued (SetRequiredActions): verify_email,
+	// change_password, add_second_factor.
+	RequiredActions []string `protobuf:"bytes,15,rep,name=required_actions,json=requiredActions,proto3" json:"required_actions,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *UserRecord) Reset() {
@@ -811,6 +815,13 @@ func (x *UserRecord) GetHasPasskey() bool {
 		return x.HasPasskey
 	}
 	return false
+}
+
+func (x *UserRecord) GetRequiredActions() []string {
+	if x != nil {
+		return x.RequiredActions
+	}
+	return nil
 }
 
 type CreateUserRequest struct {
@@ -1127,6 +1138,198 @@ func (*SetPasswordResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_admin_proto_rawDescGZIP(), []int{17}
 }
 
+// SetRequiredActionsRequest replaces the user's required actions (an empty
+// list clears them): verify_email, change_password, add_second_factor
+// (docs/security.md, Required actions).
+type SetRequiredActionsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	Actions       []string               `protobuf:"bytes,2,rep,name=actions,proto3" json:"actions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRequiredActionsRequest) Reset() {
+	*x = SetRequiredActionsRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRequiredActionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRequiredActionsRequest) ProtoMessage() {}
+
+func (x *SetRequiredActionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRequiredActionsRequest.ProtoReflect.Descriptor instead.
+func (*SetRequiredActionsRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SetRequiredActionsRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SetRequiredActionsRequest) GetActions() []string {
+	if x != nil {
+		return x.Actions
+	}
+	return nil
+}
+
+type SetRequiredActionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRequiredActionsResponse) Reset() {
+	*x = SetRequiredActionsResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRequiredActionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRequiredActionsResponse) ProtoMessage() {}
+
+func (x *SetRequiredActionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRequiredActionsResponse.ProtoReflect.Descriptor instead.
+func (*SetRequiredActionsResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+// SetTemporaryPasswordRequest has auth generate a password for the user,
+// set it and end the user's sessions; unless keep_optional, the user must
+// change it at the next sign-in (change_password).
+type SetTemporaryPasswordRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	KeepOptional  bool                   `protobuf:"varint,2,opt,name=keep_optional,json=keepOptional,proto3" json:"keep_optional,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetTemporaryPasswordRequest) Reset() {
+	*x = SetTemporaryPasswordRequest{}
+	mi := &file_auth_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTemporaryPasswordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTemporaryPasswordRequest) ProtoMessage() {}
+
+func (x *SetTemporaryPasswordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTemporaryPasswordRequest.ProtoReflect.Descriptor instead.
+func (*SetTemporaryPasswordRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SetTemporaryPasswordRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SetTemporaryPasswordRequest) GetKeepOptional() bool {
+	if x != nil {
+		return x.KeepOptional
+	}
+	return false
+}
+
+// SetTemporaryPasswordResponse carries the generated password, for the
+// operator to pass on once; it is stored only hashed.
+type SetTemporaryPasswordResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Password      string                 `protobuf:"bytes,1,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetTemporaryPasswordResponse) Reset() {
+	*x = SetTemporaryPasswordResponse{}
+	mi := &file_auth_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTemporaryPasswordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTemporaryPasswordResponse) ProtoMessage() {}
+
+func (x *SetTemporaryPasswordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTemporaryPasswordResponse.ProtoReflect.Descriptor instead.
+func (*SetTemporaryPasswordResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SetTemporaryPasswordResponse) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
 type SetUserScopesRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Email  string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
@@ -1141,7 +1344,7 @@ type SetUserScopesRequest struct {
 
 func (x *SetUserScopesRequest) Reset() {
 	*x = SetUserScopesRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	mi := &file_auth_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1356,7 @@ func (x *SetUserScopesRequest) String() string {
 func (*SetUserScopesRequest) ProtoMessage() {}
 
 func (x *SetUserScopesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[18]
+	mi := &file_auth_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1369,7 @@ func (x *SetUserScopesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetUserScopesRequest.ProtoReflect.Descriptor instead.
 func (*SetUserScopesRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetUserScopesRequest) GetEmail() string {
@@ -1198,7 +1401,7 @@ type SetUserScopesResponse struct {
 
 func (x *SetUserScopesResponse) Reset() {
 	*x = SetUserScopesResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	mi := &file_auth_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1413,7 @@ func (x *SetUserScopesResponse) String() string {
 func (*SetUserScopesResponse) ProtoMessage() {}
 
 func (x *SetUserScopesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[19]
+	mi := &file_auth_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1426,7 @@ func (x *SetUserScopesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetUserScopesResponse.ProtoReflect.Descriptor instead.
 func (*SetUserScopesResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 // RevokeUserRequest revokes every token of the user issued until now.
@@ -1236,7 +1439,7 @@ type RevokeUserRequest struct {
 
 func (x *RevokeUserRequest) Reset() {
 	*x = RevokeUserRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[20]
+	mi := &file_auth_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1451,7 @@ func (x *RevokeUserRequest) String() string {
 func (*RevokeUserRequest) ProtoMessage() {}
 
 func (x *RevokeUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[20]
+	mi := &file_auth_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1464,7 @@ func (x *RevokeUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeUserRequest.ProtoReflect.Descriptor instead.
 func (*RevokeUserRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RevokeUserRequest) GetEmail() string {
@@ -1279,7 +1482,7 @@ type RevokeUserResponse struct {
 
 func (x *RevokeUserResponse) Reset() {
 	*x = RevokeUserResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[21]
+	mi := &file_auth_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1291,7 +1494,7 @@ func (x *RevokeUserResponse) String() string {
 func (*RevokeUserResponse) ProtoMessage() {}
 
 func (x *RevokeUserResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[21]
+	mi := &file_auth_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1304,7 +1507,7 @@ func (x *RevokeUserResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeUserResponse.ProtoReflect.Descriptor instead.
 func (*RevokeUserResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 // RevokeClientRequest revokes every token issued to the client until now,
@@ -1318,7 +1521,7 @@ type RevokeClientRequest struct {
 
 func (x *RevokeClientRequest) Reset() {
 	*x = RevokeClientRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1330,7 +1533,7 @@ func (x *RevokeClientRequest) String() string {
 func (*RevokeClientRequest) ProtoMessage() {}
 
 func (x *RevokeClientRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[22]
+	mi := &file_auth_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1343,7 +1546,7 @@ func (x *RevokeClientRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeClientRequest.ProtoReflect.Descriptor instead.
 func (*RevokeClientRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RevokeClientRequest) GetClientId() string {
@@ -1361,7 +1564,7 @@ type RevokeClientResponse struct {
 
 func (x *RevokeClientResponse) Reset() {
 	*x = RevokeClientResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[23]
+	mi := &file_auth_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1373,7 +1576,7 @@ func (x *RevokeClientResponse) String() string {
 func (*RevokeClientResponse) ProtoMessage() {}
 
 func (x *RevokeClientResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[23]
+	mi := &file_auth_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1386,7 +1589,7 @@ func (x *RevokeClientResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeClientResponse.ProtoReflect.Descriptor instead.
 func (*RevokeClientResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 type ListUsersRequest struct {
@@ -1397,7 +1600,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[24]
+	mi := &file_auth_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1612,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[24]
+	mi := &file_auth_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1625,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 type ListUsersResponse struct {
@@ -1434,7 +1637,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[25]
+	mi := &file_auth_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1649,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[25]
+	mi := &file_auth_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1662,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListUsersResponse) GetUsers() []*UserRecord {
@@ -1482,7 +1685,7 @@ type SendPasswordResetRequest struct {
 
 func (x *SendPasswordResetRequest) Reset() {
 	*x = SendPasswordResetRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	mi := &file_auth_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1697,7 @@ func (x *SendPasswordResetRequest) String() string {
 func (*SendPasswordResetRequest) ProtoMessage() {}
 
 func (x *SendPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[26]
+	mi := &file_auth_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1710,7 @@ func (x *SendPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*SendPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SendPasswordResetRequest) GetEmail() string {
@@ -1532,7 +1735,7 @@ type SendPasswordResetResponse struct {
 
 func (x *SendPasswordResetResponse) Reset() {
 	*x = SendPasswordResetResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[27]
+	mi := &file_auth_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1544,7 +1747,7 @@ func (x *SendPasswordResetResponse) String() string {
 func (*SendPasswordResetResponse) ProtoMessage() {}
 
 func (x *SendPasswordResetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[27]
+	mi := &file_auth_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1557,7 +1760,7 @@ func (x *SendPasswordResetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendPasswordResetResponse.ProtoReflect.Descriptor instead.
 func (*SendPasswordResetResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 // SignInRecord is one sign-in of a user.
@@ -1577,7 +1780,7 @@ type SignInRecord struct {
 
 func (x *SignInRecord) Reset() {
 	*x = SignInRecord{}
-	mi := &file_auth_v1_admin_proto_msgTypes[28]
+	mi := &file_auth_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1792,7 @@ func (x *SignInRecord) String() string {
 func (*SignInRecord) ProtoMessage() {}
 
 func (x *SignInRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[28]
+	mi := &file_auth_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1805,7 @@ func (x *SignInRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInRecord.ProtoReflect.Descriptor instead.
 func (*SignInRecord) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SignInRecord) GetAt() uint32 {
@@ -1642,7 +1845,7 @@ type ListUserSignInsRequest struct {
 
 func (x *ListUserSignInsRequest) Reset() {
 	*x = ListUserSignInsRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[29]
+	mi := &file_auth_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1654,7 +1857,7 @@ func (x *ListUserSignInsRequest) String() string {
 func (*ListUserSignInsRequest) ProtoMessage() {}
 
 func (x *ListUserSignInsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[29]
+	mi := &file_auth_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1667,7 +1870,7 @@ func (x *ListUserSignInsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUserSignInsRequest.ProtoReflect.Descriptor instead.
 func (*ListUserSignInsRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListUserSignInsRequest) GetEmail() string {
@@ -1689,7 +1892,7 @@ type ListUserSignInsResponse struct {
 
 func (x *ListUserSignInsResponse) Reset() {
 	*x = ListUserSignInsResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[30]
+	mi := &file_auth_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +1904,7 @@ func (x *ListUserSignInsResponse) String() string {
 func (*ListUserSignInsResponse) ProtoMessage() {}
 
 func (x *ListUserSignInsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[30]
+	mi := &file_auth_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +1917,7 @@ func (x *ListUserSignInsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUserSignInsResponse.ProtoReflect.Descriptor instead.
 func (*ListUserSignInsResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListUserSignInsResponse) GetSignIns() []*SignInRecord {
@@ -1740,7 +1943,7 @@ type SigningKey struct {
 
 func (x *SigningKey) Reset() {
 	*x = SigningKey{}
-	mi := &file_auth_v1_admin_proto_msgTypes[31]
+	mi := &file_auth_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1752,7 +1955,7 @@ func (x *SigningKey) String() string {
 func (*SigningKey) ProtoMessage() {}
 
 func (x *SigningKey) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[31]
+	mi := &file_auth_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1765,7 +1968,7 @@ func (x *SigningKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SigningKey.ProtoReflect.Descriptor instead.
 func (*SigningKey) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SigningKey) GetKid() string {
@@ -1818,7 +2021,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[32]
+	mi := &file_auth_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +2033,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[32]
+	mi := &file_auth_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +2046,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 type ListKeysResponse struct {
@@ -1855,7 +2058,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[33]
+	mi := &file_auth_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +2070,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[33]
+	mi := &file_auth_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2083,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListKeysResponse) GetKeys() []*SigningKey {
@@ -1898,7 +2101,7 @@ type RotateKeysRequest struct {
 
 func (x *RotateKeysRequest) Reset() {
 	*x = RotateKeysRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[34]
+	mi := &file_auth_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +2113,7 @@ func (x *RotateKeysRequest) String() string {
 func (*RotateKeysRequest) ProtoMessage() {}
 
 func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[34]
+	mi := &file_auth_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2126,7 @@ func (x *RotateKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysRequest.ProtoReflect.Descriptor instead.
 func (*RotateKeysRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 type RotateKeysResponse struct {
@@ -1935,7 +2138,7 @@ type RotateKeysResponse struct {
 
 func (x *RotateKeysResponse) Reset() {
 	*x = RotateKeysResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[35]
+	mi := &file_auth_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2150,7 @@ func (x *RotateKeysResponse) String() string {
 func (*RotateKeysResponse) ProtoMessage() {}
 
 func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[35]
+	mi := &file_auth_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2163,7 @@ func (x *RotateKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateKeysResponse.ProtoReflect.Descriptor instead.
 func (*RotateKeysResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RotateKeysResponse) GetKey() *SigningKey {
@@ -1979,7 +2182,7 @@ type ListUserCredentialsRequest struct {
 
 func (x *ListUserCredentialsRequest) Reset() {
 	*x = ListUserCredentialsRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[36]
+	mi := &file_auth_v1_admin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1991,7 +2194,7 @@ func (x *ListUserCredentialsRequest) String() string {
 func (*ListUserCredentialsRequest) ProtoMessage() {}
 
 func (x *ListUserCredentialsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[36]
+	mi := &file_auth_v1_admin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2004,7 +2207,7 @@ func (x *ListUserCredentialsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUserCredentialsRequest.ProtoReflect.Descriptor instead.
 func (*ListUserCredentialsRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListUserCredentialsRequest) GetEmail() string {
@@ -2026,7 +2229,7 @@ type ListUserCredentialsResponse struct {
 
 func (x *ListUserCredentialsResponse) Reset() {
 	*x = ListUserCredentialsResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[37]
+	mi := &file_auth_v1_admin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2038,7 +2241,7 @@ func (x *ListUserCredentialsResponse) String() string {
 func (*ListUserCredentialsResponse) ProtoMessage() {}
 
 func (x *ListUserCredentialsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[37]
+	mi := &file_auth_v1_admin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2051,7 +2254,7 @@ func (x *ListUserCredentialsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUserCredentialsResponse.ProtoReflect.Descriptor instead.
 func (*ListUserCredentialsResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{37}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListUserCredentialsResponse) GetCredentials() []*Credential {
@@ -2082,7 +2285,7 @@ type RemoveUserCredentialRequest struct {
 
 func (x *RemoveUserCredentialRequest) Reset() {
 	*x = RemoveUserCredentialRequest{}
-	mi := &file_auth_v1_admin_proto_msgTypes[38]
+	mi := &file_auth_v1_admin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2297,7 @@ func (x *RemoveUserCredentialRequest) String() string {
 func (*RemoveUserCredentialRequest) ProtoMessage() {}
 
 func (x *RemoveUserCredentialRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[38]
+	mi := &file_auth_v1_admin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2310,7 @@ func (x *RemoveUserCredentialRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveUserCredentialRequest.ProtoReflect.Descriptor instead.
 func (*RemoveUserCredentialRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{38}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RemoveUserCredentialRequest) GetEmail() string {
@@ -2139,7 +2342,7 @@ type RemoveUserCredentialResponse struct {
 
 func (x *RemoveUserCredentialResponse) Reset() {
 	*x = RemoveUserCredentialResponse{}
-	mi := &file_auth_v1_admin_proto_msgTypes[39]
+	mi := &file_auth_v1_admin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2354,7 @@ func (x *RemoveUserCredentialResponse) String() string {
 func (*RemoveUserCredentialResponse) ProtoMessage() {}
 
 func (x *RemoveUserCredentialResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_admin_proto_msgTypes[39]
+	mi := &file_auth_v1_admin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2367,7 @@ func (x *RemoveUserCredentialResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveUserCredentialResponse.ProtoReflect.Descriptor instead.
 func (*RemoveUserCredentialResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_admin_proto_rawDescGZIP(), []int{39}
+	return file_auth_v1_admin_proto_rawDescGZIP(), []int{43}
 }
 
 var File_auth_v1_admin_proto protoreflect.FileDescriptor
@@ -2213,7 +2416,7 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x17\n" +
 	"\x15ListAllClientsRequest\"N\n" +
 	"\x16ListAllClientsResponse\x124\n" +
-	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\xed\x03\n" +
+	"\aclients\x18\x01 \x03(\v2\x1a.fris.auth.v1.ClientRecordR\aclients\"\x98\x04\n" +
 	"\n" +
 	"UserRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12\x14\n" +
@@ -2232,7 +2435,8 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x11last_sign_in_addr\x18\f \x01(\tR\x0elastSignInAddr\x121\n" +
 	"\x14unproven_credentials\x18\r \x01(\bR\x13unprovenCredentials\x12\x1f\n" +
 	"\vhas_passkey\x18\x0e \x01(\bR\n" +
-	"hasPasskey\"\x86\x02\n" +
+	"hasPasskey\x12)\n" +
+	"\x10required_actions\x18\x0f \x03(\tR\x0frequiredActions\"\x86\x02\n" +
 	"\x11CreateUserRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1b\n" +
 	"\treal_name\x18\x02 \x01(\tR\brealName\x12\x1a\n" +
@@ -2250,7 +2454,16 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x12SetPasswordRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\"\x15\n" +
-	"\x13SetPasswordResponse\"^\n" +
+	"\x13SetPasswordResponse\"K\n" +
+	"\x19SetRequiredActionsRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12\x18\n" +
+	"\aactions\x18\x02 \x03(\tR\aactions\"\x1c\n" +
+	"\x1aSetRequiredActionsResponse\"X\n" +
+	"\x1bSetTemporaryPasswordRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12#\n" +
+	"\rkeep_optional\x18\x02 \x01(\bR\fkeepOptional\":\n" +
+	"\x1cSetTemporaryPasswordResponse\x12\x1a\n" +
+	"\bpassword\x18\x01 \x01(\tR\bpassword\"^\n" +
 	"\x14SetUserScopesRequest\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x16\n" +
 	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x18\n" +
@@ -2301,7 +2514,7 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\tR\x02id\"\x1e\n" +
-	"\x1cRemoveUserCredentialResponse2\xf7\f\n" +
+	"\x1cRemoveUserCredentialResponse2\xcf\x0e\n" +
 	"\tAuthAdmin\x12U\n" +
 	"\fCreateClient\x12!.fris.auth.v1.CreateClientRequest\x1a\".fris.auth.v1.CreateClientResponse\x12d\n" +
 	"\x11SetClientDisabled\x12&.fris.auth.v1.SetClientDisabledRequest\x1a'.fris.auth.v1.SetClientDisabledResponse\x12[\n" +
@@ -2312,7 +2525,9 @@ const file_auth_v1_admin_proto_rawDesc = "" +
 	"CreateUser\x12\x1f.fris.auth.v1.CreateUserRequest\x1a .fris.auth.v1.CreateUserResponse\x12^\n" +
 	"\x0fSetUserDisabled\x12$.fris.auth.v1.SetUserDisabledRequest\x1a%.fris.auth.v1.SetUserDisabledResponse\x12R\n" +
 	"\vSetPassword\x12 .fris.auth.v1.SetPasswordRequest\x1a!.fris.auth.v1.SetPasswordResponse\x12X\n" +
-	"\rSetUserScopes\x12\".fris.auth.v1.SetUserScopesRequest\x1a#.fris.auth.v1.SetUserScopesResponse\x12L\n" +
+	"\rSetUserScopes\x12\".fris.auth.v1.SetUserScopesRequest\x1a#.fris.auth.v1.SetUserScopesResponse\x12g\n" +
+	"\x12SetRequiredActions\x12'.fris.auth.v1.SetRequiredActionsRequest\x1a(.fris.auth.v1.SetRequiredActionsResponse\x12m\n" +
+	"\x14SetTemporaryPassword\x12).fris.auth.v1.SetTemporaryPasswordRequest\x1a*.fris.auth.v1.SetTemporaryPasswordResponse\x12L\n" +
 	"\tListUsers\x12\x1e.fris.auth.v1.ListUsersRequest\x1a\x1f.fris.auth.v1.ListUsersResponse\x12O\n" +
 	"\n" +
 	"RevokeUser\x12\x1f.fris.auth.v1.RevokeUserRequest\x1a .fris.auth.v1.RevokeUserResponse\x12U\n" +
@@ -2337,7 +2552,7 @@ func file_auth_v1_admin_proto_rawDescGZIP() []byte {
 	return file_auth_v1_admin_proto_rawDescData
 }
 
-var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_auth_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_auth_v1_admin_proto_goTypes = []any{
 	(*ClientRecord)(nil),                 // 0: fris.auth.v1.ClientRecord
 	(*CreateClientRequest)(nil),          // 1: fris.auth.v1.CreateClientRequest
@@ -2357,47 +2572,51 @@ var file_auth_v1_admin_proto_goTypes = []any{
 	(*SetUserDisabledResponse)(nil),      // 15: fris.auth.v1.SetUserDisabledResponse
 	(*SetPasswordRequest)(nil),           // 16: fris.auth.v1.SetPasswordRequest
 	(*SetPasswordResponse)(nil),          // 17: fris.auth.v1.SetPasswordResponse
-	(*SetUserScopesRequest)(nil),         // 18: fris.auth.v1.SetUserScopesRequest
-	(*SetUserScopesResponse)(nil),        // 19: fris.auth.v1.SetUserScopesResponse
-	(*RevokeUserRequest)(nil),            // 20: fris.auth.v1.RevokeUserRequest
-	(*RevokeUserResponse)(nil),           // 21: fris.auth.v1.RevokeUserResponse
-	(*RevokeClientRequest)(nil),          // 22: fris.auth.v1.RevokeClientRequest
-	(*RevokeClientResponse)(nil),         // 23: fris.auth.v1.RevokeClientResponse
-	(*ListUsersRequest)(nil),             // 24: fris.auth.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),            // 25: fris.auth.v1.ListUsersResponse
-	(*SendPasswordResetRequest)(nil),     // 26: fris.auth.v1.SendPasswordResetRequest
-	(*SendPasswordResetResponse)(nil),    // 27: fris.auth.v1.SendPasswordResetResponse
-	(*SignInRecord)(nil),                 // 28: fris.auth.v1.SignInRecord
-	(*ListUserSignInsRequest)(nil),       // 29: fris.auth.v1.ListUserSignInsRequest
-	(*ListUserSignInsResponse)(nil),      // 30: fris.auth.v1.ListUserSignInsResponse
-	(*SigningKey)(nil),                   // 31: fris.auth.v1.SigningKey
-	(*ListKeysRequest)(nil),              // 32: fris.auth.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),             // 33: fris.auth.v1.ListKeysResponse
-	(*RotateKeysRequest)(nil),            // 34: fris.auth.v1.RotateKeysRequest
-	(*RotateKeysResponse)(nil),           // 35: fris.auth.v1.RotateKeysResponse
-	(*ListUserCredentialsRequest)(nil),   // 36: fris.auth.v1.ListUserCredentialsRequest
-	(*ListUserCredentialsResponse)(nil),  // 37: fris.auth.v1.ListUserCredentialsResponse
-	(*RemoveUserCredentialRequest)(nil),  // 38: fris.auth.v1.RemoveUserCredentialRequest
-	(*RemoveUserCredentialResponse)(nil), // 39: fris.auth.v1.RemoveUserCredentialResponse
-	(*Client)(nil),                       // 40: fris.auth.v1.Client
-	(*Locality)(nil),                     // 41: fris.auth.v1.Locality
-	(*Credential)(nil),                   // 42: fris.auth.v1.Credential
+	(*SetRequiredActionsRequest)(nil),    // 18: fris.auth.v1.SetRequiredActionsRequest
+	(*SetRequiredActionsResponse)(nil),   // 19: fris.auth.v1.SetRequiredActionsResponse
+	(*SetTemporaryPasswordRequest)(nil),  // 20: fris.auth.v1.SetTemporaryPasswordRequest
+	(*SetTemporaryPasswordResponse)(nil), // 21: fris.auth.v1.SetTemporaryPasswordResponse
+	(*SetUserScopesRequest)(nil),         // 22: fris.auth.v1.SetUserScopesRequest
+	(*SetUserScopesResponse)(nil),        // 23: fris.auth.v1.SetUserScopesResponse
+	(*RevokeUserRequest)(nil),            // 24: fris.auth.v1.RevokeUserRequest
+	(*RevokeUserResponse)(nil),           // 25: fris.auth.v1.RevokeUserResponse
+	(*RevokeClientRequest)(nil),          // 26: fris.auth.v1.RevokeClientRequest
+	(*RevokeClientResponse)(nil),         // 27: fris.auth.v1.RevokeClientResponse
+	(*ListUsersRequest)(nil),             // 28: fris.auth.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 29: fris.auth.v1.ListUsersResponse
+	(*SendPasswordResetRequest)(nil),     // 30: fris.auth.v1.SendPasswordResetRequest
+	(*SendPasswordResetResponse)(nil),    // 31: fris.auth.v1.SendPasswordResetResponse
+	(*SignInRecord)(nil),                 // 32: fris.auth.v1.SignInRecord
+	(*ListUserSignInsRequest)(nil),       // 33: fris.auth.v1.ListUserSignInsRequest
+	(*ListUserSignInsResponse)(nil),      // 34: fris.auth.v1.ListUserSignInsResponse
+	(*SigningKey)(nil),                   // 35: fris.auth.v1.SigningKey
+	(*ListKeysRequest)(nil),              // 36: fris.auth.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),             // 37: fris.auth.v1.ListKeysResponse
+	(*RotateKeysRequest)(nil),            // 38: fris.auth.v1.RotateKeysRequest
+	(*RotateKeysResponse)(nil),           // 39: fris.auth.v1.RotateKeysResponse
+	(*ListUserCredentialsRequest)(nil),   // 40: fris.auth.v1.ListUserCredentialsRequest
+	(*ListUserCredentialsResponse)(nil),  // 41: fris.auth.v1.ListUserCredentialsResponse
+	(*RemoveUserCredentialRequest)(nil),  // 42: fris.auth.v1.RemoveUserCredentialRequest
+	(*RemoveUserCredentialResponse)(nil), // 43: fris.auth.v1.RemoveUserCredentialResponse
+	(*Client)(nil),                       // 44: fris.auth.v1.Client
+	(*Locality)(nil),                     // 45: fris.auth.v1.Locality
+	(*Credential)(nil),                   // 46: fris.auth.v1.Credential
 }
 var file_auth_v1_admin_proto_depIdxs = []int32{
-	40, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
+	44, // 0: fris.auth.v1.ClientRecord.client:type_name -> fris.auth.v1.Client
 	0,  // 1: fris.auth.v1.CreateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 2: fris.auth.v1.UpdateClientResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 3: fris.auth.v1.RotateClientSecretResponse.client:type_name -> fris.auth.v1.ClientRecord
 	0,  // 4: fris.auth.v1.ListAllClientsResponse.clients:type_name -> fris.auth.v1.ClientRecord
-	41, // 5: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
-	41, // 6: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
+	45, // 5: fris.auth.v1.UserRecord.locality:type_name -> fris.auth.v1.Locality
+	45, // 6: fris.auth.v1.CreateUserRequest.locality:type_name -> fris.auth.v1.Locality
 	11, // 7: fris.auth.v1.CreateUserResponse.user:type_name -> fris.auth.v1.UserRecord
 	11, // 8: fris.auth.v1.ListUsersResponse.users:type_name -> fris.auth.v1.UserRecord
-	28, // 9: fris.auth.v1.ListUserSignInsResponse.sign_ins:type_name -> fris.auth.v1.SignInRecord
-	31, // 10: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
-	31, // 11: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
-	42, // 12: fris.auth.v1.ListUserCredentialsResponse.credentials:type_name -> fris.auth.v1.Credential
-	42, // 13: fris.auth.v1.ListUserCredentialsResponse.removed:type_name -> fris.auth.v1.Credential
+	32, // 9: fris.auth.v1.ListUserSignInsResponse.sign_ins:type_name -> fris.auth.v1.SignInRecord
+	35, // 10: fris.auth.v1.ListKeysResponse.keys:type_name -> fris.auth.v1.SigningKey
+	35, // 11: fris.auth.v1.RotateKeysResponse.key:type_name -> fris.auth.v1.SigningKey
+	46, // 12: fris.auth.v1.ListUserCredentialsResponse.credentials:type_name -> fris.auth.v1.Credential
+	46, // 13: fris.auth.v1.ListUserCredentialsResponse.removed:type_name -> fris.auth.v1.Credential
 	1,  // 14: fris.auth.v1.AuthAdmin.CreateClient:input_type -> fris.auth.v1.CreateClientRequest
 	3,  // 15: fris.auth.v1.AuthAdmin.SetClientDisabled:input_type -> fris.auth.v1.SetClientDisabledRequest
 	9,  // 16: fris.auth.v1.AuthAdmin.ListAllClients:input_type -> fris.auth.v1.ListAllClientsRequest
@@ -2406,36 +2625,40 @@ var file_auth_v1_admin_proto_depIdxs = []int32{
 	12, // 19: fris.auth.v1.AuthAdmin.CreateUser:input_type -> fris.auth.v1.CreateUserRequest
 	14, // 20: fris.auth.v1.AuthAdmin.SetUserDisabled:input_type -> fris.auth.v1.SetUserDisabledRequest
 	16, // 21: fris.auth.v1.AuthAdmin.SetPassword:input_type -> fris.auth.v1.SetPasswordRequest
-	18, // 22: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
-	24, // 23: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
-	20, // 24: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
-	22, // 25: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
-	32, // 26: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
-	34, // 27: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
-	26, // 28: fris.auth.v1.AuthAdmin.SendPasswordReset:input_type -> fris.auth.v1.SendPasswordResetRequest
-	29, // 29: fris.auth.v1.AuthAdmin.ListUserSignIns:input_type -> fris.auth.v1.ListUserSignInsRequest
-	36, // 30: fris.auth.v1.AuthAdmin.ListUserCredentials:input_type -> fris.auth.v1.ListUserCredentialsRequest
-	38, // 31: fris.auth.v1.AuthAdmin.RemoveUserCredential:input_type -> fris.auth.v1.RemoveUserCredentialRequest
-	2,  // 32: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
-	4,  // 33: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
-	10, // 34: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
-	6,  // 35: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
-	8,  // 36: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
-	13, // 37: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
-	15, // 38: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
-	17, // 39: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
-	19, // 40: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
-	25, // 41: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
-	21, // 42: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
-	23, // 43: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
-	33, // 44: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
-	35, // 45: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
-	27, // 46: fris.auth.v1.AuthAdmin.SendPasswordReset:output_type -> fris.auth.v1.SendPasswordResetResponse
-	30, // 47: fris.auth.v1.AuthAdmin.ListUserSignIns:output_type -> fris.auth.v1.ListUserSignInsResponse
-	37, // 48: fris.auth.v1.AuthAdmin.ListUserCredentials:output_type -> fris.auth.v1.ListUserCredentialsResponse
-	39, // 49: fris.auth.v1.AuthAdmin.RemoveUserCredential:output_type -> fris.auth.v1.RemoveUserCredentialResponse
-	32, // [32:50] is the sub-list for method output_type
-	14, // [14:32] is the sub-list for method input_type
+	22, // 22: fris.auth.v1.AuthAdmin.SetUserScopes:input_type -> fris.auth.v1.SetUserScopesRequest
+	18, // 23: fris.auth.v1.AuthAdmin.SetRequiredActions:input_type -> fris.auth.v1.SetRequiredActionsRequest
+	20, // 24: fris.auth.v1.AuthAdmin.SetTemporaryPassword:input_type -> fris.auth.v1.SetTemporaryPasswordRequest
+	28, // 25: fris.auth.v1.AuthAdmin.ListUsers:input_type -> fris.auth.v1.ListUsersRequest
+	24, // 26: fris.auth.v1.AuthAdmin.RevokeUser:input_type -> fris.auth.v1.RevokeUserRequest
+	26, // 27: fris.auth.v1.AuthAdmin.RevokeClient:input_type -> fris.auth.v1.RevokeClientRequest
+	36, // 28: fris.auth.v1.AuthAdmin.ListKeys:input_type -> fris.auth.v1.ListKeysRequest
+	38, // 29: fris.auth.v1.AuthAdmin.RotateKeys:input_type -> fris.auth.v1.RotateKeysRequest
+	30, // 30: fris.auth.v1.AuthAdmin.SendPasswordReset:input_type -> fris.auth.v1.SendPasswordResetRequest
+	33, // 31: fris.auth.v1.AuthAdmin.ListUserSignIns:input_type -> fris.auth.v1.ListUserSignInsRequest
+	40, // 32: fris.auth.v1.AuthAdmin.ListUserCredentials:input_type -> fris.auth.v1.ListUserCredentialsRequest
+	42, // 33: fris.auth.v1.AuthAdmin.RemoveUserCredential:input_type -> fris.auth.v1.RemoveUserCredentialRequest
+	2,  // 34: fris.auth.v1.AuthAdmin.CreateClient:output_type -> fris.auth.v1.CreateClientResponse
+	4,  // 35: fris.auth.v1.AuthAdmin.SetClientDisabled:output_type -> fris.auth.v1.SetClientDisabledResponse
+	10, // 36: fris.auth.v1.AuthAdmin.ListAllClients:output_type -> fris.auth.v1.ListAllClientsResponse
+	6,  // 37: fris.auth.v1.AuthAdmin.UpdateClient:output_type -> fris.auth.v1.UpdateClientResponse
+	8,  // 38: fris.auth.v1.AuthAdmin.RotateClientSecret:output_type -> fris.auth.v1.RotateClientSecretResponse
+	13, // 39: fris.auth.v1.AuthAdmin.CreateUser:output_type -> fris.auth.v1.CreateUserResponse
+	15, // 40: fris.auth.v1.AuthAdmin.SetUserDisabled:output_type -> fris.auth.v1.SetUserDisabledResponse
+	17, // 41: fris.auth.v1.AuthAdmin.SetPassword:output_type -> fris.auth.v1.SetPasswordResponse
+	23, // 42: fris.auth.v1.AuthAdmin.SetUserScopes:output_type -> fris.auth.v1.SetUserScopesResponse
+	19, // 43: fris.auth.v1.AuthAdmin.SetRequiredActions:output_type -> fris.auth.v1.SetRequiredActionsResponse
+	21, // 44: fris.auth.v1.AuthAdmin.SetTemporaryPassword:output_type -> fris.auth.v1.SetTemporaryPasswordResponse
+	29, // 45: fris.auth.v1.AuthAdmin.ListUsers:output_type -> fris.auth.v1.ListUsersResponse
+	25, // 46: fris.auth.v1.AuthAdmin.RevokeUser:output_type -> fris.auth.v1.RevokeUserResponse
+	27, // 47: fris.auth.v1.AuthAdmin.RevokeClient:output_type -> fris.auth.v1.RevokeClientResponse
+	37, // 48: fris.auth.v1.AuthAdmin.ListKeys:output_type -> fris.auth.v1.ListKeysResponse
+	39, // 49: fris.auth.v1.AuthAdmin.RotateKeys:output_type -> fris.auth.v1.RotateKeysResponse
+	31, // 50: fris.auth.v1.AuthAdmin.SendPasswordReset:output_type -> fris.auth.v1.SendPasswordResetResponse
+	34, // 51: fris.auth.v1.AuthAdmin.ListUserSignIns:output_type -> fris.auth.v1.ListUserSignInsResponse
+	41, // 52: fris.auth.v1.AuthAdmin.ListUserCredentials:output_type -> fris.auth.v1.ListUserCredentialsResponse
+	43, // 53: fris.auth.v1.AuthAdmin.RemoveUserCredential:output_type -> fris.auth.v1.RemoveUserCredentialResponse
+	34, // [34:54] is the sub-list for method output_type
+	14, // [14:34] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name
@@ -2455,7 +2678,7 @@ func file_auth_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_admin_proto_rawDesc), len(file_auth_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,8 @@ const (
 	AuthAdmin_SetUserDisabled_FullMethodName      = "/fris.auth.v1.AuthAdmin/SetUserDisabled"
 	AuthAdmin_SetPassword_FullMethodName          = "/fris.auth.v1.AuthAdmin/SetPassword"
 	AuthAdmin_SetUserScopes_FullMethodName        = "/fris.auth.v1.AuthAdmin/SetUserScopes"
+	AuthAdmin_SetRequiredActions_FullMethodName   = "/fris.auth.v1.AuthAdmin/SetRequiredActions"
+	AuthAdmin_SetTemporaryPassword_FullMethodName = "/fris.auth.v1.AuthAdmin/SetTemporaryPassword"
 	AuthAdmin_ListUsers_FullMethodName            = "/fris.auth.v1.AuthAdmin/ListUsers"
 	AuthAdmin_RevokeUser_FullMethodName           = "/fris.auth.v1.AuthAdmin/RevokeUser"
 	AuthAdmin_RevokeClient_FullMethodName         = "/fris.auth.v1.AuthAdmin/RevokeClient"
@@ -55,6 +57,10 @@ type AuthAdminClient interface {
 	SetUserDisabled(ctx context.Context, in *SetUserDisabledRequest, opts ...grpc.CallOption) (*SetUserDisabledResponse, error)
 	SetPassword(ctx context.Context, in *SetPasswordRequest, opts ...grpc.CallOption) (*SetPasswordResponse, error)
 	SetUserScopes(ctx context.Context, in *SetUserScopesRequest, opts ...grpc.CallOption) (*SetUserScopesResponse, error)
+	// SetRequiredActions and SetTemporaryPassword: docs/security.md,
+	// Required actions.
+	SetRequiredActions(ctx context.Context, in *SetRequiredActionsRequest, opts ...grpc.CallOption) (*SetRequiredActionsResponse, error)
+	SetTemporaryPassword(ctx context.Context, in *SetTemporaryPasswordRequest, opts ...grpc.CallOption) (*SetTemporaryPasswordResponse, error)
 	ListUsers(ctx context.Context, in *ListUsersRequest, opts ...grpc.CallOption) (*ListUsersResponse, error)
 	// RevokeUser and RevokeClient end every token issued so far (access,
 	// refresh) within seconds everywhere; the user or client may sign in
@@ -173,6 +179,26 @@ func (c *authAdminClient) SetUserScopes(ctx context.Context, in *SetUserScopesRe
 	return out, nil
 }
 
+func (c *authAdminClient) SetRequiredActions(ctx context.Context, in *SetRequiredActionsRequest, opts ...grpc.CallOption) (*SetRequiredActionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetRequiredActionsResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_SetRequiredActions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authAdminClient) SetTemporaryPassword(ctx context.Context, in *SetTemporaryPasswordRequest, opts ...grpc.CallOption) (*SetTemporaryPasswordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetTemporaryPasswordResponse)
+	err := c.cc.Invoke(ctx, AuthAdmin_SetTemporaryPassword_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *authAdminClient) ListUsers(ctx context.Context, in *ListUsersRequest, opts ...grpc.CallOption) (*ListUsersResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListUsersResponse)
@@ -276,6 +302,10 @@ type AuthAdminServer interface {
 	SetUserDisabled(context.Context, *SetUserDisabledRequest) (*SetUserDisabledResponse, error)
 	SetPassword(context.Context, *SetPasswordRequest) (*SetPasswordResponse, error)
 	SetUserScopes(context.Context, *SetUserScopesRequest) (*SetUserScopesResponse, error)
+	// SetRequiredActions and SetTemporaryPassword: docs/security.md,
+	// Required actions.
+	SetRequiredActions(context.Context, *SetRequiredActionsRequest) (*SetRequiredActionsResponse, error)
+	SetTemporaryPassword(context.Context, *SetTemporaryPasswordRequest) (*SetTemporaryPasswordResponse, error)
 	ListUsers(context.Context, *ListUsersRequest) (*ListUsersResponse, error)
 	// RevokeUser and RevokeClient end every token issued so far (access,
 	// refresh) within seconds everywhere; the user or client may sign in
@@ -330,6 +360,12 @@ func (UnimplementedAuthAdminServer) SetPassword(context.Context, *SetPasswordReq
 }
 func (UnimplementedAuthAdminServer) SetUserScopes(context.Context, *SetUserScopesRequest) (*SetUserScopesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetUserScopes not implemented")
+}
+func (UnimplementedAuthAdminServer) SetRequiredActions(context.Context, *SetRequiredActionsRequest) (*SetRequiredActionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetRequiredActions not implemented")
+}
+func (UnimplementedAuthAdminServer) SetTemporaryPassword(context.Context, *SetTemporaryPasswordRequest) (*SetTemporaryPasswordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetTemporaryPassword not implemented")
 }
 func (UnimplementedAuthAdminServer) ListUsers(context.Context, *ListUsersRequest) (*ListUsersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListUsers not implemented")
@@ -541,6 +577,42 @@ func _AuthAdmin_SetUserScopes_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthAdmin_SetRequiredActions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetRequiredActionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).SetRequiredActions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_SetRequiredActions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).SetRequiredActions(ctx, req.(*SetRequiredActionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthAdmin_SetTemporaryPassword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetTemporaryPasswordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthAdminServer).SetTemporaryPassword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthAdmin_SetTemporaryPassword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthAdminServer).SetTemporaryPassword(ctx, req.(*SetTemporaryPasswordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AuthAdmin_ListUsers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListUsersRequest)
 	if err := dec(in); err != nil {
@@ -745,6 +817,14 @@ var AuthAdmin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetUserScopes",
 			Handler:    _AuthAdmin_SetUserScopes_Handler,
+		},
+		{
+			MethodName: "SetRequiredActions",
+			Handler:    _AuthAdmin_SetRequiredActions_Handler,
+		},
+		{
+			MethodName: "SetTemporaryPassword",
+			Handler:    _AuthAdmin_SetTemporaryPassword_Handler,
 		},
 		{
 			MethodName: "ListUsers",

@@ -2257,8 +2257,14 @@ type LoginResponse struct {
 	// recovery_codes: the new factor's single-use recovery codes, shown
 	// once (an enrolment's LoginSecondFactor only).
 	RecoveryCodes []string `protobuf:"bytes,8,rep,name=recovery_codes,json=recoveryCodes,proto3" json:"recovery_codes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// change_password: an operator requires a new password (a required
+	// action, docs/security.md): pending is for LoginChangePassword.
+	ChangePassword bool `protobuf:"varint,9,opt,name=change_password,json=changePassword,proto3" json:"change_password,omitempty"`
+	// verify_email_sent: the account must verify its address first; the
+	// link was mailed and the sign-in stops here (no code, no pending).
+	VerifyEmailSent bool `protobuf:"varint,10,opt,name=verify_email_sent,json=verifyEmailSent,proto3" json:"verify_email_sent,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *LoginResponse) Reset() {
@@ -2347,6 +2353,90 @@ func (x *LoginResponse) GetRecoveryCodes() []string {
 	return nil
 }
 
+func (x *LoginResponse) GetChangePassword() bool {
+	if x != nil {
+		return x.ChangePassword
+	}
+	return false
+}
+
+func (x *LoginResponse) GetVerifyEmailSent() bool {
+	if x != nil {
+		return x.VerifyEmailSent
+	}
+	return false
+}
+
+// LoginChangePasswordRequest completes a sign-in whose answer asked for a
+// new password (change_password).
+type LoginChangePasswordRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Request       *AuthorizeRequest      `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	Pending       string                 `protobuf:"bytes,2,opt,name=pending,proto3" json:"pending,omitempty"`
+	NewPassword   string                 `protobuf:"bytes,3,opt,name=new_password,json=newPassword,proto3" json:"new_password,omitempty"`
+	Device        string                 `protobuf:"bytes,4,opt,name=device,proto3" json:"device,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoginChangePasswordRequest) Reset() {
+	*x = LoginChangePasswordRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoginChangePasswordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoginChangePasswordRequest) ProtoMessage() {}
+
+func (x *LoginChangePasswordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoginChangePasswordRequest.ProtoReflect.Descriptor instead.
+func (*LoginChangePasswordRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *LoginChangePasswordRequest) GetRequest() *AuthorizeRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *LoginChangePasswordRequest) GetPending() string {
+	if x != nil {
+		return x.Pending
+	}
+	return ""
+}
+
+func (x *LoginChangePasswordRequest) GetNewPassword() string {
+	if x != nil {
+		return x.NewPassword
+	}
+	return ""
+}
+
+func (x *LoginChangePasswordRequest) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
 // LoginSecondFactorRequest completes a sign-in whose password step
 // answered pending: code is a current TOTP code or a recovery code.
 type LoginSecondFactorRequest struct {
@@ -2361,7 +2451,7 @@ type LoginSecondFactorRequest struct {
 
 func (x *LoginSecondFactorRequest) Reset() {
 	*x = LoginSecondFactorRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[33]
+	mi := &file_auth_v1_auth_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2463,7 @@ func (x *LoginSecondFactorRequest) String() string {
 func (*LoginSecondFactorRequest) ProtoMessage() {}
 
 func (x *LoginSecondFactorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[33]
+	mi := &file_auth_v1_auth_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2476,7 @@ func (x *LoginSecondFactorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginSecondFactorRequest.ProtoReflect.Descriptor instead.
 func (*LoginSecondFactorRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{33}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LoginSecondFactorRequest) GetRequest() *AuthorizeRequest {
@@ -2428,7 +2518,7 @@ type BeginPasskeyLoginRequest struct {
 
 func (x *BeginPasskeyLoginRequest) Reset() {
 	*x = BeginPasskeyLoginRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[34]
+	mi := &file_auth_v1_auth_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2440,7 +2530,7 @@ func (x *BeginPasskeyLoginRequest) String() string {
 func (*BeginPasskeyLoginRequest) ProtoMessage() {}
 
 func (x *BeginPasskeyLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[34]
+	mi := &file_auth_v1_auth_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2453,7 +2543,7 @@ func (x *BeginPasskeyLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeginPasskeyLoginRequest.ProtoReflect.Descriptor instead.
 func (*BeginPasskeyLoginRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{34}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BeginPasskeyLoginRequest) GetRequest() *AuthorizeRequest {
@@ -2475,7 +2565,7 @@ type BeginPasskeyLoginResponse struct {
 
 func (x *BeginPasskeyLoginResponse) Reset() {
 	*x = BeginPasskeyLoginResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[35]
+	mi := &file_auth_v1_auth_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2487,7 +2577,7 @@ func (x *BeginPasskeyLoginResponse) String() string {
 func (*BeginPasskeyLoginResponse) ProtoMessage() {}
 
 func (x *BeginPasskeyLoginResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[35]
+	mi := &file_auth_v1_auth_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2500,7 +2590,7 @@ func (x *BeginPasskeyLoginResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeginPasskeyLoginResponse.ProtoReflect.Descriptor instead.
 func (*BeginPasskeyLoginResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{35}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BeginPasskeyLoginResponse) GetCeremony() string {
@@ -2533,7 +2623,7 @@ type FinishPasskeyLoginRequest struct {
 
 func (x *FinishPasskeyLoginRequest) Reset() {
 	*x = FinishPasskeyLoginRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[36]
+	mi := &file_auth_v1_auth_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2545,7 +2635,7 @@ func (x *FinishPasskeyLoginRequest) String() string {
 func (*FinishPasskeyLoginRequest) ProtoMessage() {}
 
 func (x *FinishPasskeyLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[36]
+	mi := &file_auth_v1_auth_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2558,7 +2648,7 @@ func (x *FinishPasskeyLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishPasskeyLoginRequest.ProtoReflect.Descriptor instead.
 func (*FinishPasskeyLoginRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{36}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *FinishPasskeyLoginRequest) GetRequest() *AuthorizeRequest {
@@ -2782,7 +2872,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\arequest\x18\x01 \x01(\v2\x1e.fris.auth.v1.AuthorizeRequestR\arequest\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x16\n" +
-	"\x06device\x18\x04 \x01(\tR\x06device\"\xf1\x01\n" +
+	"\x06device\x18\x04 \x01(\tR\x06device\"\xc6\x02\n" +
 	"\rLoginResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x16\n" +
@@ -2792,7 +2882,15 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\btotp_uri\x18\x06 \x01(\tR\atotpUri\x12\x1f\n" +
 	"\vtotp_secret\x18\a \x01(\tR\n" +
 	"totpSecret\x12%\n" +
-	"\x0erecovery_codes\x18\b \x03(\tR\rrecoveryCodes\"\x9a\x01\n" +
+	"\x0erecovery_codes\x18\b \x03(\tR\rrecoveryCodes\x12'\n" +
+	"\x0fchange_password\x18\t \x01(\bR\x0echangePassword\x12*\n" +
+	"\x11verify_email_sent\x18\n" +
+	" \x01(\bR\x0fverifyEmailSent\"\xab\x01\n" +
+	"\x1aLoginChangePasswordRequest\x128\n" +
+	"\arequest\x18\x01 \x01(\v2\x1e.fris.auth.v1.AuthorizeRequestR\arequest\x12\x18\n" +
+	"\apending\x18\x02 \x01(\tR\apending\x12!\n" +
+	"\fnew_password\x18\x03 \x01(\tR\vnewPassword\x12\x16\n" +
+	"\x06device\x18\x04 \x01(\tR\x06device\"\x9a\x01\n" +
 	"\x18LoginSecondFactorRequest\x128\n" +
 	"\arequest\x18\x01 \x01(\v2\x1e.fris.auth.v1.AuthorizeRequestR\arequest\x12\x18\n" +
 	"\apending\x18\x02 \x01(\tR\apending\x12\x12\n" +
@@ -2809,7 +2907,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\n" +
 	"credential\x18\x03 \x01(\tR\n" +
 	"credential\x12\x16\n" +
-	"\x06device\x18\x04 \x01(\tR\x06device2\xe5\x19\n" +
+	"\x06device\x18\x04 \x01(\tR\x06device2\xc3\x1a\n" +
 	"\vAuthService\x12t\n" +
 	"\vListClients\x12 .fris.auth.v1.ListClientsRequest\x1a!.fris.auth.v1.ListClientsResponse\" \x82\xd3\xe4\x93\x02\x1ab\aclients\x12\x0f/oauth2/clients\x12i\n" +
 	"\tListCerts\x12\x1e.fris.auth.v1.ListCertsRequest\x1a\x1f.fris.auth.v1.ListCertsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15b\x04keys\x12\r/oauth2/certs\x12Q\n" +
@@ -2826,7 +2924,8 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\bRegister\x12\x1d.fris.auth.v1.RegisterRequest\x1a\x1e.fris.auth.v1.RegisterResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/oauth2/register\x12L\n" +
 	"\tAuthorize\x12\x1e.fris.auth.v1.AuthorizeRequest\x1a\x1f.fris.auth.v1.AuthorizeResponse\x12@\n" +
 	"\x05Login\x12\x1a.fris.auth.v1.LoginRequest\x1a\x1b.fris.auth.v1.LoginResponse\x12X\n" +
-	"\x11LoginSecondFactor\x12&.fris.auth.v1.LoginSecondFactorRequest\x1a\x1b.fris.auth.v1.LoginResponse\x12m\n" +
+	"\x11LoginSecondFactor\x12&.fris.auth.v1.LoginSecondFactorRequest\x1a\x1b.fris.auth.v1.LoginResponse\x12\\\n" +
+	"\x13LoginChangePassword\x12(.fris.auth.v1.LoginChangePasswordRequest\x1a\x1b.fris.auth.v1.LoginResponse\x12m\n" +
 	"\x14RequestPasswordReset\x12).fris.auth.v1.RequestPasswordResetRequest\x1a*.fris.auth.v1.RequestPasswordResetResponse\x12d\n" +
 	"\x11CheckAccountToken\x12&.fris.auth.v1.CheckAccountTokenRequest\x1a'.fris.auth.v1.CheckAccountTokenResponse\x12X\n" +
 	"\rResetPassword\x12\".fris.auth.v1.ResetPasswordRequest\x1a#.fris.auth.v1.ResetPasswordResponse\x12R\n" +
@@ -2859,7 +2958,7 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_auth_v1_auth_proto_goTypes = []any{
 	(*Client)(nil),                            // 0: fris.auth.v1.Client
 	(*ListClientsRequest)(nil),                // 1: fris.auth.v1.ListClientsRequest
@@ -2894,43 +2993,44 @@ var file_auth_v1_auth_proto_goTypes = []any{
 	(*AuthorizeResponse)(nil),                 // 30: fris.auth.v1.AuthorizeResponse
 	(*LoginRequest)(nil),                      // 31: fris.auth.v1.LoginRequest
 	(*LoginResponse)(nil),                     // 32: fris.auth.v1.LoginResponse
-	(*LoginSecondFactorRequest)(nil),          // 33: fris.auth.v1.LoginSecondFactorRequest
-	(*BeginPasskeyLoginRequest)(nil),          // 34: fris.auth.v1.BeginPasskeyLoginRequest
-	(*BeginPasskeyLoginResponse)(nil),         // 35: fris.auth.v1.BeginPasskeyLoginResponse
-	(*FinishPasskeyLoginRequest)(nil),         // 36: fris.auth.v1.FinishPasskeyLoginRequest
-	(*RequestPasswordResetRequest)(nil),       // 37: fris.auth.v1.RequestPasswordResetRequest
-	(*CheckAccountTokenRequest)(nil),          // 38: fris.auth.v1.CheckAccountTokenRequest
-	(*ResetPasswordRequest)(nil),              // 39: fris.auth.v1.ResetPasswordRequest
-	(*VerifyEmailRequest)(nil),                // 40: fris.auth.v1.VerifyEmailRequest
-	(*ChangePasswordRequest)(nil),             // 41: fris.auth.v1.ChangePasswordRequest
-	(*GetPasswordPolicyRequest)(nil),          // 42: fris.auth.v1.GetPasswordPolicyRequest
-	(*ListSessionsRequest)(nil),               // 43: fris.auth.v1.ListSessionsRequest
-	(*SignOutEverywhereRequest)(nil),          // 44: fris.auth.v1.SignOutEverywhereRequest
-	(*ListCredentialsRequest)(nil),            // 45: fris.auth.v1.ListCredentialsRequest
-	(*RemoveCredentialRequest)(nil),           // 46: fris.auth.v1.RemoveCredentialRequest
-	(*BeginTOTPRequest)(nil),                  // 47: fris.auth.v1.BeginTOTPRequest
-	(*FinishTOTPRequest)(nil),                 // 48: fris.auth.v1.FinishTOTPRequest
-	(*BeginPasskeyRegistrationRequest)(nil),   // 49: fris.auth.v1.BeginPasskeyRegistrationRequest
-	(*FinishPasskeyRegistrationRequest)(nil),  // 50: fris.auth.v1.FinishPasskeyRegistrationRequest
-	(*ListPasskeysRequest)(nil),               // 51: fris.auth.v1.ListPasskeysRequest
-	(*RemovePasskeyRequest)(nil),              // 52: fris.auth.v1.RemovePasskeyRequest
-	(*RegisterResponse)(nil),                  // 53: fris.auth.v1.RegisterResponse
-	(*RequestPasswordResetResponse)(nil),      // 54: fris.auth.v1.RequestPasswordResetResponse
-	(*CheckAccountTokenResponse)(nil),         // 55: fris.auth.v1.CheckAccountTokenResponse
-	(*ResetPasswordResponse)(nil),             // 56: fris.auth.v1.ResetPasswordResponse
-	(*VerifyEmailResponse)(nil),               // 57: fris.auth.v1.VerifyEmailResponse
-	(*ChangePasswordResponse)(nil),            // 58: fris.auth.v1.ChangePasswordResponse
-	(*PasswordPolicy)(nil),                    // 59: fris.auth.v1.PasswordPolicy
-	(*ListSessionsResponse)(nil),              // 60: fris.auth.v1.ListSessionsResponse
-	(*SignOutEverywhereResponse)(nil),         // 61: fris.auth.v1.SignOutEverywhereResponse
-	(*ListCredentialsResponse)(nil),           // 62: fris.auth.v1.ListCredentialsResponse
-	(*RemoveCredentialResponse)(nil),          // 63: fris.auth.v1.RemoveCredentialResponse
-	(*BeginTOTPResponse)(nil),                 // 64: fris.auth.v1.BeginTOTPResponse
-	(*FinishTOTPResponse)(nil),                // 65: fris.auth.v1.FinishTOTPResponse
-	(*BeginPasskeyRegistrationResponse)(nil),  // 66: fris.auth.v1.BeginPasskeyRegistrationResponse
-	(*FinishPasskeyRegistrationResponse)(nil), // 67: fris.auth.v1.FinishPasskeyRegistrationResponse
-	(*ListPasskeysResponse)(nil),              // 68: fris.auth.v1.ListPasskeysResponse
-	(*RemovePasskeyResponse)(nil),             // 69: fris.auth.v1.RemovePasskeyResponse
+	(*LoginChangePasswordRequest)(nil),        // 33: fris.auth.v1.LoginChangePasswordRequest
+	(*LoginSecondFactorRequest)(nil),          // 34: fris.auth.v1.LoginSecondFactorRequest
+	(*BeginPasskeyLoginRequest)(nil),          // 35: fris.auth.v1.BeginPasskeyLoginRequest
+	(*BeginPasskeyLoginResponse)(nil),         // 36: fris.auth.v1.BeginPasskeyLoginResponse
+	(*FinishPasskeyLoginRequest)(nil),         // 37: fris.auth.v1.FinishPasskeyLoginRequest
+	(*RequestPasswordResetRequest)(nil),       // 38: fris.auth.v1.RequestPasswordResetRequest
+	(*CheckAccountTokenRequest)(nil),          // 39: fris.auth.v1.CheckAccountTokenRequest
+	(*ResetPasswordRequest)(nil),              // 40: fris.auth.v1.ResetPasswordRequest
+	(*VerifyEmailRequest)(nil),                // 41: fris.auth.v1.VerifyEmailRequest
+	(*ChangePasswordRequest)(nil),             // 42: fris.auth.v1.ChangePasswordRequest
+	(*GetPasswordPolicyRequest)(nil),          // 43: fris.auth.v1.GetPasswordPolicyRequest
+	(*ListSessionsRequest)(nil),               // 44: fris.auth.v1.ListSessionsRequest
+	(*SignOutEverywhereRequest)(nil),          // 45: fris.auth.v1.SignOutEverywhereRequest
+	(*ListCredentialsRequest)(nil),            // 46: fris.auth.v1.ListCredentialsRequest
+	(*RemoveCredentialRequest)(nil),           // 47: fris.auth.v1.RemoveCredentialRequest
+	(*BeginTOTPRequest)(nil),                  // 48: fris.auth.v1.BeginTOTPRequest
+	(*FinishTOTPRequest)(nil),                 // 49: fris.auth.v1.FinishTOTPRequest
+	(*BeginPasskeyRegistrationRequest)(nil),   // 50: fris.auth.v1.BeginPasskeyRegistrationRequest
+	(*FinishPasskeyRegistrationRequest)(nil),  // 51: fris.auth.v1.FinishPasskeyRegistrationRequest
+	(*ListPasskeysRequest)(nil),               // 52: fris.auth.v1.ListPasskeysRequest
+	(*RemovePasskeyRequest)(nil),              // 53: fris.auth.v1.RemovePasskeyRequest
+	(*RegisterResponse)(nil),                  // 54: fris.auth.v1.RegisterResponse
+	(*RequestPasswordResetResponse)(nil),      // 55: fris.auth.v1.RequestPasswordResetResponse
+	(*CheckAccountTokenResponse)(nil),         // 56: fris.auth.v1.CheckAccountTokenResponse
+	(*ResetPasswordResponse)(nil),             // 57: fris.auth.v1.ResetPasswordResponse
+	(*VerifyEmailResponse)(nil),               // 58: fris.auth.v1.VerifyEmailResponse
+	(*ChangePasswordResponse)(nil),            // 59: fris.auth.v1.ChangePasswordResponse
+	(*PasswordPolicy)(nil),                    // 60: fris.auth.v1.PasswordPolicy
+	(*ListSessionsResponse)(nil),              // 61: fris.auth.v1.ListSessionsResponse
+	(*SignOutEverywhereResponse)(nil),         // 62: fris.auth.v1.SignOutEverywhereResponse
+	(*ListCredentialsResponse)(nil),           // 63: fris.auth.v1.ListCredentialsResponse
+	(*RemoveCredentialResponse)(nil),          // 64: fris.auth.v1.RemoveCredentialResponse
+	(*BeginTOTPResponse)(nil),                 // 65: fris.auth.v1.BeginTOTPResponse
+	(*FinishTOTPResponse)(nil),                // 66: fris.auth.v1.FinishTOTPResponse
+	(*BeginPasskeyRegistrationResponse)(nil),  // 67: fris.auth.v1.BeginPasskeyRegistrationResponse
+	(*FinishPasskeyRegistrationResponse)(nil), // 68: fris.auth.v1.FinishPasskeyRegistrationResponse
+	(*ListPasskeysResponse)(nil),              // 69: fris.auth.v1.ListPasskeysResponse
+	(*RemovePasskeyResponse)(nil),             // 70: fris.auth.v1.RemovePasskeyResponse
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
 	0,  // 0: fris.auth.v1.ListClientsResponse.clients:type_name -> fris.auth.v1.Client
@@ -2940,80 +3040,83 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	16, // 4: fris.auth.v1.SearchUsersResponse.users:type_name -> fris.auth.v1.UserInfo
 	27, // 5: fris.auth.v1.RevocationList.revocations:type_name -> fris.auth.v1.Revocation
 	29, // 6: fris.auth.v1.LoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
-	29, // 7: fris.auth.v1.LoginSecondFactorRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
-	29, // 8: fris.auth.v1.BeginPasskeyLoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
-	29, // 9: fris.auth.v1.FinishPasskeyLoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
-	1,  // 10: fris.auth.v1.AuthService.ListClients:input_type -> fris.auth.v1.ListClientsRequest
-	4,  // 11: fris.auth.v1.AuthService.ListCerts:input_type -> fris.auth.v1.ListCertsRequest
-	7,  // 12: fris.auth.v1.AuthService.GetJWKS:input_type -> fris.auth.v1.GetJWKSRequest
-	21, // 13: fris.auth.v1.AuthService.GetDiscovery:input_type -> fris.auth.v1.GetDiscoveryRequest
-	9,  // 14: fris.auth.v1.AuthService.Token:input_type -> fris.auth.v1.TokenRequest
-	11, // 15: fris.auth.v1.AuthService.SignRequest:input_type -> fris.auth.v1.SignRequestRequest
-	13, // 16: fris.auth.v1.AuthService.GetTokenInfo:input_type -> fris.auth.v1.GetTokenInfoRequest
-	17, // 17: fris.auth.v1.AuthService.GetUserInfo:input_type -> fris.auth.v1.GetUserInfoRequest
-	18, // 18: fris.auth.v1.AuthService.SearchUsers:input_type -> fris.auth.v1.SearchUsersRequest
-	23, // 19: fris.auth.v1.AuthService.Revoke:input_type -> fris.auth.v1.RevokeRequest
-	25, // 20: fris.auth.v1.AuthService.Introspect:input_type -> fris.auth.v1.IntrospectRequest
-	20, // 21: fris.auth.v1.AuthService.Register:input_type -> fris.auth.v1.RegisterRequest
-	29, // 22: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
-	31, // 23: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
-	33, // 24: fris.auth.v1.AuthService.LoginSecondFactor:input_type -> fris.auth.v1.LoginSecondFactorRequest
-	37, // 25: fris.auth.v1.AuthService.RequestPasswordReset:input_type -> fris.auth.v1.RequestPasswordResetRequest
-	38, // 26: fris.auth.v1.AuthService.CheckAccountToken:input_type -> fris.auth.v1.CheckAccountTokenRequest
-	39, // 27: fris.auth.v1.AuthService.ResetPassword:input_type -> fris.auth.v1.ResetPasswordRequest
-	40, // 28: fris.auth.v1.AuthService.VerifyEmail:input_type -> fris.auth.v1.VerifyEmailRequest
-	41, // 29: fris.auth.v1.AuthService.ChangePassword:input_type -> fris.auth.v1.ChangePasswordRequest
-	42, // 30: fris.auth.v1.AuthService.GetPasswordPolicy:input_type -> fris.auth.v1.GetPasswordPolicyRequest
-	43, // 31: fris.auth.v1.AuthService.ListSessions:input_type -> fris.auth.v1.ListSessionsRequest
-	44, // 32: fris.auth.v1.AuthService.SignOutEverywhere:input_type -> fris.auth.v1.SignOutEverywhereRequest
-	45, // 33: fris.auth.v1.AuthService.ListCredentials:input_type -> fris.auth.v1.ListCredentialsRequest
-	46, // 34: fris.auth.v1.AuthService.RemoveCredential:input_type -> fris.auth.v1.RemoveCredentialRequest
-	47, // 35: fris.auth.v1.AuthService.BeginTOTP:input_type -> fris.auth.v1.BeginTOTPRequest
-	48, // 36: fris.auth.v1.AuthService.FinishTOTP:input_type -> fris.auth.v1.FinishTOTPRequest
-	49, // 37: fris.auth.v1.AuthService.BeginPasskeyRegistration:input_type -> fris.auth.v1.BeginPasskeyRegistrationRequest
-	50, // 38: fris.auth.v1.AuthService.FinishPasskeyRegistration:input_type -> fris.auth.v1.FinishPasskeyRegistrationRequest
-	51, // 39: fris.auth.v1.AuthService.ListPasskeys:input_type -> fris.auth.v1.ListPasskeysRequest
-	52, // 40: fris.auth.v1.AuthService.RemovePasskey:input_type -> fris.auth.v1.RemovePasskeyRequest
-	34, // 41: fris.auth.v1.AuthService.BeginPasskeyLogin:input_type -> fris.auth.v1.BeginPasskeyLoginRequest
-	36, // 42: fris.auth.v1.AuthService.FinishPasskeyLogin:input_type -> fris.auth.v1.FinishPasskeyLoginRequest
-	2,  // 43: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
-	5,  // 44: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
-	8,  // 45: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
-	22, // 46: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
-	10, // 47: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
-	12, // 48: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
-	14, // 49: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
-	16, // 50: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
-	19, // 51: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
-	24, // 52: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
-	26, // 53: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
-	53, // 54: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
-	30, // 55: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
-	32, // 56: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
-	32, // 57: fris.auth.v1.AuthService.LoginSecondFactor:output_type -> fris.auth.v1.LoginResponse
-	54, // 58: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
-	55, // 59: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
-	56, // 60: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
-	57, // 61: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
-	58, // 62: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
-	59, // 63: fris.auth.v1.AuthService.GetPasswordPolicy:output_type -> fris.auth.v1.PasswordPolicy
-	60, // 64: fris.auth.v1.AuthService.ListSessions:output_type -> fris.auth.v1.ListSessionsResponse
-	61, // 65: fris.auth.v1.AuthService.SignOutEverywhere:output_type -> fris.auth.v1.SignOutEverywhereResponse
-	62, // 66: fris.auth.v1.AuthService.ListCredentials:output_type -> fris.auth.v1.ListCredentialsResponse
-	63, // 67: fris.auth.v1.AuthService.RemoveCredential:output_type -> fris.auth.v1.RemoveCredentialResponse
-	64, // 68: fris.auth.v1.AuthService.BeginTOTP:output_type -> fris.auth.v1.BeginTOTPResponse
-	65, // 69: fris.auth.v1.AuthService.FinishTOTP:output_type -> fris.auth.v1.FinishTOTPResponse
-	66, // 70: fris.auth.v1.AuthService.BeginPasskeyRegistration:output_type -> fris.auth.v1.BeginPasskeyRegistrationResponse
-	67, // 71: fris.auth.v1.AuthService.FinishPasskeyRegistration:output_type -> fris.auth.v1.FinishPasskeyRegistrationResponse
-	68, // 72: fris.auth.v1.AuthService.ListPasskeys:output_type -> fris.auth.v1.ListPasskeysResponse
-	69, // 73: fris.auth.v1.AuthService.RemovePasskey:output_type -> fris.auth.v1.RemovePasskeyResponse
-	35, // 74: fris.auth.v1.AuthService.BeginPasskeyLogin:output_type -> fris.auth.v1.BeginPasskeyLoginResponse
-	32, // 75: fris.auth.v1.AuthService.FinishPasskeyLogin:output_type -> fris.auth.v1.LoginResponse
-	43, // [43:76] is the sub-list for method output_type
-	10, // [10:43] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	29, // 7: fris.auth.v1.LoginChangePasswordRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
+	29, // 8: fris.auth.v1.LoginSecondFactorRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
+	29, // 9: fris.auth.v1.BeginPasskeyLoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
+	29, // 10: fris.auth.v1.FinishPasskeyLoginRequest.request:type_name -> fris.auth.v1.AuthorizeRequest
+	1,  // 11: fris.auth.v1.AuthService.ListClients:input_type -> fris.auth.v1.ListClientsRequest
+	4,  // 12: fris.auth.v1.AuthService.ListCerts:input_type -> fris.auth.v1.ListCertsRequest
+	7,  // 13: fris.auth.v1.AuthService.GetJWKS:input_type -> fris.auth.v1.GetJWKSRequest
+	21, // 14: fris.auth.v1.AuthService.GetDiscovery:input_type -> fris.auth.v1.GetDiscoveryRequest
+	9,  // 15: fris.auth.v1.AuthService.Token:input_type -> fris.auth.v1.TokenRequest
+	11, // 16: fris.auth.v1.AuthService.SignRequest:input_type -> fris.auth.v1.SignRequestRequest
+	13, // 17: fris.auth.v1.AuthService.GetTokenInfo:input_type -> fris.auth.v1.GetTokenInfoRequest
+	17, // 18: fris.auth.v1.AuthService.GetUserInfo:input_type -> fris.auth.v1.GetUserInfoRequest
+	18, // 19: fris.auth.v1.AuthService.SearchUsers:input_type -> fris.auth.v1.SearchUsersRequest
+	23, // 20: fris.auth.v1.AuthService.Revoke:input_type -> fris.auth.v1.RevokeRequest
+	25, // 21: fris.auth.v1.AuthService.Introspect:input_type -> fris.auth.v1.IntrospectRequest
+	20, // 22: fris.auth.v1.AuthService.Register:input_type -> fris.auth.v1.RegisterRequest
+	29, // 23: fris.auth.v1.AuthService.Authorize:input_type -> fris.auth.v1.AuthorizeRequest
+	31, // 24: fris.auth.v1.AuthService.Login:input_type -> fris.auth.v1.LoginRequest
+	34, // 25: fris.auth.v1.AuthService.LoginSecondFactor:input_type -> fris.auth.v1.LoginSecondFactorRequest
+	33, // 26: fris.auth.v1.AuthService.LoginChangePassword:input_type -> fris.auth.v1.LoginChangePasswordRequest
+	38, // 27: fris.auth.v1.AuthService.RequestPasswordReset:input_type -> fris.auth.v1.RequestPasswordResetRequest
+	39, // 28: fris.auth.v1.AuthService.CheckAccountToken:input_type -> fris.auth.v1.CheckAccountTokenRequest
+	40, // 29: fris.auth.v1.AuthService.ResetPassword:input_type -> fris.auth.v1.ResetPasswordRequest
+	41, // 30: fris.auth.v1.AuthService.VerifyEmail:input_type -> fris.auth.v1.VerifyEmailRequest
+	42, // 31: fris.auth.v1.AuthService.ChangePassword:input_type -> fris.auth.v1.ChangePasswordRequest
+	43, // 32: fris.auth.v1.AuthService.GetPasswordPolicy:input_type -> fris.auth.v1.GetPasswordPolicyRequest
+	44, // 33: fris.auth.v1.AuthService.ListSessions:input_type -> fris.auth.v1.ListSessionsRequest
+	45, // 34: fris.auth.v1.AuthService.SignOutEverywhere:input_type -> fris.auth.v1.SignOutEverywhereRequest
+	46, // 35: fris.auth.v1.AuthService.ListCredentials:input_type -> fris.auth.v1.ListCredentialsRequest
+	47, // 36: fris.auth.v1.AuthService.RemoveCredential:input_type -> fris.auth.v1.RemoveCredentialRequest
+	48, // 37: fris.auth.v1.AuthService.BeginTOTP:input_type -> fris.auth.v1.BeginTOTPRequest
+	49, // 38: fris.auth.v1.AuthService.FinishTOTP:input_type -> fris.auth.v1.FinishTOTPRequest
+	50, // 39: fris.auth.v1.AuthService.BeginPasskeyRegistration:input_type -> fris.auth.v1.BeginPasskeyRegistrationRequest
+	51, // 40: fris.auth.v1.AuthService.FinishPasskeyRegistration:input_type -> fris.auth.v1.FinishPasskeyRegistrationRequest
+	52, // 41: fris.auth.v1.AuthService.ListPasskeys:input_type -> fris.auth.v1.ListPasskeysRequest
+	53, // 42: fris.auth.v1.AuthService.RemovePasskey:input_type -> fris.auth.v1.RemovePasskeyRequest
+	35, // 43: fris.auth.v1.AuthService.BeginPasskeyLogin:input_type -> fris.auth.v1.BeginPasskeyLoginRequest
+	37, // 44: fris.auth.v1.AuthService.FinishPasskeyLogin:input_type -> fris.auth.v1.FinishPasskeyLoginRequest
+	2,  // 45: fris.auth.v1.AuthService.ListClients:output_type -> fris.auth.v1.ListClientsResponse
+	5,  // 46: fris.auth.v1.AuthService.ListCerts:output_type -> fris.auth.v1.ListCertsResponse
+	8,  // 47: fris.auth.v1.AuthService.GetJWKS:output_type -> fris.auth.v1.JWKS
+	22, // 48: fris.auth.v1.AuthService.GetDiscovery:output_type -> fris.auth.v1.Discovery
+	10, // 49: fris.auth.v1.AuthService.Token:output_type -> fris.auth.v1.TokenResponse
+	12, // 50: fris.auth.v1.AuthService.SignRequest:output_type -> fris.auth.v1.SignRequestResponse
+	14, // 51: fris.auth.v1.AuthService.GetTokenInfo:output_type -> fris.auth.v1.TokenInfo
+	16, // 52: fris.auth.v1.AuthService.GetUserInfo:output_type -> fris.auth.v1.UserInfo
+	19, // 53: fris.auth.v1.AuthService.SearchUsers:output_type -> fris.auth.v1.SearchUsersResponse
+	24, // 54: fris.auth.v1.AuthService.Revoke:output_type -> fris.auth.v1.RevokeResponse
+	26, // 55: fris.auth.v1.AuthService.Introspect:output_type -> fris.auth.v1.Introspection
+	54, // 56: fris.auth.v1.AuthService.Register:output_type -> fris.auth.v1.RegisterResponse
+	30, // 57: fris.auth.v1.AuthService.Authorize:output_type -> fris.auth.v1.AuthorizeResponse
+	32, // 58: fris.auth.v1.AuthService.Login:output_type -> fris.auth.v1.LoginResponse
+	32, // 59: fris.auth.v1.AuthService.LoginSecondFactor:output_type -> fris.auth.v1.LoginResponse
+	32, // 60: fris.auth.v1.AuthService.LoginChangePassword:output_type -> fris.auth.v1.LoginResponse
+	55, // 61: fris.auth.v1.AuthService.RequestPasswordReset:output_type -> fris.auth.v1.RequestPasswordResetResponse
+	56, // 62: fris.auth.v1.AuthService.CheckAccountToken:output_type -> fris.auth.v1.CheckAccountTokenResponse
+	57, // 63: fris.auth.v1.AuthService.ResetPassword:output_type -> fris.auth.v1.ResetPasswordResponse
+	58, // 64: fris.auth.v1.AuthService.VerifyEmail:output_type -> fris.auth.v1.VerifyEmailResponse
+	59, // 65: fris.auth.v1.AuthService.ChangePassword:output_type -> fris.auth.v1.ChangePasswordResponse
+	60, // 66: fris.auth.v1.AuthService.GetPasswordPolicy:output_type -> fris.auth.v1.PasswordPolicy
+	61, // 67: fris.auth.v1.AuthService.ListSessions:output_type -> fris.auth.v1.ListSessionsResponse
+	62, // 68: fris.auth.v1.AuthService.SignOutEverywhere:output_type -> fris.auth.v1.SignOutEverywhereResponse
+	63, // 69: fris.auth.v1.AuthService.ListCredentials:output_type -> fris.auth.v1.ListCredentialsResponse
+	64, // 70: fris.auth.v1.AuthService.RemoveCredential:output_type -> fris.auth.v1.RemoveCredentialResponse
+	65, // 71: fris.auth.v1.AuthService.BeginTOTP:output_type -> fris.auth.v1.BeginTOTPResponse
+	66, // 72: fris.auth.v1.AuthService.FinishTOTP:output_type -> fris.auth.v1.FinishTOTPResponse
+	67, // 73: fris.auth.v1.AuthService.BeginPasskeyRegistration:output_type -> fris.auth.v1.BeginPasskeyRegistrationResponse
+	68, // 74: fris.auth.v1.AuthService.FinishPasskeyRegistration:output_type -> fris.auth.v1.FinishPasskeyRegistrationResponse
+	69, // 75: fris.auth.v1.AuthService.ListPasskeys:output_type -> fris.auth.v1.ListPasskeysResponse
+	70, // 76: fris.auth.v1.AuthService.RemovePasskey:output_type -> fris.auth.v1.RemovePasskeyResponse
+	36, // 77: fris.auth.v1.AuthService.BeginPasskeyLogin:output_type -> fris.auth.v1.BeginPasskeyLoginResponse
+	32, // 78: fris.auth.v1.AuthService.FinishPasskeyLogin:output_type -> fris.auth.v1.LoginResponse
+	45, // [45:79] is the sub-list for method output_type
+	11, // [11:45] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_auth_proto_init() }
@@ -3033,7 +3136,7 @@ func file_auth_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

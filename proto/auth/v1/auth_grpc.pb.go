@@ -38,6 +38,7 @@ const (
 	AuthService_Authorize_FullMethodName                 = "/fris.auth.v1.AuthService/Authorize"
 	AuthService_Login_FullMethodName                     = "/fris.auth.v1.AuthService/Login"
 	AuthService_LoginSecondFactor_FullMethodName         = "/fris.auth.v1.AuthService/LoginSecondFactor"
+	AuthService_LoginChangePassword_FullMethodName       = "/fris.auth.v1.AuthService/LoginChangePassword"
 	AuthService_RequestPasswordReset_FullMethodName      = "/fris.auth.v1.AuthService/RequestPasswordReset"
 	AuthService_CheckAccountToken_FullMethodName         = "/fris.auth.v1.AuthService/CheckAccountToken"
 	AuthService_ResetPassword_FullMethodName             = "/fris.auth.v1.AuthService/ResetPassword"
@@ -84,6 +85,7 @@ type AuthServiceClient interface {
 	Authorize(ctx context.Context, in *AuthorizeRequest, opts ...grpc.CallOption) (*AuthorizeResponse, error)
 	Login(ctx context.Context, in *LoginRequest, opts ...grpc.CallOption) (*LoginResponse, error)
 	LoginSecondFactor(ctx context.Context, in *LoginSecondFactorRequest, opts ...grpc.CallOption) (*LoginResponse, error)
+	LoginChangePassword(ctx context.Context, in *LoginChangePasswordRequest, opts ...grpc.CallOption) (*LoginResponse, error)
 	// Account self-service (account.proto), for the gateway's pages.
 	RequestPasswordReset(ctx context.Context, in *RequestPasswordResetRequest, opts ...grpc.CallOption) (*RequestPasswordResetResponse, error)
 	CheckAccountToken(ctx context.Context, in *CheckAccountTokenRequest, opts ...grpc.CallOption) (*CheckAccountTokenResponse, error)
@@ -269,6 +271,16 @@ func (c *authServiceClient) LoginSecondFactor(ctx context.Context, in *LoginSeco
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LoginResponse)
 	err := c.cc.Invoke(ctx, AuthService_LoginSecondFactor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) LoginChangePassword(ctx context.Context, in *LoginChangePasswordRequest, opts ...grpc.CallOption) (*LoginResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginResponse)
+	err := c.cc.Invoke(ctx, AuthService_LoginChangePassword_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -481,6 +493,7 @@ type AuthServiceServer interface {
 	Authorize(context.Context, *AuthorizeRequest) (*AuthorizeResponse, error)
 	Login(context.Context, *LoginRequest) (*LoginResponse, error)
 	LoginSecondFactor(context.Context, *LoginSecondFactorRequest) (*LoginResponse, error)
+	LoginChangePassword(context.Context, *LoginChangePasswordRequest) (*LoginResponse, error)
 	// Account self-service (account.proto), for the gateway's pages.
 	RequestPasswordReset(context.Context, *RequestPasswordResetRequest) (*RequestPasswordResetResponse, error)
 	CheckAccountToken(context.Context, *CheckAccountTokenRequest) (*CheckAccountTokenResponse, error)
@@ -566,6 +579,9 @@ func (UnimplementedAuthServiceServer) Login(context.Context, *LoginRequest) (*Lo
 }
 func (UnimplementedAuthServiceServer) LoginSecondFactor(context.Context, *LoginSecondFactorRequest) (*LoginResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method LoginSecondFactor not implemented")
+}
+func (UnimplementedAuthServiceServer) LoginChangePassword(context.Context, *LoginChangePasswordRequest) (*LoginResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LoginChangePassword not implemented")
 }
 func (UnimplementedAuthServiceServer) RequestPasswordReset(context.Context, *RequestPasswordResetRequest) (*RequestPasswordResetResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RequestPasswordReset not implemented")
@@ -908,6 +924,24 @@ func _AuthService_LoginSecondFactor_Handler(srv interface{}, ctx context.Context
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AuthServiceServer).LoginSecondFactor(ctx, req.(*LoginSecondFactorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_LoginChangePassword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LoginChangePasswordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).LoginChangePassword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_LoginChangePassword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).LoginChangePassword(ctx, req.(*LoginChangePasswordRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1302,6 +1336,10 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "LoginSecondFactor",
 			Handler:    _AuthService_LoginSecondFactor_Handler,
+		},
+		{
+			MethodName: "LoginChangePassword",
+			Handler:    _AuthService_LoginChangePassword_Handler,
 		},
 		{
 			MethodName: "RequestPasswordReset",

@@ -194,7 +194,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 		// The Explorer's users view (docs/security.md): finding, creating,
 		// disabling users, their scopes, a reset link, their recent
 		// sign-ins, their credentials (listed, a key or passkey removed) and
-		// ending their sessions; never passwords. A user
+		// ending their sessions, required actions and a temporary password
+		// auth generates (never one the caller chooses). A user
 		// administrator reaches these, and the service keeps them off
 		// privileged users (admin_users.go).
 		Operator: slices.Concat(userMethods, []string{
@@ -216,6 +217,7 @@ var userMethods = []string{
 	authv1.AuthAdmin_SetUserDisabled_FullMethodName, authv1.AuthAdmin_SetUserScopes_FullMethodName,
 	authv1.AuthAdmin_RevokeUser_FullMethodName, authv1.AuthAdmin_SendPasswordReset_FullMethodName,
 	authv1.AuthAdmin_ListUserSignIns_FullMethodName,
+	authv1.AuthAdmin_SetRequiredActions_FullMethodName, authv1.AuthAdmin_SetTemporaryPassword_FullMethodName,
 	authv1.AuthAdmin_ListUserCredentials_FullMethodName, authv1.AuthAdmin_RemoveUserCredential_FullMethodName,
 }
 

@@ -235,6 +235,35 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	var (
+		actionList   string
+		actionsClear bool
+	)
+	requireActions := t.Command(cmdutil.Admin{
+		Name: "require-actions", Usage: "require-actions -actions verify-email,change-password,add-second-factor EMAIL | -clear EMAIL",
+		Help: "lead a user's next sign-in through these actions before any code is issued (replaces the set; docs/security.md, Required actions)",
+		Flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&actionList, "actions", "", "comma-separated: verify-email, change-password, add-second-factor")
+			fs.BoolVar(&actionsClear, "clear", false, "remove every required action")
+		},
+		Run: func(ctx context.Context, cc *grpc.ClientConn, args []string) error {
+			email, err := t.One(args, "require-actions -actions LIST EMAIL")
+			if err != nil {
+				return err
+			}
+			if actionsClear == (actionList != "") {
+				return fmt.Errorf("give either -actions or -clear")
+			}
+			var actions []string
+			for _, a := range strings.Split(actionList, ",") {
+				if a = strings.TrimSpace(a); a != "" {
+					actions = append(actions, strings.ReplaceAll(a, "-", "_"))
+				}
+			}
+			_, err = admin(cc).SetRequiredActions(ctx, &authv1.SetRequiredActionsRequest{Email: email, Actions: actions})
+			return err
+		},
+	})
+	var (
 		scopeList    string
 		scopeConfirm bool
 	)
@@ -349,7 +378,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// And the abuse limits' throttles are listed and lifted the same way.
 	th, lt := throttles.Commands(t, stdout)
 	return t.Root(serve, createClient, setClient("disable-client", true), setClient("enable-client", false), updateClient, rotateSecret, revokeClient, listClients,
-		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, setScopes, listUsers,
+		createUser, setUser("disable-user", true), setUser("enable-user", false), revokeUser, setPassword, requireActions, setScopes, listUsers,
 		credentials, removeCredential("remove-key", "key"), removeCredential("remove-passkey", "passkey"), removeTOTP,
 		listKeys, rotate, bk, rs, th, lt).ParseAndRun(ctx, args)
 }

@@ -251,6 +251,7 @@ func (p Public) ResetPassword(ctx context.Context, r *authv1.ResetPasswordReques
 			return errDeadLink
 		}
 		cur.PasswordHash, cur.RevokedBefore = h, p.revokeNow(cur.RevokedBefore)
+		cur.Clear(storage.ActionChangePassword) // the holder chose this one
 		cur.PasswordSet, cur.PasswordBy = p.now().Unix(), storage.AddedReset
 		if len(removed) > 0 {
 			cur.Removed = removedRecords(p.now().Unix(), removed, cur.Removed)

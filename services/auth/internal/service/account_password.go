@@ -55,6 +55,7 @@ func (p Public) ChangePassword(ctx context.Context, r *authv1.ChangePasswordRequ
 			return invalid("the password was changed meanwhile; sign in again")
 		}
 		cur.PasswordHash, cur.RevokedBefore = h, p.revokeNow(cur.RevokedBefore)
+		cur.Clear(storage.ActionChangePassword) // the holder chose this one
 		cur.PasswordSet, cur.PasswordBy = p.now().Unix(), storage.AddedHolder
 		changed = *cur
 		return nil

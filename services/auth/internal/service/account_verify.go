@@ -75,6 +75,7 @@ func (p Public) VerifyEmail(ctx context.Context, r *authv1.VerifyEmailRequest) (
 			return errDeadLink
 		}
 		cur.EmailVerified = true
+		cur.Clear(storage.ActionVerifyEmail)
 		if len(removed) > 0 {
 			cur.RevokedBefore = p.revokeNow(cur.RevokedBefore)
 			cur.Removed = removedRecords(p.now().Unix(), removed, cur.Removed)

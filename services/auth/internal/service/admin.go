@@ -53,7 +53,7 @@ func userRecord(u storage.User) *authv1.UserRecord {
 		Id: u.ID, Email: u.Email, RealName: u.RealName, ContactInformation: u.Contact,
 		Locality:      &authv1.Locality{Id: u.Locality.ID, Name: u.Locality.Name, Description: u.Locality.Description},
 		EmailVerified: u.EmailVerified, Disabled: u.Disabled, Scopes: u.Scopes, HasPassword: u.PasswordHash != "",
-		Created: uint32(u.Created),
+		Created: uint32(u.Created), RequiredActions: u.RequiredActions,
 	}
 }
 

@@ -75,7 +75,7 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 			Attrs: []slog.Attr{slog.String("client_id", r.GetRequest().GetClientId())}}
 		if pending {
 			// The password was right; the code waits for the second
-			// factor (auth.login_second_factor).
+			// factor (auth.login_second_factor) or a required action.
 			ev.Attrs = append(ev.Attrs, slog.Bool("second_factor_pending", true))
 		}
 		if err == nil {
@@ -136,11 +136,18 @@ func (p Public) Login(ctx context.Context, r *authv1.LoginRequest) (res *authv1.
 		user, pending = u.ID, true
 		return res, nil
 	}
+	p.passwordUsed(ctx, u)
+	if res, err := p.requiredStep(ctx, c, redirect, u, r.GetRequest(), storage.MethodPassword); err != nil {
+		return nil, p.err(ctx, err)
+	} else if res != nil {
+		res.Device = device
+		user, pending = u.ID, true
+		return res, nil
+	}
 	code, err := p.authorizationCode(ctx, c, redirect, u, r.GetRequest(), storage.MethodPassword)
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	p.passwordUsed(ctx, u)
 	user = u.ID
 	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, Device: device}, nil
 }

@@ -98,6 +98,13 @@ func (p Public) FinishPasskeyLogin(ctx context.Context, r *authv1.FinishPasskeyL
 	if err != nil {
 		p.log.WarnContext(ctx, "remembering a known device", "err", err)
 	}
+	if res, err := p.requiredStep(ctx, c, redirect, u, r.GetRequest(), storage.MethodPasskey); err != nil {
+		return nil, p.err(ctx, err)
+	} else if res != nil {
+		res.Device = device
+		user = u.ID
+		return res, nil
+	}
 	code, err := p.authorizationCode(ctx, c, redirect, u, r.GetRequest(), storage.MethodPasskey)
 	if err != nil {
 		return nil, p.err(ctx, err)

@@ -227,7 +227,7 @@ func (p Public) secondStep(ctx context.Context, c storage.Client, redirect strin
 	kind := grantSecondFactor
 	res := &authv1.LoginResponse{RedirectUri: redirect}
 	if u.TOTP == nil {
-		if !p.requiresSecondFactor(u) {
+		if !p.requiresSecondFactor(u) && !u.Requires(storage.ActionAddSecondFactor) {
 			return nil, nil
 		}
 		ps, err := p.store.Passkeys(ctx, u.ID)
@@ -235,7 +235,7 @@ func (p Public) secondStep(ctx context.Context, c storage.Client, redirect strin
 			return nil, err
 		}
 		if len(ps) > 0 {
-			return nil, rpcerr.New(rpcerr.ErrPrecondition, "your role requires a second factor: sign in with your passkey")
+			return nil, rpcerr.New(rpcerr.ErrPrecondition, "your account requires a second factor: sign in with your passkey")
 		}
 		key, err := newTOTPSecret(u.Email)
 		if err != nil {
@@ -329,11 +329,20 @@ func (p Public) LoginSecondFactor(ctx context.Context, r *authv1.LoginSecondFact
 		p.cfg.Audit.Record(ctx, audit.Event{Action: "auth.totp_enrol", Actor: strconv.Itoa(int(u.ID)), Target: strconv.Itoa(int(u.ID)), Class: audit.ClassSignedIn,
 			Attrs: []slog.Attr{slog.String("reason", "role requires a second factor")}})
 	}
+	p.passwordUsed(ctx, u)
+	if u, err = p.store.GetUser(ctx, u.ID); err != nil {
+		return nil, p.err(ctx, err)
+	}
+	if res, err := p.requiredStep(ctx, c, redirect, u, ar, storage.MethodPasswordTOTP); err != nil {
+		return nil, p.err(ctx, err)
+	} else if res != nil {
+		res.RecoveryCodes = codes
+		return res, nil
+	}
 	code, err := p.authorizationCode(ctx, c, redirect, u, ar, storage.MethodPasswordTOTP)
 	if err != nil {
 		return nil, p.err(ctx, err)
 	}
-	p.passwordUsed(ctx, u)
 	return &authv1.LoginResponse{Code: code, RedirectUri: redirect, RecoveryCodes: codes}, nil
 }
 

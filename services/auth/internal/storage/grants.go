@@ -29,6 +29,9 @@ type Grant struct {
 	// the session's record when the code is exchanged.
 	Addr    string `json:"addr,omitempty"`
 	Expires int64  `json:"expires"`
+	// Method: a pending sign-in's method so far (a Method value), for the
+	// sign-in's record when its code is issued.
+	Method string `json:"method,omitempty"`
 }
 
 func (s *KV) PutGrant(ctx context.Context, code string, g Grant) error {

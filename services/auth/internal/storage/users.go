@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,33 @@ type User struct {
 	// good until TOTPPendingUntil.
 	TOTPPending      []byte `json:"totp_pending,omitempty"`
 	TOTPPendingUntil int64  `json:"totp_pending_until,omitempty"`
+	// RequiredActions: what the next sign-in leads the user through
+	// before any code is issued (the Action values), set by operators.
+	RequiredActions []string `json:"required_actions,omitempty"`
+}
+
+// The required actions (User.RequiredActions), in the order a sign-in
+// leads through them after its password and second factor.
+const (
+	ActionVerifyEmail     = "verify_email"
+	ActionChangePassword  = "change_password"
+	ActionAddSecondFactor = "add_second_factor"
+)
+
+// Actions are the known required actions.
+func Actions() []string {
+	return []string{ActionVerifyEmail, ActionChangePassword, ActionAddSecondFactor}
+}
+
+// Requires reports whether action is one of u's required actions.
+func (u User) Requires(action string) bool { return slices.Contains(u.RequiredActions, action) }
+
+// Clear removes action from u's required actions.
+func (u *User) Clear(action string) {
+	u.RequiredActions = slices.DeleteFunc(u.RequiredActions, func(a string) bool { return a == action })
+	if len(u.RequiredActions) == 0 {
+		u.RequiredActions = nil
+	}
 }
 
 // TOTP is a time-based one-time password factor (RFC 6238). Secret is
