@@ -218,7 +218,7 @@ func NewSplit(db, codes kv.Store, sealer Sealer) *KV {
 	return &KV{db: db, codes: codes, sealer: sealer, now: time.Now, LogRetention: defaultLogRetention,
 		users: kv.NewJSONCache(decodedRecords, func(u User) User {
 			u.Scopes, u.Removed = slices.Clone(u.Scopes), slices.Clone(u.Removed)
-			u.TOTPPending = slices.Clone(u.TOTPPending)
+			u.TOTPPending, u.RequiredActions = slices.Clone(u.TOTPPending), slices.Clone(u.RequiredActions)
 			if u.TOTP != nil {
 				t := *u.TOTP
 				t.Secret, t.Recovery = slices.Clone(t.Secret), slices.Clone(t.Recovery)
