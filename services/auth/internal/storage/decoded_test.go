@@ -15,7 +15,7 @@ import (
 // a new field of a kind shared by reference fails here until they copy it.
 func TestDecodedRecordsAreCopies(t *testing.T) {
 	cloned := map[reflect.Type][]string{
-		reflect.TypeOf(User{}):   {"Scopes", "Removed", "TOTP", "TOTPPending"},
+		reflect.TypeOf(User{}):   {"Scopes", "Removed", "TOTP", "TOTPPending", "RequiredActions"},
 		reflect.TypeOf(Client{}): {"RedirectURLs"},
 	}
 	var walk func(t *testing.T, typ reflect.Type, path string, want map[string]bool)
