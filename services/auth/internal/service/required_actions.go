@@ -28,14 +28,27 @@ const grantChangePassword = "change-password"
 
 // requiredStep decides, once u has signed in with method, whether a
 // required action holds the code back: when one does it answers the
-// pending sign-in (nil when none). A second factor the account now has,
-// or a passkey sign-in, fulfils add_second_factor.
+// pending sign-in (nil when none). A second factor the account has (TOTP
+// or a passkey) fulfils add_second_factor.
 func (p Public) requiredStep(ctx context.Context, c storage.Client, redirect string, u storage.User, ar *authv1.AuthorizeRequest, method string) (*authv1.LoginResponse, error) {
-	if u.Requires(storage.ActionAddSecondFactor) && (u.TOTP != nil || method == storage.MethodPasskey) {
-		if err := p.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error { cur.Clear(storage.ActionAddSecondFactor); return nil }); err != nil {
-			return nil, err
+	if u.Requires(storage.ActionAddSecondFactor) {
+		// secondStep leads here with a second factor (TOTP, or a passkey:
+		// this sign-in's or one the account holds); one the operator
+		// required since this sign-in began waits for the next.
+		has := u.TOTP != nil || method == storage.MethodPasskey
+		if !has {
+			ps, err := p.store.Passkeys(ctx, u.ID)
+			if err != nil {
+				return nil, err
+			}
+			has = len(ps) > 0
 		}
-		u.Clear(storage.ActionAddSecondFactor)
+		if has {
+			if err := p.store.UpdateUser(ctx, u.ID, func(cur *storage.User) error { cur.Clear(storage.ActionAddSecondFactor); return nil }); err != nil {
+				return nil, err
+			}
+			u.Clear(storage.ActionAddSecondFactor)
+		}
 	}
 	switch {
 	case u.Requires(storage.ActionVerifyEmail):

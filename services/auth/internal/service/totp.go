@@ -227,7 +227,8 @@ func (p Public) secondStep(ctx context.Context, c storage.Client, redirect strin
 	kind := grantSecondFactor
 	res := &authv1.LoginResponse{RedirectUri: redirect}
 	if u.TOTP == nil {
-		if !p.requiresSecondFactor(u) && !u.Requires(storage.ActionAddSecondFactor) {
+		role := p.requiresSecondFactor(u)
+		if !role && !u.Requires(storage.ActionAddSecondFactor) {
 			return nil, nil
 		}
 		ps, err := p.store.Passkeys(ctx, u.ID)
@@ -235,7 +236,12 @@ func (p Public) secondStep(ctx context.Context, c storage.Client, redirect strin
 			return nil, err
 		}
 		if len(ps) > 0 {
-			return nil, rpcerr.New(rpcerr.ErrPrecondition, "your account requires a second factor: sign in with your passkey")
+			if !role {
+				// An operator's add_second_factor: a passkey is one
+				// already (requiredStep clears the action).
+				return nil, nil
+			}
+			return nil, rpcerr.New(rpcerr.ErrPrecondition, "your role requires a second factor: sign in with your passkey")
 		}
 		key, err := newTOTPSecret(u.Email)
 		if err != nil {
