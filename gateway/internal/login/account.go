@@ -72,6 +72,9 @@ type noticePage struct {
 	// under RemovedIntro.
 	Removed      []removedCredential
 	RemovedIntro string
+	// Codes: a new second factor's recovery codes, shown once (a sign-in
+	// that enrolled one and then stopped for a required action).
+	Codes []string
 }
 
 // removedCredential is a removed credential as the notice names it.

@@ -24,6 +24,7 @@ type fakeAuth struct {
 	authorizes []*authv1.AuthorizeRequest
 	logins     []*authv1.LoginRequest
 	seconds    []*authv1.LoginSecondFactorRequest
+	changes    []*authv1.LoginChangePasswordRequest
 	redirect   string // what Authorize and Login return as redirect_uri
 	authErr    error  // forced Authorize error
 	loginErr   error  // forced Login error
@@ -70,6 +71,12 @@ func (f *fakeAuth) Login(_ context.Context, in *authv1.LoginRequest, _ ...grpc.C
 	if err != nil {
 		return nil, err
 	}
+	if in.GetEmail() == "change@example.org" && in.GetPassword() == "right" {
+		return &authv1.LoginResponse{RedirectUri: res.GetRedirectUri(), Pending: changeToken, ChangePassword: true}, nil
+	}
+	if in.GetEmail() == "verify@example.org" && in.GetPassword() == "right" {
+		return &authv1.LoginResponse{RedirectUri: res.GetRedirectUri(), VerifyEmailSent: true}, nil
+	}
 	if in.GetEmail() == "two@example.org" && in.GetPassword() == "right" {
 		return &authv1.LoginResponse{RedirectUri: res.GetRedirectUri(), Pending: pendingToken}, nil
 	}
@@ -104,8 +111,35 @@ func (f *fakeAuth) LoginSecondFactor(_ context.Context, in *authv1.LoginSecondFa
 	return &authv1.LoginResponse{Code: "the-code", RedirectUri: res.GetRedirectUri()}, nil
 }
 
+// changeToken is the fake's pending sign-in of change@example.org, which
+// must choose a new password (anything but "short" and "right").
+const changeToken = "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC"
+
+func (f *fakeAuth) LoginChangePassword(_ context.Context, in *authv1.LoginChangePasswordRequest, _ ...grpc.CallOption) (*authv1.LoginResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.changes = append(f.changes, proto.Clone(in).(*authv1.LoginChangePasswordRequest))
+	res, err := f.check(in.GetRequest())
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case in.GetPending() != changeToken:
+		return nil, status.Error(codes.Unauthenticated, "the sign-in has expired: enter your password again")
+	case in.GetNewPassword() == "short":
+		return nil, status.Error(codes.InvalidArgument, "the password is too short")
+	case in.GetNewPassword() == "right":
+		return nil, status.Error(codes.InvalidArgument, "choose a password other than the current one")
+	}
+	return &authv1.LoginResponse{Code: "the-code", RedirectUri: res.GetRedirectUri()}, nil
+}
+
 func (f *fakeAuth) counts() (int, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.authorizes), len(f.logins)
+}
+
+func (f *fakeAuth) GetPasswordPolicy(context.Context, *authv1.GetPasswordPolicyRequest, ...grpc.CallOption) (*authv1.PasswordPolicy, error) {
+	return &authv1.PasswordPolicy{MinLength: 12, RefuseCommon: true}, nil
 }

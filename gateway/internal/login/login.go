@@ -152,6 +152,10 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		h.secondSubmit(w, r, vals)
 		return
 	}
+	if vals.Has(NewPasswordField) {
+		h.changeSubmit(w, r, vals)
+		return
+	}
 	areq := authorizeRequest(vals)
 	email, password := strings.TrimSpace(vals.Get("email")), vals.Get("password")
 	if email == "" || password == "" {
@@ -169,11 +173,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		h.failRPC(w, r, err)
 		return
 	}
-	if res.GetPending() != "" {
-		h.askSecondFactor(w, r, vals, res)
-		return
-	}
-	h.signedIn(w, r, vals, res)
+	h.proceed(w, r, vals, res)
 }
 
 // signedIn sends the browser back to the client with the code of a

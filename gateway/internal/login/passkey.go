@@ -99,5 +99,5 @@ func (h *Handler) passkeySubmit(w http.ResponseWriter, r *http.Request, vals url
 		h.failRPC(w, r, err)
 		return
 	}
-	h.signedIn(w, r, vals, res)
+	h.proceed(w, r, vals, res)
 }

@@ -140,13 +140,15 @@ func (h *Handler) secondSubmit(w http.ResponseWriter, r *http.Request, vals url.
 		h.failRPC(w, r, err)
 		return
 	}
-	h.setPending(w, r, "", -1)
-	if len(res.GetRecoveryCodes()) == 0 {
-		h.signedIn(w, r, vals, res)
-		return
+	if res.GetPending() == "" {
+		h.setPending(w, r, "", -1)
 	}
-	// A new factor: its recovery codes are shown once, then the browser
-	// goes on to the client with the code.
+	h.proceed(w, r, vals, res)
+}
+
+// showRecoveryCodes shows a new factor's recovery codes once, then the
+// browser goes on to the client with the code.
+func (h *Handler) showRecoveryCodes(w http.ResponseWriter, r *http.Request, vals url.Values, res *authv1.LoginResponse) {
 	loc, err := Redirect(res.GetRedirectUri(), res.GetCode(), vals.Get("state"))
 	if err != nil || res.GetCode() == "" {
 		h.signedIn(w, r, vals, res) // reports the unusable result
