@@ -39,8 +39,8 @@ const (
 type changePasswordPage struct {
 	base
 	Title, Nonce, ClientName, Action, CSRF, Error, Restart, Rule string
-	MinLength                                                   int
-	Hidden                                                      []hidden
+	MinLength                                                    int
+	Hidden                                                       []hidden
 	// Codes: the recovery codes of a second factor enrolled just before,
 	// shown once here since the sign-in goes on.
 	Codes []string
