@@ -44,6 +44,8 @@ var wantAccess = map[string]access{
 	"POST /explorer/operator/users/scopes":             userAdmin,
 	"POST /explorer/operator/users/end-sessions":       userAdmin,
 	"POST /explorer/operator/users/send-reset":         userAdmin,
+	"POST /explorer/operator/users/required-actions":   userAdmin,
+	"POST /explorer/operator/users/temporary-password": userAdmin,
 	"GET /explorer/operator/users/sign-ins":            userAdmin,
 	"GET /explorer/operator/users/user":                userAdmin,
 	"GET /explorer/operator/users/credentials":         userAdmin,

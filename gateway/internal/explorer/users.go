@@ -33,6 +33,10 @@ const (
 	UserSessionsPath = UsersPath + "/end-sessions"
 	UserResetPath    = UsersPath + "/send-reset"
 	UserSignInsPath  = UsersPath + "/sign-ins"
+	// UserActionsPath sets a user's required actions, UserTempPasswordPath
+	// a temporary password (users_required.go).
+	UserActionsPath      = UsersPath + "/required-actions"
+	UserTempPasswordPath = UsersPath + "/temporary-password"
 	// UserPath is one user's page: the facts and the forms of the list's
 	// row (the list is a table, too narrow for forms).
 	UserPath = UsersPath + "/user"
@@ -56,6 +60,8 @@ func (a *App) userRoutes() []route {
 		{pattern: "POST " + UserSessionsPath, access: userAdmin, page: a.userAction(userEndSessions)},
 		{pattern: "POST " + UserResetPath, access: userAdmin, page: a.userAction(userReset)},
 		{pattern: "GET " + UserSignInsPath, access: userAdmin, page: a.userSignIns},
+		{pattern: "POST " + UserActionsPath, access: userAdmin, page: a.userAction(userRequire)},
+		{pattern: "POST " + UserTempPasswordPath, access: userAdmin, page: a.tempPassword},
 	}
 }
 
@@ -88,6 +94,8 @@ type userLine struct {
 	// LastSignIn is the newest sign-in at the login form, from LastAddr.
 	LastSignIn when
 	LastAddr   string
+	// Actions are the required actions as checkboxes.
+	Actions []actionBox
 }
 
 type usersData struct {
@@ -255,7 +263,8 @@ func (q *req) userLine(a *App, u *authv1.UserRecord, id string) userLine {
 		HasPassword: u.GetHasPassword(), Verified: u.GetEmailVerified(), Unproven: u.GetUnprovenCredentials(), Passkey: u.GetHasPasskey(),
 		Scopes: u.GetScopes(), Roles: q.roleBoxes(u.GetScopes()), Other: otherScopes(u.GetScopes()),
 		Created: a.whenUnix(u.GetCreated()), LastSignIn: a.whenUnix(u.GetLastSignIn()), LastAddr: u.GetLastSignInAddr(),
-		Locked: !q.isOperator() && slices.ContainsFunc(u.GetScopes(), identity.Privileged)}
+		Locked:  !q.isOperator() && slices.ContainsFunc(u.GetScopes(), identity.Privileged),
+		Actions: actionBoxes(u.GetRequiredActions())}
 }
 
 // userPage is one user's facts and forms (the forms post to the list's
@@ -348,6 +357,7 @@ const (
 	userScopes
 	userEndSessions
 	userReset
+	userRequire
 )
 
 // userAction is one of the users view's forms: same origin, the session's
@@ -420,6 +430,13 @@ func (a *App) userAction(act userAct) func(*req) error {
 		case userReset:
 			_, err = a.cfg.Users.SendPasswordReset(q.ctx, &authv1.SendPasswordResetRequest{Email: email, Lang: string(q.lang)})
 			done = "reset"
+		case userRequire:
+			actions, ok := formActions(f)
+			if !ok {
+				return fail(http.StatusBadRequest, "op.users.error.actions")
+			}
+			_, err = a.cfg.Users.SetRequiredActions(q.ctx, &authv1.SetRequiredActionsRequest{Email: email, Actions: actions})
+			done = "actions"
 		}
 		if err != nil {
 			// A taken email is the operator's to fix, with auth's reason.
