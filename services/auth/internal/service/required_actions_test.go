@@ -235,3 +235,41 @@ func TestTemporaryPassword(t *testing.T) {
 	_, err = e.adm.SetTemporaryPassword(ctx, &authv1.SetTemporaryPasswordRequest{Email: "nobody@example.org"})
 	wantCode(t, err, codes.NotFound)
 }
+
+// TestRequiredSecondFactor: add_second_factor leads a password sign-in to
+// the TOTP enrolment and is cleared by it; an account that holds a
+// passkey already has a second factor: the action is cleared at once and
+// the password step issues its code.
+func TestRequiredSecondFactor(t *testing.T) {
+	e := newEnv(t)
+	clientID, _ := e.seed(t)
+	ctx := context.Background()
+	e.require(t, ctx, "ada@example.org", "add_second_factor")
+	res := e.adaSignIn(t, clientID, "correct horse")
+	if !res.GetEnrol() || res.GetCode() != "" || res.GetTotpSecret() == "" {
+		t.Fatalf("password step: %v, want the enrolment", res)
+	}
+	ok, err := e.pub.LoginSecondFactor(ctx, &authv1.LoginSecondFactorRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Pending: res.GetPending(), Code: totpCode(t, res.GetTotpSecret(), e.svc.now())})
+	if err != nil || ok.GetCode() == "" {
+		t.Fatalf("enrolment: %v %v", ok, err)
+	}
+	if u, _ := e.store.GetUserByEmail(ctx, "ada@example.org"); u.Requires(storage.ActionAddSecondFactor) || u.TOTP == nil {
+		t.Fatalf("after the enrolment: actions %v, factor %v", u.RequiredActions, u.TOTP != nil)
+	}
+
+	if _, err := e.adm.CreateUser(ctx, &authv1.CreateUserRequest{Email: "pk@example.org", Password: "passkey holder pw"}); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := e.store.GetUserByEmail(ctx, "pk@example.org")
+	if err := e.store.AddPasskey(ctx, storage.Passkey{ID: "cred1", UserID: u.ID, Name: "key", Created: 1, Credential: []byte("{}")}, 10); err != nil {
+		t.Fatal(err)
+	}
+	e.require(t, ctx, "pk@example.org", "add_second_factor")
+	r, err := e.pub.Login(ctx, &authv1.LoginRequest{Request: &authv1.AuthorizeRequest{ClientId: clientID}, Email: "pk@example.org", Password: "passkey holder pw"})
+	if err != nil || r.GetCode() == "" || r.GetEnrol() {
+		t.Fatalf("passkey holder: %v %v", r, err)
+	}
+	if u, _ := e.store.GetUserByEmail(ctx, "pk@example.org"); len(u.RequiredActions) != 0 {
+		t.Fatalf("passkey holder's actions %v", u.RequiredActions)
+	}
+}
