@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,5 +272,37 @@ func TestRequiredSecondFactor(t *testing.T) {
 	}
 	if u, _ := e.store.GetUserByEmail(ctx, "pk@example.org"); len(u.RequiredActions) != 0 {
 		t.Fatalf("passkey holder's actions %v", u.RequiredActions)
+	}
+}
+
+// TestRequiredActionsPasskey: a passkey sign-in takes the same actions
+// except the second factor, which the passkey is: change_password leads
+// to the new password (on the passkey's pending sign-in, bound to its
+// request), and then the code.
+func TestRequiredActionsPasskey(t *testing.T) {
+	e, clientID, access := newPasskeyEnv(t)
+	ctx := context.Background()
+	a := newAuthenticator(rpOrigin)
+	_, c := addPasskey(t, e, a, access, "Laptop")
+	e.require(t, ctx, "ada@example.org", "change_password", "add_second_factor")
+	res, err := passkeyLogin(ctx, t, e, a, clientID, c)
+	if err != nil || res.GetCode() != "" || !res.GetChangePassword() || res.GetEnrol() {
+		t.Fatalf("passkey sign-in: %v %v, want the change", res, err)
+	}
+	ar := &authv1.AuthorizeRequest{ClientId: clientID, Scope: "openid", Nonce: "n-1"}
+	ok, err := e.pub.LoginChangePassword(ctx, &authv1.LoginChangePasswordRequest{Request: ar, Pending: res.GetPending(), NewPassword: "a fresh passphrase"})
+	if err != nil || ok.GetCode() == "" {
+		t.Fatalf("change: %v %v", ok, err)
+	}
+	g, err := e.store.PeekGrant(ctx, ok.GetCode())
+	if err != nil || g.Nonce != "n-1" {
+		t.Fatalf("grant %+v %v", g, err)
+	}
+	if u, _ := e.store.GetUserByEmail(ctx, "ada@example.org"); len(u.RequiredActions) != 0 {
+		t.Fatalf("actions left %v", u.RequiredActions)
+	}
+	si, err := e.store.UserSignIns(ctx, g.UserID)
+	if err != nil || !slices.ContainsFunc(si.Recent, func(ev storage.SignInEvent) bool { return ev.Method == storage.MethodPasskey }) {
+		t.Fatalf("recorded sign-ins %+v %v", si, err)
 	}
 }
