@@ -99,6 +99,17 @@ func TestRequiredActions(t *testing.T) {
 	// verify-email: the sign-in stops with a mailed link until it is
 	// followed.
 	s.AuthCLI(t, 0, "require-actions", "-actions", "verify-email", graceEmail)
+	graceLine := func() string {
+		for _, line := range strings.Split(s.AuthCLI(t, 0, "users"), "\n") {
+			if strings.Contains(line, graceEmail) {
+				return line
+			}
+		}
+		return ""
+	}
+	if f := strings.Fields(graceLine()); len(f) == 0 || f[len(f)-1] != "verify_email" {
+		t.Fatalf("bin/auth users: %q", graceLine())
+	}
 	stopped := func() {
 		t.Helper()
 		b := browser(t)
@@ -132,4 +143,18 @@ func TestRequiredActions(t *testing.T) {
 	if st, access, _ := passwordSignIn(t, s, graceEmail, "grace's own new passphrase"); st != http.StatusFound || access == "" {
 		t.Fatalf("after the verification: %d", st)
 	}
+	if f := strings.Fields(graceLine()); len(f) == 0 || f[len(f)-1] != "-" {
+		t.Fatalf("bin/auth users after the verification: %q", graceLine())
+	}
+	// -clear removes what is left; an unknown action is refused.
+	s.AuthCLI(t, 0, "require-actions", "-actions", "change-password,add-second-factor", graceEmail)
+	if f := strings.Fields(graceLine()); len(f) == 0 || f[len(f)-1] != "change_password,add_second_factor" {
+		t.Fatalf("bin/auth users: %q", graceLine())
+	}
+	s.AuthCLI(t, 0, "require-actions", "-clear", graceEmail)
+	if f := strings.Fields(graceLine()); len(f) == 0 || f[len(f)-1] != "-" {
+		t.Fatalf("bin/auth users after -clear: %q", graceLine())
+	}
+	s.AuthCLI(t, 1, "require-actions", "-actions", "dance", graceEmail)
+	waitAudit(t, s.Auth, "auth.admin.SetRequiredActions", map[string]any{"actor": "admin-api", "email": graceEmail, "outcome": "success"})
 }

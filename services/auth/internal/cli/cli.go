@@ -326,17 +326,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	listUsers := t.Command(cmdutil.Admin{
-		Name: "users", Usage: "users", Help: "list every user (VERIFIED: the address; UNPROVEN: a credential nobody proved)",
+		Name: "users", Usage: "users", Help: "list every user (VERIFIED: the address; UNPROVEN: a credential nobody proved; REQUIRED: the actions of the next sign-in)",
 		Run: func(ctx context.Context, cc *grpc.ClientConn, _ []string) error {
 			res, err := admin(cc).ListUsers(ctx, &authv1.ListUsersRequest{})
 			if err != nil {
 				return err
 			}
 			// UNPROVEN: a credential nobody proved (`auth credentials EMAIL`).
-			tw := cmdutil.Table(stdout, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tVERIFIED\tUNPROVEN\tSCOPES")
+			tw := cmdutil.Table(stdout, "ID\tEMAIL\tNAME\tDISABLED\tPASSWORD\tVERIFIED\tUNPROVEN\tSCOPES\tREQUIRED")
 			for _, u := range res.GetUsers() {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%t\t%t\t%s\n", u.GetId(), u.GetEmail(), orDash(u.GetRealName()), u.GetDisabled(), u.GetHasPassword(),
-					u.GetEmailVerified(), u.GetUnprovenCredentials(), strings.Join(u.GetScopes(), ","))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%t\t%t\t%t\t%t\t%s\t%s\n", u.GetId(), u.GetEmail(), orDash(u.GetRealName()), u.GetDisabled(), u.GetHasPassword(),
+					u.GetEmailVerified(), u.GetUnprovenCredentials(), strings.Join(u.GetScopes(), ","), orDash(strings.Join(u.GetRequiredActions(), ",")))
 			}
 			return tw.Flush()
 		},
