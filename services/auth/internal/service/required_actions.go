@@ -59,7 +59,7 @@ func (p Public) requiredStep(ctx context.Context, c storage.Client, redirect str
 	case u.Requires(storage.ActionChangePassword):
 		pending := tokens.RandomString(32)
 		g := storage.Grant{Kind: grantChangePassword, ClientID: c.ID, UserID: u.ID, RedirectURI: redirect, Challenge: ar.GetCodeChallenge(),
-			ChallengeMeth: ar.GetCodeChallengeMethod(), Scope: ar.GetScope(), Nonce: ar.GetNonce(), Expires: p.now().Add(enrolTTL).Unix(), Method: method}
+			ChallengeMeth: ar.GetCodeChallengeMethod(), Scope: ar.GetScope(), Nonce: ar.GetNonce(), Expires: p.now().Add(pendingTTL).Unix(), Method: method}
 		if err := p.store.PutGrant(ctx, pending, g); err != nil {
 			return nil, err
 		}
