@@ -180,7 +180,7 @@ func TestAccountTOTP(t *testing.T) {
 	}
 	page = readAll(t, res)
 	k = totpKeyRE.FindStringSubmatch(page)
-	if res.StatusCode != 200 || res.Request.URL.Path != "/oauth2/authorize" || k == nil || !strings.Contains(page, "Your role requires a second factor") {
+	if res.StatusCode != 200 || res.Request.URL.Path != "/oauth2/authorize" || k == nil || !strings.Contains(page, "Your account requires a second factor") {
 		t.Fatalf("operator's password step: %d at %s: want the enrolment\n%s", res.StatusCode, res.Request.URL, page)
 	}
 	res, page = second(c, page, totpCode(t, k[1]))

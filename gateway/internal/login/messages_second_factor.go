@@ -10,9 +10,9 @@ func init() {
 		MissingCode:           {i18n.English: MissingCode, i18n.German: "Geben Sie den Code Ihrer Authenticator-App ein."},
 		"Two-step sign-in":    {i18n.English: "Two-step sign-in", i18n.German: "Anmeldung in zwei Schritten"},
 		"Add a second factor": {i18n.English: "Add a second factor", i18n.German: "Zweiten Faktor hinzufügen"},
-		"Your role requires a second factor. Add this key to an authenticator app (for example by its link or by typing the key), then enter the code it shows.": {
-			i18n.English: "Your role requires a second factor. Add this key to an authenticator app (for example by its link or by typing the key), then enter the code it shows.",
-			i18n.German:  "Ihre Rolle verlangt einen zweiten Faktor. Fügen Sie diesen Schlüssel einer Authenticator-App hinzu (etwa über den Link oder durch Eintippen) und geben Sie dann den angezeigten Code ein.",
+		"Your account requires a second factor (by its role or your administrator's request). Add this key to an authenticator app (for example by its link or by typing the key), then enter the code it shows.": {
+			i18n.English: "Your account requires a second factor (by its role or your administrator's request). Add this key to an authenticator app (for example by its link or by typing the key), then enter the code it shows.",
+			i18n.German:  "Ihr Konto verlangt einen zweiten Faktor (durch seine Rolle oder auf Wunsch Ihrer Administration). Fügen Sie diesen Schlüssel einer Authenticator-App hinzu (etwa über den Link oder durch Eintippen) und geben Sie dann den angezeigten Code ein.",
 		},
 		"Open in an authenticator app":     {i18n.English: "Open in an authenticator app", i18n.German: "In einer Authenticator-App öffnen"},
 		"Key":                              {i18n.English: "Key", i18n.German: "Schlüssel"},
